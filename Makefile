@@ -1,0 +1,35 @@
+# Two entry points for a newcomer: `make demo` (train on 20 Newsgroups) and `make test`.
+# Both create .venv, install the CPU build of torch pinned first, then the project.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+# Offline copies of the data, when this checkout sits beside ../shared (as in CI).
+SHARED ?= $(abspath ../shared/data)
+ifneq ($(wildcard $(SHARED)/sklearn),)
+export SCIKIT_LEARN_DATA ?= $(SHARED)/sklearn
+export NLTK_DATA ?= $(SHARED)/nltk_data
+export BPETOPICS_DATA ?= $(SHARED)
+endif
+
+.PHONY: venv demo test bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+demo: venv
+	$(VENV)/bin/bpetopics train 20newsgroups --out runs/20ng
+
+test: venv
+	$(PY) -m pytest -q
+
+bench: venv
+	$(PY) benchmarks/bench_pursuit.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

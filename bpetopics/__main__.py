@@ -1,0 +1,6 @@
+"""``python -m bpetopics`` works as the ``bpetopics`` command."""
+
+from bpetopics.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,41 @@
+"""The ``bpetopics`` command line: parse, call the library, print.
+
+Each command lives in its own module of this package and registers itself on ``main``.
+Errors a user can fix are raised as :class:`click.UsageError` / :class:`UserError`
+(one line, exit code 2, no traceback).
+"""
+
+import importlib
+
+import click
+
+from bpetopics import __version__
+
+# Modules that define commands; each does ``@main.command()``.
+COMMAND_MODULES = ["corpus"]
+
+
+class UserError(click.ClickException):
+    """A problem with the user's input: printed as one line, exit code 2."""
+
+    exit_code = 2
+
+    def show(self, file=None):
+        click.echo(f"Error: {self.format_message()}", err=True, file=file)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="bpetopics")
+def main():
+    """bpetopics: topic modelling with sparse binary codes (PoissBPE).
+
+    \b
+    Typical session:
+      bpetopics corpus 20newsgroups --out corpora/20ng
+      bpetopics train 20newsgroups --out runs/20ng
+      bpetopics topics runs/20ng
+    """
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"bpetopics.cli.{_name}")
