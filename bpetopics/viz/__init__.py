@@ -1,0 +1,38 @@
+"""Visualisation from plain arrays: the topic co-activation graph, the bit view, the
+graph drawing and the pyLDAvis page. Plots are free functions, not model methods.
+
+pyLDAvis and matplotlib are imported lazily, inside the functions that need them.
+"""
+
+from .draw import draw_graph, graph_layout
+from .graph import (
+    DEFAULT_MASS,
+    DEFAULT_THRESHOLD,
+    activation_matrix,
+    bit_table,
+    bit_topics,
+    coactivation_graph,
+    top_word_lists,
+    topic_labels,
+    write_graph,
+)
+from .ldavis import ldavis_data, ldavis_html, prepare_ldavis, topic_coordinates, write_ldavis_html
+
+__all__ = [
+    "DEFAULT_MASS",
+    "DEFAULT_THRESHOLD",
+    "activation_matrix",
+    "bit_table",
+    "bit_topics",
+    "coactivation_graph",
+    "draw_graph",
+    "graph_layout",
+    "ldavis_data",
+    "ldavis_html",
+    "prepare_ldavis",
+    "top_word_lists",
+    "topic_coordinates",
+    "topic_labels",
+    "write_graph",
+    "write_ldavis_html",
+]
