@@ -1,0 +1,61 @@
+"""The decoder f_theta: an MLP from a binary code z in {0,1}^K to unconstrained outputs.
+
+The likelihood applies its own link to the outputs (softmax over T topics for text,
+sigmoid over pixels for images), so the decoder ends in a linear layer.
+
+The first layer is linear in z, which the pursuit exploits: with
+``pre(z) = W1 z + b1``, switching bit j on gives ``pre(z + e_j) = pre(z) + W1[:, j]``,
+so the first layer of all K candidate codes costs one broadcast add.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "softplus": nn.Softplus,
+               "elu": nn.ELU, "leaky_relu": nn.LeakyReLU, "gelu": nn.GELU}
+
+
+class CodeDecoder(nn.Module):
+    """MLP decoder ``K -> hidden[0] -> ... -> hidden[-1] -> n_out``.
+
+    Parameters
+    ----------
+    n_bits : int
+        K, length of the binary code.
+    n_out : int
+        Output size (T topics, or D pixels).
+    hidden : tuple of int
+        Hidden layer sizes; ``()`` makes the decoder linear in z.
+    activation : str
+        One of ``ACTIVATIONS``.
+    """
+
+    def __init__(self, n_bits: int, n_out: int, hidden=(128,), activation="relu"):
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {activation!r}; choose from {sorted(ACTIVATIONS)}")
+        sizes = [n_bits, *hidden, n_out]
+        self.first = nn.Linear(sizes[0], sizes[1])
+        layers = []
+        for n_in, n_next in zip(sizes[1:-1], sizes[2:]):
+            layers += [ACTIVATIONS[activation](), nn.Linear(n_in, n_next)]
+        self.head = nn.Sequential(*layers)
+
+    @property
+    def bit_columns(self) -> torch.Tensor:
+        """W1 transposed: row j is what bit j adds to the first layer, shape (K, H1)."""
+        return self.first.weight.t()
+
+    def first_layer(self, codes: torch.Tensor) -> torch.Tensor:
+        """pre = W1 z + b1.  codes (N, K) -> (N, H1)."""
+        return self.first(codes)
+
+    def forward_from_first(self, pre: torch.Tensor) -> torch.Tensor:
+        """The rest of the network from first-layer pre-activations, (..., H1) -> (..., n_out)."""
+        return self.head(pre)
+
+    def forward(self, codes: torch.Tensor) -> torch.Tensor:
+        """Decoder outputs for codes, (N, K) -> (N, n_out)."""
+        return self.head(self.first(codes))

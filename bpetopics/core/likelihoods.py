@@ -1,0 +1,270 @@
+"""Likelihoods: the per-point data term that scores a code, the theta loss, q(lambda).
+
+Each likelihood turns the decoder's unconstrained outputs into its parameters and gives
+
+* ``data_term(out, batch)``: the part of the pursuit's score L(z) that depends on z
+  (MODEL.md, "The score that the pursuit maximises"), for one output per point
+  ``(P, D)`` -> ``(P,)`` or for C candidate codes per point ``(P, C, D)`` -> ``(P, C)``;
+* ``theta_loss(out, batch)``: what one Adam step on theta minimises at the current codes;
+* ``data_upper_bound(batch)``: a bound no code's data term can exceed (the pursuit drops
+  bits whose prior penalty already rules them out), or None;
+* ``batch(X)``: the tensors it needs for rows of X, on the model's device.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+# ---------------------------------------------------------------------------- batches
+
+
+@dataclass
+class PaddedCounts:
+    """Sparse count rows padded to a common length: the non-zeros of each document.
+
+    Attributes
+    ----------
+    cols : torch.LongTensor, shape (P, L)
+        Word index of each non-zero (0 in padding).
+    vals : torch.Tensor, shape (P, L)
+        Its count (0 in padding, so padding contributes nothing).
+    """
+
+    cols: torch.Tensor
+    vals: torch.Tensor
+    lengths: torch.Tensor
+
+    def __len__(self):
+        return self.cols.shape[0]
+
+    @property
+    def width(self) -> int:
+        return self.cols.shape[1]
+
+    def take(self, idx: torch.Tensor) -> "PaddedCounts":
+        """Rows idx, trimmed to their longest row (rows are left-aligned)."""
+        lengths = self.lengths[idx]
+        width = max(int(lengths.max()), 1) if lengths.numel() else 1
+        return PaddedCounts(self.cols[idx, :width], self.vals[idx, :width], lengths)
+
+    @staticmethod
+    def from_csr(X: sp.csr_matrix, device, dtype=torch.float32) -> "PaddedCounts":
+        """Pad the rows of a CSR matrix (P x W) without a Python loop over rows."""
+        X = sp.csr_matrix(X)
+        lengths = np.diff(X.indptr)
+        width = max(int(lengths.max(initial=0)), 1)
+        rows = np.repeat(np.arange(X.shape[0]), lengths)
+        slot = np.arange(X.nnz) - np.repeat(X.indptr[:-1], lengths)
+        cols = np.zeros((X.shape[0], width), dtype=np.int64)
+        vals = np.zeros((X.shape[0], width), dtype=np.float32)
+        cols[rows, slot] = X.indices
+        vals[rows, slot] = X.data
+        return PaddedCounts(torch.from_numpy(cols).to(device),
+                            torch.from_numpy(vals).to(device=device, dtype=dtype),
+                            torch.from_numpy(lengths.astype(np.int64)).to(device))
+
+
+@dataclass
+class DenseBatch:
+    """Dense rows, shape (P, D)."""
+
+    x: torch.Tensor
+
+    def __len__(self):
+        return self.x.shape[0]
+
+    @property
+    def width(self) -> int:
+        return self.x.shape[1]
+
+    @property
+    def lengths(self) -> torch.Tensor:
+        return torch.full((self.x.shape[0],), self.x.shape[1], device=self.x.device)
+
+    def take(self, idx: torch.Tensor) -> "DenseBatch":
+        return DenseBatch(self.x[idx])
+
+
+def _dense_batch(X, device, dtype=torch.float32) -> DenseBatch:
+    if sp.issparse(X):
+        X = X.toarray()
+    return DenseBatch(torch.as_tensor(np.asarray(X), dtype=dtype).to(device))
+
+
+# ------------------------------------------------------------------------ likelihoods
+
+
+class PoissonLikelihood(nn.Module):
+    """x_n ~ Poisson(lambda_n * beta f(z_n)), lambda_n ~ Gamma(scale_shape, scale_rate).
+
+    beta (W x T) has every column on the simplex: beta = softmax over words of the free
+    matrix ``topic_logits``. f(z) = softmax of the decoder's T outputs.
+
+    Because sum_w [beta f(z)]_w = 1, q(lambda_n) = Gamma(a + sum_w x_nw, b + 1) does not
+    depend on z or theta, and the score of a code is the multinomial term
+    sum_w x_nw ln [beta f(z_n)]_w over the document's non-zero words only.
+
+    Parameters
+    ----------
+    n_words : int
+        W, vocabulary size.
+    n_topics : int
+        T.
+    scale_shape, scale_rate : float
+        Gamma prior (shape a, rate b) of the document scale lambda_n.
+    """
+
+    def __init__(self, n_words: int, n_topics: int, scale_shape=1.0, scale_rate=0.01):
+        super().__init__()
+        self.topic_logits = nn.Parameter(torch.zeros(n_words, n_topics))
+        self.scale_shape, self.scale_rate = scale_shape, scale_rate
+
+    def topic_word(self) -> torch.Tensor:
+        """beta, shape (W, T), columns sum to 1."""
+        return torch.softmax(self.topic_logits, dim=0)
+
+    @staticmethod
+    def batch(X, device) -> PaddedCounts:
+        return PaddedCounts.from_csr(X, device)
+
+    @staticmethod
+    def batch_order(X) -> np.ndarray:
+        """Encode documents in order of length so that padded batches waste little."""
+        return np.argsort(np.diff(sp.csr_matrix(X).indptr), kind="stable")
+
+    @staticmethod
+    def link(out: torch.Tensor) -> torch.Tensor:
+        """f(z): mixture over topics, softmax of the decoder's outputs (..., T)."""
+        return torch.softmax(out, dim=-1)
+
+    def log_phi(self, out: torch.Tensor, batch: PaddedCounts, beta=None) -> torch.Tensor:
+        """ln [beta f(z)]_w at each document's non-zero words.
+
+        out (P, C, T) -> (P, L, C): phi_nlc = sum_t beta[w_nl, t] f_c(z)_t.
+        """
+        beta = self.topic_word() if beta is None else beta
+        beta_nz = beta[batch.cols]                          # (P, L, T)
+        mix = self.link(out)                                # (P, C, T)
+        phi = torch.bmm(beta_nz, mix.transpose(1, 2))       # (P, L, C)
+        return torch.log(phi.clamp_min(1e-30))
+
+    def data_term(self, out: torch.Tensor, batch: PaddedCounts, beta=None) -> torch.Tensor:
+        """sum_w x_nw ln [beta f(z_n)]_w, shape (P,) or (P, C)."""
+        single = out.dim() == 2
+        if single:
+            out = out.unsqueeze(1)
+        log_phi = self.log_phi(out, batch, beta)
+        term = torch.einsum("pl,plc->pc", batch.vals.to(log_phi.dtype), log_phi)
+        return term[:, 0] if single else term
+
+    def theta_loss(self, out: torch.Tensor, batch: PaddedCounts) -> torch.Tensor:
+        """Negative data term per token of the batch (maximises sum x ln beta f(z))."""
+        return -self.data_term(out, batch).sum() / batch.vals.sum().clamp_min(1.0)
+
+    @staticmethod
+    def data_upper_bound(batch: PaddedCounts) -> torch.Tensor:
+        """sum_w x_nw ln(x_nw / n_n): the multinomial at its maximum-likelihood phi."""
+        vals = batch.vals
+        n = vals.sum(1, keepdim=True).clamp_min(1e-30)
+        return torch.where(vals > 0, vals * torch.log(vals.clamp_min(1e-30) / n), 0.0).sum(1)
+
+    def scale_posterior(self, doc_lengths) -> tuple[np.ndarray, np.ndarray]:
+        """q(lambda_n) = Gamma(a + sum_w x_nw, b + 1): (shape, rate), each (N,)."""
+        doc_lengths = np.asarray(doc_lengths, dtype=np.float64)
+        return self.scale_shape + doc_lengths, np.full_like(doc_lengths, self.scale_rate + 1.0)
+
+
+class GaussianLikelihood(nn.Module):
+    """x_n ~ N(lambda_n f(z_n), sigma^2 I), lambda_n ~ N(0, c), f(z) = sigmoid(out).
+
+    The pursuit scores a code by the marginal over lambda_n,
+    ln N(x_n | 0, sigma^2 I + c f f'); theta minimises E_q ||x_n - lambda_n f||^2 under
+    the Gaussian posterior q(lambda_n) = N(mu_n, s_n^2).
+    """
+
+    def __init__(self, sigma=1.0, c=1.0):
+        super().__init__()
+        self.sigma2, self.c = float(sigma) ** 2, float(c)
+
+    batch = staticmethod(_dense_batch)
+
+    @staticmethod
+    def batch_order(X) -> np.ndarray:
+        return np.arange(X.shape[0])
+
+    @staticmethod
+    def link(out: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(out)
+
+    def data_term(self, out: torch.Tensor, batch: DenseBatch) -> torch.Tensor:
+        """ln N(x | 0, sigma^2 I + c f f'), exactly (constants included).
+
+        = -1/2 [ D ln(2 pi sigma^2) + ln(1 + (c/sigma^2) f'f) + x'x/sigma^2
+                 - (f'x)^2 / (sigma^2 (sigma^2/c + f'f)) ]
+        """
+        f = self.link(out)
+        x = batch.x if out.dim() == 2 else batch.x.unsqueeze(1)
+        ff, fx = (f * f).sum(-1), (f * x).sum(-1)
+        xx = (x * x).sum(-1)
+        s2, c, d = self.sigma2, self.c, f.shape[-1]
+        return -0.5 * (d * math.log(2 * math.pi * s2) + torch.log1p(c / s2 * ff)
+                       + xx / s2 - fx ** 2 / (s2 * (s2 / c + ff)))
+
+    def scale_posterior(self, f: torch.Tensor, x: torch.Tensor):
+        """q(lambda_n) = N(mu_n, s_n^2): s^2 = (1/c + f'f/sigma^2)^-1, mu = s^2 f'x / sigma^2.
+
+        f, x: (P, D) -> mu, s2: (P,)
+        """
+        s2 = 1.0 / (1.0 / self.c + (f * f).sum(-1) / self.sigma2)
+        return s2 * (f * x).sum(-1) / self.sigma2, s2
+
+    def theta_loss(self, out: torch.Tensor, batch: DenseBatch) -> torch.Tensor:
+        """Mean over points of E_q ||x - lambda f||^2 = ||x - mu f||^2 + s^2 f'f."""
+        f = self.link(out)
+        with torch.no_grad():
+            mu, s2 = self.scale_posterior(f, batch.x)
+        err = ((batch.x - mu[:, None] * f) ** 2).sum(-1) + s2 * (f * f).sum(-1)
+        return err.mean()
+
+    def data_upper_bound(self, batch: DenseBatch) -> torch.Tensor:
+        """max over f of the marginal: with A = x'x / sigma^2 and q = c f'f / sigma^2 >= 0,
+        the bracket is at least min_q ln(1+q) + A/(1+q) = (1 + ln A if A >= 1 else A)."""
+        a = (batch.x * batch.x).sum(-1) / self.sigma2
+        bracket = torch.where(a >= 1, 1 + torch.log(a.clamp_min(1.0)), a)
+        d = batch.x.shape[1]
+        return -0.5 * (d * math.log(2 * math.pi * self.sigma2) + bracket)
+
+
+class BernoulliLikelihood(nn.Module):
+    """x_n ~ Bernoulli(f(z_n)), f(z) = sigmoid(out), no local scale."""
+
+    batch = staticmethod(_dense_batch)
+
+    @staticmethod
+    def batch_order(X) -> np.ndarray:
+        return np.arange(X.shape[0])
+
+    @staticmethod
+    def link(out: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(out)
+
+    def data_term(self, out: torch.Tensor, batch: DenseBatch) -> torch.Tensor:
+        """sum_d x_d ln f_d + (1 - x_d) ln(1 - f_d), from logits (stable)."""
+        x = batch.x if out.dim() == 2 else batch.x.unsqueeze(1).expand_as(out)
+        return -F.binary_cross_entropy_with_logits(out, x, reduction="none").sum(-1)
+
+    def theta_loss(self, out: torch.Tensor, batch: DenseBatch) -> torch.Tensor:
+        return -self.data_term(out, batch).mean()
+
+    @staticmethod
+    def data_upper_bound(batch: DenseBatch) -> torch.Tensor:
+        """sum_d x ln x + (1-x) ln(1-x): the log-likelihood at f = x (0 for binary x)."""
+        x = batch.x
+        return (torch.xlogy(x, x) + torch.xlogy(1 - x, 1 - x)).sum(-1)

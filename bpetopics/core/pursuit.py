@@ -1,0 +1,174 @@
+"""Greedy pursuit for binary codes (the paper's Algorithm 1, made precise in MODEL.md).
+
+For each point, starting from the empty code::
+
+    Omega = {} ; best = L(z_Omega)
+    repeat:
+        j* = argmax_{j not in Omega} L(z_{Omega + j})
+        if L(z_{Omega + j*}) > best:  Omega += j*, best = L(z_{Omega + j*})
+        else: stop
+
+with L(z) = data term + E_q[ln p(z | pi)]. Up to a constant shared by all codes,
+E_q[ln p(z | pi)] = sum_k z_k (psi(a_k) - psi(b_k)), so the pursuit carries
+``prior_score = sum_{k in Omega} log_odds_k`` and never needs the constant.
+
+Everything is batched: one step scores every still-improving point against every
+candidate bit in one tensor pass. The decoder's first layer is linear, so the
+candidates' first layer is ``pre[:, None, :] + W1^T[None, :, :]`` (one broadcast add).
+The Python loop runs over pursuit *steps* (at most the code's number of active bits),
+never over points or bits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+# Largest number of float elements one candidate pass may hold (points x bits x width).
+DEFAULT_BUDGET = 1 << 22
+
+
+def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
+                   budget=DEFAULT_BUDGET, return_score=False):
+    """Codes for a batch of points by batched greedy pursuit.
+
+    Parameters
+    ----------
+    decoder : CodeDecoder
+        Gives ``first_layer``, ``bit_columns`` (K, H1) and ``forward_from_first``.
+    likelihood : a likelihood from :mod:`bpetopics.core.likelihoods`
+        Gives ``data_term(out, batch)`` and optionally ``data_upper_bound(batch)``.
+    batch : PaddedCounts or DenseBatch
+        The P points.
+    log_odds : torch.Tensor, shape (K,)
+        Score change for switching each bit on: psi(a_k) - psi(b_k), times the prior's
+        weight during its ramp.
+    max_bits : int, optional
+        Cap on active bits per code.
+    budget : int
+        Memory budget in float elements for one candidate pass; points are chunked.
+    return_score : bool
+        Also return each code's score (data term + sum of its bits' log-odds).
+
+    Returns
+    -------
+    codes : torch.BoolTensor, shape (P, K)
+    score : torch.Tensor, shape (P,)  (only if ``return_score``)
+    """
+    with torch.no_grad():
+        n_points = len(batch)
+        bit_cols = decoder.bit_columns                      # (K, H1)
+        n_bits = bit_cols.shape[0]
+        device = bit_cols.device
+        log_odds = log_odds.to(device=device, dtype=torch.float32)
+        max_steps = n_bits if max_bits is None else min(int(max_bits), n_bits)
+
+        codes = torch.zeros(n_points, n_bits, dtype=torch.bool, device=device)
+        pre = decoder.first_layer(codes.float())            # (P, H1): the empty code
+        data = likelihood.data_term(decoder.forward_from_first(pre), batch)  # (P,)
+        prior_score = torch.zeros(n_points, device=device)
+        bound = getattr(likelihood, "data_upper_bound", None)
+        bound = bound(batch) if bound is not None else None
+
+        active = torch.arange(n_points, device=device)
+        for _ in range(max_steps):
+            if active.numel() == 0:
+                break
+            # Bits whose gain can never pay for their penalty, for any active point:
+            # L(z + e_j) <= bound + prior_score + log_odds_j <= best  <=>  log_odds_j <= data - bound.
+            candidates = torch.arange(n_bits, device=device)
+            if bound is not None:
+                slack = (data[active] - bound[active]).min()
+                candidates = candidates[log_odds > slack]
+            if candidates.numel() == 0:
+                break
+            cand_score = _score_candidates(decoder, likelihood, batch, pre, active,
+                                           bit_cols[candidates], budget)      # (A, C)
+            cand_score = cand_score + log_odds[candidates] + prior_score[active, None]
+            cand_score = cand_score.masked_fill(codes[active][:, candidates], -torch.inf)
+            new_best, arg = cand_score.max(dim=1)
+            improved = new_best > data[active] + prior_score[active]
+            if not improved.any():
+                break
+            winners, bits = active[improved], candidates[arg[improved]]
+            codes[winners, bits] = True
+            pre[winners] += bit_cols[bits]
+            prior_score[winners] += log_odds[bits]
+            data[winners] = new_best[improved] - prior_score[winners]
+            active = winners
+        if return_score:
+            return codes, data + prior_score
+        return codes
+
+
+def _score_candidates(decoder, likelihood, batch, pre, active, cand_cols, budget):
+    """Data term of z + e_j for every active point and candidate bit.
+
+    Points are sorted by length (non-zeros of a document) and cut into chunks that fit
+    ``budget``, so that a chunk pads its rows only to its own longest row.
+
+    pre (P, H1), active (A,), cand_cols (C, H1) -> (A, C)
+    """
+    n_cand, hidden = cand_cols.shape
+    lengths = batch.lengths[active]
+    order = torch.argsort(lengths, stable=True)
+    sorted_len = lengths[order].cpu().numpy()
+    bounds = _chunk_bounds(sorted_len, n_cand, hidden, budget)
+    result = torch.empty(active.numel(), n_cand, device=pre.device)
+    for begin, end in zip(bounds[:-1], bounds[1:]):
+        pos = order[begin:end]
+        idx = active[pos]
+        cand_pre = pre[idx][:, None, :] + cand_cols[None, :, :]          # (a, C, H1)
+        outputs = decoder.forward_from_first(cand_pre)                     # (a, C, D)
+        result[pos] = likelihood.data_term(outputs, batch.take(idx))      # (a, C)
+    return result
+
+
+def _chunk_bounds(sorted_len, n_cand, hidden, budget):
+    """Chunk boundaries over points sorted by length: a chunk of points [i, j) costs
+    (j - i) * n_cand * (hidden + len[j-1]) elements, kept under ``budget``."""
+    n = len(sorted_len)
+    bounds = [0]
+    while bounds[-1] < n:
+        start = bounds[-1]
+        cost = (np.arange(1, n - start + 1) * n_cand
+                * (hidden + 64 + sorted_len[start:].astype(np.int64)))
+        bounds.append(start + max(1, int(np.searchsorted(cost, budget, side="right"))))
+    return bounds
+
+
+def reference_pursuit(decoder, likelihood, batch, log_odds, max_bits=None):
+    """The slow, obvious pursuit: one point at a time, one candidate bit at a time.
+
+    Used by the tests (the batched pursuit must return exactly this) and by the
+    benchmark (as the speed baseline). Same arguments as :func:`greedy_pursuit`.
+    """
+    with torch.no_grad():
+        n_bits = decoder.bit_columns.shape[0]
+        log_odds = log_odds.float()
+        max_steps = n_bits if max_bits is None else min(int(max_bits), n_bits)
+        codes = torch.zeros(len(batch), n_bits, dtype=torch.bool)
+
+        def score(point, code):
+            one = batch.take(torch.tensor([point]))
+            data = likelihood.data_term(decoder(code.float()[None]), one)[0]
+            return data + (log_odds * code.float()).sum()
+
+        for n in range(len(batch)):
+            code = torch.zeros(n_bits, dtype=torch.bool)
+            best = score(n, code)
+            for _ in range(max_steps):
+                best_j, best_val = None, best
+                for j in range(n_bits):
+                    if code[j]:
+                        continue
+                    trial = code.clone()
+                    trial[j] = True
+                    val = score(n, trial)
+                    if val > best_val:
+                        best_j, best_val = j, val
+                if best_j is None:
+                    break
+                code[best_j], best = True, best_val
+            codes[n] = code
+        return codes

@@ -1,0 +1,214 @@
+"""The public models: thin variants of the shared estimator, one likelihood each."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+
+from bpetopics.core.likelihoods import (BernoulliLikelihood, GaussianLikelihood,
+                                        PoissonLikelihood)
+from bpetopics.core.model import BPEBase
+
+
+class PoissBPE(BPEBase):
+    """Poisson BPE topic model: x_n ~ Poisson(lambda_n beta f(z_n)).
+
+    A document's sparse binary code z_n (K bits) is found by greedy pursuit; the
+    decoder maps it to a mixture f(z_n) over T topics; each topic is a column of
+    beta (W x T), a distribution over words.
+
+    Parameters
+    ----------
+    n_topics : int
+        T, number of topics.
+    n_bits : int
+        K, length of the binary codes.
+    hidden : tuple of int
+        Decoder hidden sizes.
+    alpha, gamma : float
+        Beta-process prior Beta(alpha gamma / K, alpha (1 - gamma / K)).
+    epochs, batch_size, lr : training schedule (Adam learning rate).
+    topic_init_docs : int
+        Each topic starts from the smoothed word counts of this many random training
+        documents (0: start from uniform topics).
+    flat_start, prior_ramp_epochs :
+        q(pi) starts at Beta(1, 1) and the prior's weight in the pursuit ramps from 0 to
+        1 over the first ``prior_ramp_epochs`` epochs (see MODEL.md's last section: a
+        literal start at the prior collapses every code to the empty one).
+    random_state : int
+    device : 'auto', 'cpu' or 'cuda'
+
+    Attributes
+    ----------
+    topic_word_ : np.ndarray, shape (T, W)
+        beta transposed; rows sum to 1.
+    codes_ : np.ndarray of uint8, shape (N, K)
+        Codes of the training documents.
+    prior_ : BetaProcessPrior
+        q(pi) = Beta(a, b).
+    history_ : list of dict
+        Per epoch: objective (mean score per document), active_bits, seconds.
+    """
+
+    def __init__(self, n_topics=20, n_bits=64, hidden=(128,), activation="relu", alpha=1.0,
+                 gamma=2.0, tau=1.0, kappa=0.7, epochs=20, batch_size=256, lr=1e-2,
+                 max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
+                 random_state=0, device="auto", progress=True, callback=None):
+        super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
+                         gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
+                         batch_size=batch_size, lr=lr, max_bits=max_bits,
+                         flat_start=flat_start, prior_ramp_epochs=prior_ramp_epochs,
+                         random_state=random_state, device=device, progress=progress,
+                         callback=callback)
+        self.n_topics = n_topics
+        self.topic_init_docs = topic_init_docs
+
+    def _check_X(self, X):
+        if not sp.issparse(X):
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise ValueError(f"X must be a 2-D document-term matrix; got shape {X.shape}")
+        X = sp.csr_matrix(X)
+        if X.nnz and (X.data < 0).any():
+            raise ValueError("X holds negative counts; a document-term matrix counts words")
+        if hasattr(self, "likelihood_") and X.shape[1] != self.likelihood_.topic_logits.shape[0]:
+            raise ValueError(f"X has {X.shape[1]} words but the model was fitted on "
+                             f"{self.likelihood_.topic_logits.shape[0]}; use the model's vocabulary")
+        return X
+
+    def _validate_params(self):
+        super()._validate_params()
+        if not isinstance(self.n_topics, (int, np.integer)) or self.n_topics < 1:
+            raise ValueError(f"n_topics must be a positive integer; got {self.n_topics!r}")
+
+    def _n_out(self, shape):
+        return self.n_topics
+
+    def _make_likelihood(self, shape):
+        return PoissonLikelihood(shape[1], self.n_topics)
+
+    def _init_params(self, X, generator):
+        """Seed each topic from the smoothed word counts of a few random documents."""
+        if self.topic_init_docs <= 0:
+            return
+        n_docs = X.shape[0]
+        picks = torch.randint(n_docs, (self.n_topics, self.topic_init_docs),
+                              generator=generator).numpy()
+        # (T, W): summed counts of each topic's documents, smoothed towards the corpus
+        pick_matrix = sp.csr_matrix((np.ones(picks.size), (np.repeat(np.arange(self.n_topics),
+                                    self.topic_init_docs), picks.ravel())),
+                                    shape=(self.n_topics, n_docs))
+        counts = np.asarray((pick_matrix @ X).todense(), dtype=np.float64)
+        corpus_freq = np.asarray(X.sum(0)).ravel() + 1.0
+        corpus_freq /= corpus_freq.sum()
+        smoothed = counts + corpus_freq * counts.sum(1, keepdims=True).clip(1) + 1e-3
+        topic_word = smoothed / smoothed.sum(1, keepdims=True)
+        with torch.no_grad():
+            self.likelihood_.topic_logits.copy_(torch.from_numpy(np.log(topic_word).T))
+
+    # ------------------------------------------------------------------ text outputs
+    @property
+    def topic_word_(self) -> np.ndarray:
+        """(T, W) topic-word distributions, rows sum to 1 (beta transposed)."""
+        self._check_fitted()
+        with torch.no_grad():
+            return self.likelihood_.topic_word().t().double().cpu().numpy()
+
+    def code_topic(self, codes) -> np.ndarray:
+        """Topic mixtures f(z) for codes (N, K) -> (N, T)."""
+        return self.decode(codes)
+
+    def doc_topic(self, X) -> np.ndarray:
+        """Topic mixtures f(z_n) of documents, (N, W) counts -> (N, T)."""
+        return self.code_topic(self.transform(X))
+
+    def top_words(self, vocabulary, n=10):
+        """The n most probable words of each topic: list of T lists of str."""
+        vocabulary = np.asarray(vocabulary)
+        order = np.argsort(-self.topic_word_, axis=1)[:, :n]
+        return [list(vocabulary[row]) for row in order]
+
+    def perplexity(self, X) -> float:
+        """exp(-sum_n sum_w x_nw ln [beta f(z_n)]_w / sum x), with codes pursued on X.
+
+        The codes see the words they are scored on, so this is optimistic; for a held-out
+        figure use document completion (:mod:`bpetopics.evaluation`).
+        """
+        X = self._check_X(X)
+        codes = self.transform(X)
+        with torch.no_grad():
+            total = 0.0
+            for begin in range(0, X.shape[0], 1024):
+                batch = self.likelihood_.batch(X[begin:begin + 1024], self.device_)
+                z = torch.as_tensor(codes[begin:begin + 1024], dtype=torch.float32,
+                                    device=self.device_)
+                total += float(self.likelihood_.data_term(self.decoder_(z), batch).sum())
+        return float(np.exp(-total / max(X.sum(), 1)))
+
+
+class GaussBPE(BPEBase):
+    """Gaussian BPE for real-valued data (images): x_n ~ N(lambda_n f(z_n), sigma^2 I).
+
+    lambda_n ~ N(0, c) is marginalised in the pursuit and has a Gaussian posterior in
+    the theta step; the decoder's last layer is a sigmoid.
+    """
+
+    def __init__(self, n_bits=200, hidden=(256, 512), activation="relu", sigma=1.0, c=1.0,
+                 alpha=1.0, gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128,
+                 lr=1e-3, max_bits=None, flat_start=True, prior_ramp_epochs=1.0,
+                 random_state=0, device="auto", progress=True, callback=None):
+        super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
+                         gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
+                         batch_size=batch_size, lr=lr, max_bits=max_bits,
+                         flat_start=flat_start, prior_ramp_epochs=prior_ramp_epochs,
+                         random_state=random_state, device=device, progress=progress,
+                         callback=callback)
+        self.sigma = sigma
+        self.c = c
+
+    def _check_X(self, X):
+        return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float32)
+
+    def _make_likelihood(self, shape):
+        return GaussianLikelihood(self.sigma, self.c)
+
+    def scale_posterior(self, X, codes=None):
+        """q(lambda_n) = N(mu_n, s_n^2) at the pursued codes: (mu, s2), each (N,)."""
+        X = self._check_X(X)
+        codes = self.transform(X) if codes is None else codes
+        f = torch.as_tensor(self.decode(codes))
+        mu, s2 = self.likelihood_.scale_posterior(f, torch.as_tensor(X))
+        return mu.numpy(), s2.numpy()
+
+    def reconstruct(self, X):
+        """E[lambda_n] f(z_n), shape (N, D)."""
+        X = self._check_X(X)
+        codes = self.transform(X)
+        mu, _ = self.scale_posterior(X, codes)
+        return mu[:, None] * self.decode(codes)
+
+
+class BernBPE(BPEBase):
+    """Bernoulli BPE for binary data: x_n ~ Bernoulli(f(z_n)), no local scale."""
+
+    def __init__(self, n_bits=200, hidden=(256, 512), activation="relu", alpha=1.0,
+                 gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128, lr=1e-3,
+                 max_bits=None, flat_start=True, prior_ramp_epochs=1.0, random_state=0,
+                 device="auto", progress=True, callback=None):
+        super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
+                         gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
+                         batch_size=batch_size, lr=lr, max_bits=max_bits,
+                         flat_start=flat_start, prior_ramp_epochs=prior_ramp_epochs,
+                         random_state=random_state, device=device, progress=progress,
+                         callback=callback)
+
+    def _check_X(self, X):
+        return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float32)
+
+    def _make_likelihood(self, shape):
+        return BernoulliLikelihood()
+
+    def reconstruct(self, X):
+        """f(z_n), the Bernoulli means, shape (N, D)."""
+        return self.decode(self.transform(self._check_X(X)))
