@@ -1,0 +1,156 @@
+"""The training loop and plumbing shared by the VAE baselines (torch).
+
+An estimator in the scikit-learn style: ``__init__`` only stores its keyword
+arguments (``get_params``/``clone`` come from ``BaseEstimator``); ``fit`` builds the
+network, trains it with Adam on minibatches, and leaves fitted state in attributes
+ending in ``_`` (``net_``, ``history_``, ``device_``, ``n_features_in_``, ``n_steps_``).
+
+Determinism: with an int ``random_state`` the network's initial weights (drawn on the
+CPU inside ``torch.random.fork_rng``, so the global torch RNG is left untouched), the
+minibatch order (numpy) and the reparameterisation noise (a private
+``torch.Generator``) are all seeded, so two fits on the same data and device agree.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator
+from sklearn.exceptions import NotFittedError
+from torch import nn
+from tqdm.auto import tqdm
+
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "elu": nn.ELU}
+
+
+def mlp(sizes, activation="relu", last_activation=False) -> nn.Sequential:
+    """Linear layers ``sizes[0] -> ... -> sizes[-1]`` with ``activation`` between them
+    (and after the last one only when ``last_activation``)."""
+    act = ACTIVATIONS[activation]
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers.append(nn.Linear(a, b))
+        if i < len(sizes) - 2 or last_activation:
+            layers.append(act())
+    return nn.Sequential(*layers)
+
+
+def resolve_device(device) -> torch.device:
+    """'auto' picks CUDA when available, else the CPU; 'cpu'/'cuda'/'cuda:1' as given."""
+    if device is None or device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def check_array(X, n_features=None) -> np.ndarray:
+    """A C-contiguous float32 2-d numpy array (torch tensors are accepted too)."""
+    if isinstance(X, torch.Tensor):
+        X = X.detach().cpu().numpy()
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    if X.ndim != 2:
+        raise ValueError(f"expected a 2-d array (n_samples, n_features), got shape {X.shape}")
+    if n_features is not None and X.shape[1] != n_features:
+        raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {n_features}")
+    if not np.isfinite(X).all():
+        raise ValueError("X contains NaN or infinite values")
+    return X
+
+
+def _seed(random_state) -> int:
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    return int(random_state)
+
+
+class BaseVAE(BaseEstimator):
+    """Shared fit loop. Subclasses define ``_build(n_features) -> nn.Module``,
+    ``_batch_loss(xb, step) -> (loss, {name: per-image tensor})`` and may override
+    ``_on_step(step, optimizer)`` (schedules) and ``_end_fit()``."""
+
+    eval_batch_size = 1024
+
+    # ------------------------------------------------------------------ training
+    def fit(self, X, y=None):
+        """Train on X (n_samples, n_features) for ``n_epochs`` epochs; returns self."""
+        X = check_array(X)
+        seed = _seed(self.random_state)
+        self.device_ = resolve_device(self.device)
+        self.n_features_in_ = X.shape[1]
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            self.net_ = self._build(X.shape[1]).to(self.device_)
+        self._generator = torch.Generator(device=self.device_).manual_seed(seed)
+        order_rng = np.random.default_rng(seed)
+        optimizer = torch.optim.Adam(self.net_.parameters(), lr=self.learning_rate)
+        Xt = torch.as_tensor(X, device=self.device_)
+        n, bs = X.shape[0], int(self.batch_size)
+        steps_per_epoch = -(-n // bs)
+        self.history_, step = [], 0
+        bar = tqdm(total=self.n_epochs * steps_per_epoch, disable=not self.progress,
+                   desc=type(self).__name__, leave=False)
+        self.net_.train()
+        try:
+            for epoch in range(self.n_epochs):
+                t0, sums = time.perf_counter(), {}
+                perm = torch.as_tensor(order_rng.permutation(n), device=self.device_)
+                for start in range(0, n, bs):
+                    xb = Xt[perm[start:start + bs]]
+                    self._on_step(step, optimizer)
+                    loss, stats = self._batch_loss(xb, step)
+                    optimizer.zero_grad(set_to_none=True)
+                    loss.backward()
+                    optimizer.step()
+                    for k, v in stats.items():
+                        sums[k] = sums.get(k, 0.0) + v.detach().sum()
+                    step += 1
+                    bar.update(1)
+                record = {"epoch": epoch + 1}
+                record.update({k: float(v) / n for k, v in sums.items()})
+                record.update(self._epoch_extras(step, optimizer))
+                record["seconds"] = time.perf_counter() - t0
+                self.history_.append(record)
+                bar.set_postfix(loss=f"{record.get('loss', float('nan')):.2f}")
+        finally:
+            bar.close()
+            self.net_.eval()
+        self.n_steps_ = step
+        self._end_fit()
+        return self
+
+    def _on_step(self, step, optimizer):
+        pass
+
+    def _epoch_extras(self, step, optimizer) -> dict:
+        return {}
+
+    def _end_fit(self):
+        pass
+
+    # ---------------------------------------------------------------- inference
+    def _check_fitted(self):
+        if not hasattr(self, "net_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet; call fit")
+
+    def _eval_generator(self) -> torch.Generator:
+        """A generator for evaluation noise, seeded from random_state (fresh if None),
+        so repeated evaluations with an int seed agree."""
+        return torch.Generator(device=self.device_).manual_seed(_seed(self.random_state) + 1)
+
+    @torch.no_grad()
+    def _map_batches(self, fn, X) -> np.ndarray:
+        """Apply ``fn(tensor batch) -> tensor`` to X in chunks; concatenated numpy."""
+        self._check_fitted()
+        X = check_array(X, self.n_features_in_)
+        out = []
+        for start in range(0, X.shape[0], self.eval_batch_size):
+            xb = torch.as_tensor(X[start:start + self.eval_batch_size], device=self.device_)
+            out.append(fn(xb).detach().cpu().numpy())
+        return np.concatenate(out) if out else np.zeros((0,), dtype=np.float32)
+
+    def sparsity(self, X) -> float:
+        """Mean Hoyer sparsity of ``encode(X)`` (the paper's code sparsity)."""
+        from bpetopics.images.metrics import mean_hoyer
+
+        return mean_hoyer(self.encode(X))
