@@ -1,0 +1,398 @@
+"""Saving and loading a training run: JSON, text, .npz and safetensors; never pickle.
+
+A run folder (written by :func:`save_run`, read back by :func:`load_run`)::
+
+    config.json        format + version, model class, parameters, seed, n_data, n_features,
+                       history, corpus (source, settings, TextPipeline dict), versions
+    model.safetensors  model.state_dict(): decoder.*, likelihood.*, prior.{a, b, t}
+    vocabulary.txt     one word per line, column j of the counts is line j
+    topics.csv         topic, share, rank, word, weight (long format)
+    doc_codes.npz      codes of the training documents (scipy.sparse.save_npz, CSR uint8)
+    doc_topics.npz     doc_topic (N x T float32) and ids (N strings)
+    history.csv        epoch, objective, active_bits, seconds
+    summary.json       sizes, final objective, topic shares, top words
+
+It is written beside its target and renamed into place. A checkpoint is one safetensors
+file whose metadata holds the non-tensor state as JSON: nothing is ever unpickled.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import platform
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from safetensors import safe_open
+from safetensors.torch import save as safetensors_bytes
+
+FORMAT = "bpetopics.run"
+FORMAT_VERSION = 1
+CHECKPOINT_FORMAT = "bpetopics.checkpoint"
+
+CONFIG_FILE, WEIGHTS_FILE, VOCABULARY_FILE = "config.json", "model.safetensors", "vocabulary.txt"
+TOPICS_FILE, HISTORY_FILE, SUMMARY_FILE = "topics.csv", "history.csv", "summary.json"
+DOC_CODES_FILE, DOC_TOPICS_FILE = "doc_codes.npz", "doc_topics.npz"
+CHECKPOINT_FILE = "checkpoint.safetensors"  # inside RUN.partial/ while training
+
+_MODEL_NAMES = ("PoissBPE", "GaussBPE", "BernBPE")
+
+
+class RunError(ValueError):
+    """A run folder or checkpoint that cannot be used; the message is one line."""
+
+
+@dataclass
+class Run:
+    """A loaded run: the fitted model, the text pipeline, the vocabulary, the config."""
+
+    model: object
+    pipeline: object | None
+    vocabulary: list[str]
+    config: dict
+    path: Path
+    summary: dict = field(default_factory=dict)
+
+    def doc_codes(self) -> sp.csr_matrix:
+        """Codes of the training documents, CSR (N x K) uint8."""
+        return sp.load_npz(self.path / DOC_CODES_FILE).tocsr()
+
+    def doc_topics(self) -> tuple[list[str], np.ndarray]:
+        """(ids, mixtures (N x T)) of the training documents."""
+        with np.load(self.path / DOC_TOPICS_FILE, allow_pickle=False) as f:
+            return [str(i) for i in f["ids"]], f["doc_topic"]
+
+
+# ----------------------------------------------------------------------- helpers
+def library_versions() -> dict:
+    """Versions of Python and the libraries a run depends on."""
+    out = {"python": platform.python_version()}
+    for name in ("bpetopics", "torch", "numpy", "scipy", "safetensors", "scikit-learn"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def partial_path(path: str | os.PathLike) -> Path:
+    """Where training of ``path`` keeps its checkpoint until it finishes: ``PATH.partial``."""
+    return Path(path).with_name(Path(path).name + ".partial")
+
+
+def is_run(path: str | os.PathLike) -> bool:
+    """True when ``path`` is a finished run folder (it has ``config.json``)."""
+    return (Path(path) / CONFIG_FILE).is_file()
+
+
+def check_run_destination(out: str | os.PathLike, overwrite: bool = False) -> Path:
+    """Check that :func:`save_run` may write to ``out``; call it before slow work.
+
+    Raises RunError when ``out`` holds a finished run and ``overwrite`` is false, or is
+    a file or a non-empty folder that is not a run (such a path is never deleted).
+    """
+    out = Path(out)
+    if out.exists():
+        if is_run(out) and not overwrite:
+            raise RunError(f"{out} already holds a finished run: pass --overwrite to replace it, or choose another --out")
+        elif not is_run(out) and (not out.is_dir() or any(out.iterdir())):
+            raise RunError(f"{out} exists and is not a run folder: choose another --out (it is never deleted)")
+    return out
+
+
+def _tag() -> str:
+    return f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+def _json_bytes(obj) -> bytes:
+    return (json.dumps(obj, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def _csv_bytes(header, rows) -> bytes:
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([header, *rows])
+    return buf.getvalue().encode("utf-8")
+
+
+def _read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunError(f"{path.parent} is not a complete run ({path.name} is missing)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunError(f"{path} is corrupted (not valid JSON: {exc}); train the run again") from None
+
+
+def _first_line(exc) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _build_model(name, params, state, n_data, n_features, training, device, where):
+    """A fitted model of class ``name`` from its parameters and tensors (RunError if they disagree)."""
+    from bpetopics import models
+    from bpetopics.core.model import resolve_device
+
+    if name not in _MODEL_NAMES:
+        raise RunError(f"{where} holds an unknown model class {name!r} (expected one of {', '.join(_MODEL_NAMES)})")
+    cls = getattr(models, name)
+    params = dict(params, progress=False)
+    if device is not None:
+        params["device"] = device
+    try:
+        resolve_device(params.get("device", "auto"))
+    except ValueError as exc:
+        raise RunError(f"cannot load {where}: {exc}") from None
+    try:
+        model = cls(**params)
+    except TypeError as exc:
+        raise RunError(f"{where} has parameters this bpetopics does not know ({exc})") from None
+    n_bits = params.get("n_bits")
+    for key, shape in (("prior.a", (n_bits,)), ("prior.b", (n_bits,)), ("prior.t", ())):
+        found = tuple(state[key].shape) if key in state else "missing"
+        if found != shape:
+            raise RunError(f"weights in {where} do not match its config: {key} is {found}, "
+                           f"expected shape {shape} for n_bits={n_bits}")
+    try:
+        model.load_state(state, int(n_data), int(n_features), training=training)
+    except (ValueError, KeyError, RuntimeError, TypeError) as exc:
+        raise RunError(f"weights in {where} do not match its config: {_first_line(exc)}") from None
+    return model
+
+
+# ------------------------------------------------------------------------ save_run
+def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, corpus_info=None,
+             overwrite: bool = False, n_top_words: int = 20) -> Path:
+    """Write a fitted text model and its corpus settings to the run folder ``out``, atomically.
+
+    ``model`` (a fitted PoissBPE) was fitted on ``corpus.counts``; ``corpus`` gives the
+    vocabulary, pipeline, ids and summary (or pass ``vocabulary`` / ``pipeline``).
+    ``corpus_info`` (JSON-safe) is merged into ``config["corpus"]``; ``overwrite``
+    replaces a finished run at ``out``; ``n_top_words`` per topic go to topics.csv and
+    summary.json. Returns ``out``; raises RunError when ``out`` may not be written.
+    """
+    out = check_run_destination(out, overwrite)
+    vocabulary = list(vocabulary if vocabulary is not None else corpus.vocabulary)
+    pipeline = pipeline if pipeline is not None else getattr(corpus, "pipeline", None)
+    codes = np.asarray(model.codes_, dtype=np.uint8)
+    n_docs = len(codes)
+    if len(vocabulary) != model.n_features_:
+        raise ValueError(f"the vocabulary has {len(vocabulary)} words but the model {model.n_features_}")
+    ids = [str(i) for i in (corpus.ids if corpus is not None else range(n_docs))]
+    topic_word = model.topic_word_
+    doc_topic = model.code_topic(codes).astype(np.float32)
+    lengths = corpus.doc_lengths if corpus is not None else np.ones(n_docs)
+    share = (lengths @ doc_topic) / max(float(lengths.sum()), 1e-12)
+    order = np.argsort(-topic_word, axis=1)[:, :n_top_words]
+    history = [dict(h) for h in model.history_]
+
+    corpus_cfg = {"source": getattr(corpus, "source", None), "split": getattr(corpus, "split", None),
+                  "summary": corpus.summary() if corpus is not None else None,
+                  "pipeline": pipeline.to_dict() if pipeline is not None else None}
+    corpus_cfg.update(corpus_info or {})
+    config = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": type(model).__name__,
+              "params": model.get_params(), "seed": model.random_state, "n_data": int(model.n_data_),
+              "n_features": int(model.n_features_), "corpus": corpus_cfg, "versions": library_versions(),
+              "training": {"epoch": int(model.epoch_), "step": int(model.step_), "history": history}}
+    summary = {"documents": n_docs, "vocabulary": len(vocabulary), "n_topics": int(topic_word.shape[0]),
+               "n_bits": int(codes.shape[1]), "epochs": int(model.epoch_),
+               "final_objective": history[-1]["objective"] if history else None,
+               "mean_active_bits": float(codes.sum(1).mean()) if n_docs else 0.0,
+               "bits_used": int((codes.sum(0) > 0).sum()),
+               "train_seconds": float(sum(h.get("seconds", 0.0) for h in history)),
+               "topic_share": [float(x) for x in share], "top_words": [[vocabulary[j] for j in row] for row in order]}
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tag = _tag()
+    tmp = out.parent / f".{out.name}.tmp-{tag}"
+    try:
+        tmp.mkdir()
+        state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
+        (tmp / WEIGHTS_FILE).write_bytes(safetensors_bytes(
+            state, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)}))
+        (tmp / VOCABULARY_FILE).write_text("".join(w + "\n" for w in vocabulary), encoding="utf-8")
+        (tmp / TOPICS_FILE).write_bytes(_csv_bytes(
+            ("topic", "share", "rank", "word", "weight"),
+            ((t, f"{share[t]:.6g}", r, vocabulary[j], f"{topic_word[t, j]:.6g}")
+             for t, row in enumerate(order) for r, j in enumerate(row))))
+        sp.save_npz(tmp / DOC_CODES_FILE, sp.csr_matrix(codes), compressed=True)
+        np.savez_compressed(tmp / DOC_TOPICS_FILE, doc_topic=doc_topic, ids=np.array(ids, dtype=str))
+        (tmp / HISTORY_FILE).write_bytes(_csv_bytes(
+            ("epoch", "objective", "active_bits", "seconds"),
+            ((h.get("epoch"), h.get("objective"), h.get("active_bits"), h.get("seconds")) for h in history)))
+        (tmp / SUMMARY_FILE).write_bytes(_json_bytes(summary))
+        (tmp / CONFIG_FILE).write_bytes(_json_bytes(config))
+        if out.exists():
+            old = out.parent / f".{out.name}.old-{tag}"
+            os.replace(out, old)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+# ------------------------------------------------------------------------ load_run
+def _load_tensors(path: Path, where: str) -> tuple[dict, dict]:
+    """Tensors and metadata of a safetensors file (RunError when missing or unreadable)."""
+    if not path.is_file():
+        raise RunError(f"{where} is not complete ({path.name} is missing)")
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+            return {k: f.get_tensor(k) for k in f.keys()}, meta
+    except Exception as exc:  # safetensors raises its own error types for damaged files
+        raise RunError(f"{path} is corrupted or truncated ({_first_line(exc)})") from None
+
+
+def load_run(path, device: str | None = "cpu") -> Run:
+    """Read a run folder written by :func:`save_run` (or ``bpetopics train``).
+
+    ``device`` ('cpu', 'cuda', 'auto'; None keeps the saved setting) is where the model
+    lives; on the same device it encodes exactly as the saved one. Raises RunError (one
+    line) when the folder is missing, incomplete, corrupted, of another format version,
+    or its weights do not match its config.
+    """
+    path = Path(path)
+    if not is_run(path):
+        if partial_path(path).is_dir():
+            raise RunError(f"training of {path} did not finish: continue it with "
+                           f"`bpetopics train --out {path} --resume`")
+        if not path.exists():
+            raise RunError(f"{path} does not exist: give a run folder written by `bpetopics train`")
+        if not path.is_dir():
+            raise RunError(f"{path} is a file, not a run folder written by `bpetopics train`")
+        raise RunError(f"{path} is not a complete run ({CONFIG_FILE} is missing)")
+    config = _read_json(path / CONFIG_FILE)
+    if not isinstance(config, dict) or config.get("format") != FORMAT:
+        found = config.get("format") if isinstance(config, dict) else None
+        raise RunError(f"{path / CONFIG_FILE} is not a bpetopics run (format {found!r}, expected {FORMAT!r})")
+    if config.get("format_version") != FORMAT_VERSION:
+        raise RunError(f"{path} has format version {config.get('format_version')!r} but this bpetopics "
+                       f"reads version {FORMAT_VERSION}: use the bpetopics that wrote it, or train again")
+    missing = [k for k in ("model", "params", "n_data", "n_features") if k not in config]
+    if missing:
+        raise RunError(f"{path / CONFIG_FILE} is incomplete (no {', '.join(missing)})")
+    try:
+        vocabulary = (path / VOCABULARY_FILE).read_text(encoding="utf-8").split("\n")[:-1]
+    except FileNotFoundError:
+        raise RunError(f"{path} is not complete ({VOCABULARY_FILE} is missing)") from None
+    except UnicodeDecodeError:
+        raise RunError(f"{path / VOCABULARY_FILE} is corrupted (not UTF-8 text)") from None
+    if len(vocabulary) != config["n_features"]:
+        raise RunError(f"{path / VOCABULARY_FILE} has {len(vocabulary)} words but the config says "
+                       f"n_features={config['n_features']}")
+    pipeline = None
+    pipe_dict = (config.get("corpus") or {}).get("pipeline")
+    if pipe_dict is not None:
+        from bpetopics.text import TextPipeline
+
+        try:
+            pipeline = TextPipeline.from_dict(pipe_dict)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise RunError(f"{path / CONFIG_FILE} holds an unreadable text pipeline ({_first_line(exc)})") from None
+        if getattr(pipeline, "vocabulary_", None) is not None and pipeline.vocabulary_ != vocabulary:
+            raise RunError(f"{path / VOCABULARY_FILE} does not match the vocabulary in {CONFIG_FILE}")
+    state, _ = _load_tensors(path / WEIGHTS_FILE, str(path))
+    model = _build_model(config["model"], config["params"], state, config["n_data"], config["n_features"],
+                         config.get("training"), device, str(path))
+    if (path / DOC_CODES_FILE).is_file():
+        try:
+            codes = sp.load_npz(path / DOC_CODES_FILE)
+        except Exception as exc:
+            raise RunError(f"{path / DOC_CODES_FILE} is corrupted ({_first_line(exc)})") from None
+        if codes.shape != (config["n_data"], model.n_bits):
+            raise RunError(f"{path / DOC_CODES_FILE} has shape {codes.shape}, expected ({config['n_data']}, {model.n_bits})")
+        model.codes_ = codes.toarray().astype(np.uint8)
+    summary = _read_json(path / SUMMARY_FILE) if (path / SUMMARY_FILE).is_file() else {}
+    return Run(model=model, pipeline=pipeline, vocabulary=vocabulary, config=config, path=path, summary=summary)
+
+
+# --------------------------------------------------------------------- checkpoints
+def _flatten(obj, tensors: dict):
+    """A JSON-safe tree with tensors replaced by {"__tensor__": key} (stored in ``tensors``)."""
+    if isinstance(obj, torch.Tensor):
+        key = f"t{len(tensors)}"
+        tensors[key] = obj.detach().cpu().contiguous().clone()
+        return {"__tensor__": key}
+    if isinstance(obj, dict):
+        if all(isinstance(k, str) and not k.startswith("__") for k in obj):
+            return {k: _flatten(v, tensors) for k, v in obj.items()}
+        return {"__items__": [[_flatten(k, tensors), _flatten(v, tensors)] for k, v in obj.items()]}
+    if isinstance(obj, tuple):
+        return {"__tuple__": [_flatten(v, tensors) for v in obj]}
+    if isinstance(obj, list):
+        return [_flatten(v, tensors) for v in obj]
+    if obj is None or isinstance(obj, (bool, int, float, str, np.generic)):
+        return obj.item() if isinstance(obj, np.generic) else obj
+    raise TypeError(f"cannot store a {type(obj).__name__} in a checkpoint")
+
+
+def _unflatten(obj, tensors: dict):
+    if isinstance(obj, list):
+        return [_unflatten(v, tensors) for v in obj]
+    if isinstance(obj, dict):
+        if set(obj) == {"__tensor__"}:
+            return tensors[obj["__tensor__"]]
+        if set(obj) == {"__tuple__"}:
+            return tuple(_unflatten(v, tensors) for v in obj["__tuple__"])
+        if set(obj) == {"__items__"}:
+            return {_unflatten(k, tensors): _unflatten(v, tensors) for k, v in obj["__items__"]}
+        return {k: _unflatten(v, tensors) for k, v in obj.items()}
+    return obj
+
+
+def save_checkpoint(path, model, extra: dict | None = None) -> Path:
+    """Write ``model``'s full training state to one safetensors file, atomically.
+
+    Tensors (``state_dict()`` and the optimiser's) go into the file; the rest of
+    ``training_state()``, the parameters and ``extra`` (JSON-safe) into its metadata.
+    """
+    path = Path(path)
+    tensors: dict = {}
+    tree = _flatten({"model": model.state_dict(), "training": model.training_state()}, tensors)
+    meta = {"format": CHECKPOINT_FORMAT, "format_version": str(FORMAT_VERSION),
+            "model": type(model).__name__, "epoch": str(model.epoch_),
+            "config": json.dumps({"params": model.get_params(), "n_data": int(model.n_data_),
+                                  "n_features": int(model.n_features_), "state": tree,
+                                  "extra": extra or {}})}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{_tag()}")
+    try:
+        tmp.write_bytes(safetensors_bytes(tensors, metadata=meta))
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def load_checkpoint(path, device: str | None = None):
+    """Rebuild a model from :func:`save_checkpoint`, ready for ``continue_fit(X)``.
+
+    Returns ``(model, extra)``; ``device`` overrides the saved ``device`` parameter.
+    """
+    path = Path(path)
+    tensors, meta = _load_tensors(path, f"checkpoint {path}")
+    if (meta.get("format"), meta.get("format_version")) != (CHECKPOINT_FORMAT, str(FORMAT_VERSION)):
+        raise RunError(f"{path} is not a checkpoint this bpetopics reads (format {meta.get('format')!r} "
+                       f"version {meta.get('format_version')!r}): start the training again")
+    try:
+        config = json.loads(meta["config"])
+        tree = _unflatten(config["state"], tensors)
+        params, n_data, n_features = config["params"], config["n_data"], config["n_features"]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RunError(f"{path} is corrupted (unreadable metadata: {_first_line(exc)})") from None
+    model = _build_model(meta.get("model"), params, tree["model"], n_data, n_features,
+                         tree["training"], device, f"checkpoint {path}")
+    return model, config.get("extra", {})

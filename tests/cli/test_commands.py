@@ -1,0 +1,121 @@
+"""``bpetopics topics``, ``encode`` and ``info`` on a run trained through the CLI."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from bpetopics.cli import main
+from bpetopics.io import load_run
+from tests.cli.conftest import one_line_error
+
+
+def test_topics_table_csv_json(runner, trained_run):
+    out, _ = trained_run
+    run = load_run(out)
+    table = runner.invoke(main, ["topics", str(out), "--top", "4"])
+    assert table.exit_code == 0, table.output
+    lines = table.output.splitlines()
+    assert lines[0].split()[:2] == ["topic", "share"] and len(lines) == 6
+    first = lines[1].split()
+    top = np.argsort(-run.model.topic_word_[0])[:4]
+    assert first[0] == "0" and first[1].endswith("%") and first[2::2] == [run.vocabulary[j] for j in top]
+
+    rows = list(csv.DictReader(io.StringIO(runner.invoke(main, ["topics", str(out), "-n", "3", "--format", "csv"]).output)))
+    assert len(rows) == 5 * 3 and set(rows[0]) == {"topic", "share", "rank", "word", "weight"}
+    assert abs(sum(float(r["share"]) for r in rows if r["rank"] == "0") - 1) < 1e-3
+
+    data = json.loads(runner.invoke(main, ["topics", str(out), "--format", "json"]).output)
+    assert len(data) == 5 and len(data[2]["words"]) == 10
+    assert data[2]["weights"] == sorted(data[2]["weights"], reverse=True)
+    one_line_error(runner.invoke(main, ["topics", str(out), "--top", "0"]), "--top must be a positive integer")
+
+
+@pytest.mark.parametrize("ext", [".csv", ".npz", ".json"])
+def test_encode_a_folder(runner, trained_run, raw_folder, tmp_path, ext):
+    out, _ = trained_run
+    target = tmp_path / f"codes{ext}"
+    result = runner.invoke(main, ["encode", str(out), str(raw_folder), "--out", str(target)])
+    assert result.exit_code == 0, result.output
+    assert "Encoded 3 document(s)" in result.output and "1 had no word of the run's vocabulary" in result.output
+
+    # What the library gives for the same texts, with the run's own pipeline.
+    run = load_run(out)
+    ids = ["hockey.txt", "nothing.txt", "space.txt"]
+    counts = run.pipeline.transform([(raw_folder / i).read_text() for i in ids])
+    codes = run.model.transform(counts)
+    mixtures = run.model.code_topic(codes)
+    assert counts[2].sum() > 0 and counts[1].sum() == 0
+
+    if ext == ".csv":
+        rows = list(csv.DictReader(target.open()))
+        assert [r["doc_id"] for r in rows] == ids
+        assert [r["active_bits"] for r in rows] == [" ".join(map(str, np.flatnonzero(c))) for c in codes]
+        got = np.array([[float(r[f"topic_{t}"]) for t in range(5)] for r in rows])
+        np.testing.assert_allclose(got, mixtures, rtol=1e-5, atol=1e-7)
+        assert len(rows[0]["top_topics"].split()) == 3
+    elif ext == ".npz":
+        np.testing.assert_array_equal(sp.load_npz(target).toarray(), codes)
+        with np.load(target, allow_pickle=False) as f:
+            assert list(f["ids"]) == ids and f["doc_topic"].shape == (3, 5)
+            np.testing.assert_allclose(f["doc_topic"], mixtures, rtol=1e-6)
+            assert list(f["n_words"]) == list(counts.sum(1).A1)
+    else:
+        data = json.loads(target.read_text())
+        assert [d["id"] for d in data["documents"]] == ids and data["n_bits"] == 8
+        assert [d["active_bits"] for d in data["documents"]] == [np.flatnonzero(c).tolist() for c in codes]
+
+    one_line_error(runner.invoke(main, ["encode", str(out), str(raw_folder), "--out", str(target)]),
+                   "already exists", "--overwrite")
+    assert runner.invoke(main, ["encode", str(out), str(raw_folder), "--out", str(target), "--overwrite"]).exit_code == 0
+
+
+def test_encode_one_file_and_bad_input(runner, trained_run, raw_folder, tmp_path):
+    out, _ = trained_run
+    target = tmp_path / "one.json"
+    result = runner.invoke(main, ["encode", str(out), str(raw_folder / "space.txt"), "--out", str(target)])
+    assert result.exit_code == 0, result.output
+    assert [d["id"] for d in json.loads(target.read_text())["documents"]] == ["space.txt"]
+    one_line_error(runner.invoke(main, ["encode", str(out), str(raw_folder), "--out", str(tmp_path / "x.txt")]),
+                   "must end in .csv, .npz or .json")
+    one_line_error(runner.invoke(main, ["encode", str(out), str(tmp_path / "nope"), "--out", str(tmp_path / "x.csv")]),
+                   "does not exist")
+    one_line_error(runner.invoke(main, ["encode", str(tmp_path / "norun"), str(raw_folder), "--out",
+                                        str(tmp_path / "x.csv")]), "does not exist")
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_info(runner, trained_run):
+    out, _ = trained_run
+    result = runner.invoke(main, ["info", str(out)])
+    assert result.exit_code == 0, result.output
+    text = result.output
+    for fragment in ("PoissBPE", "n_topics           5", "n_bits             8", "train  300 documents, 500 words",
+                     "Training history:", "Library versions (saved / now):", "torch"):
+        assert fragment in text, fragment
+    history = text.split("Training history:")[1].split("Library")[0].strip().splitlines()
+    assert [row.split()[0] for row in history[1:]] == ["1", "2"]
+    data = json.loads(runner.invoke(main, ["info", str(out), "--format", "json"]).output)
+    assert data["config"]["n_data"] == 300 and data["summary"]["n_topics"] == 5
+
+
+@pytest.mark.parametrize("damage, fragment", [
+    (lambda p: (p / "config.json").unlink(), "config.json is missing"),
+    (lambda p: (p / "model.safetensors").write_bytes((p / "model.safetensors").read_bytes()[:500]),
+     "corrupted or truncated"),
+    (lambda p: (p / "config.json").write_text((p / "config.json").read_text().replace(
+        '"format_version": 1', '"format_version": 7')), "format version 7"),
+])
+def test_commands_on_a_damaged_run(runner, trained_run, raw_folder, tmp_path, damage, fragment):
+    run = tmp_path / "run"
+    shutil.copytree(trained_run[0], run)
+    damage(run)
+    encode = ["encode", str(run), str(raw_folder), "--out", str(tmp_path / "e.csv")]
+    for command in (["topics", str(run)], ["info", str(run)], encode):
+        one_line_error(runner.invoke(main, command), fragment)

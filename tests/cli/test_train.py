@@ -1,0 +1,170 @@
+"""``bpetopics train``: the run folder, refusals, bad options, Ctrl-C and --resume."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+import scipy.sparse as sp
+import torch
+from click.testing import CliRunner
+
+import bpetopics.io as run_io
+from bpetopics.cli import main
+from tests.cli.conftest import TINY, one_line_error
+
+RUN_FILES = ["config.json", "doc_codes.npz", "doc_topics.npz", "history.csv", "model.safetensors",
+             "summary.json", "topics.csv", "vocabulary.txt"]
+
+
+def test_train_writes_a_complete_run(trained_run, saved_corpus):
+    out, result = trained_run
+    assert f"Saved run to {out}: 5 topics, 8 bits, 2 epoch(s), 300 documents" in result.output
+    table = [line for line in result.output.splitlines() if line[:5].strip().isdigit()]
+    assert len(table) == 5 and all(len(line.split()) == 2 + 2 * 10 for line in table)  # topic, share, 10 x (word, weight)
+    assert sorted(p.name for p in out.iterdir()) == RUN_FILES
+    assert not run_io.partial_path(out).exists()
+
+    config = json.loads((out / "config.json").read_text())
+    assert config["format"] == "bpetopics.run" and config["format_version"] == 1
+    assert config["params"]["n_topics"] == 5 and config["params"]["n_bits"] == 8 and config["seed"] == 0
+    assert (config["n_data"], config["n_features"]) == (300, 500)
+    assert config["corpus"]["source"] == str(saved_corpus)
+    assert config["corpus"]["settings"] == {"saved_corpus": str(saved_corpus)}
+    assert config["corpus"]["pipeline"]["format"] == "bpetopics.text_pipeline"
+    assert {"torch", "numpy", "safetensors", "bpetopics"} <= set(config["versions"])
+    with open(out / "history.csv") as f:
+        history = list(csv.DictReader(f))
+    assert [h["epoch"] for h in history] == ["1", "2"] and set(history[0]) == {"epoch", "objective", "active_bits", "seconds"}
+    assert sp.load_npz(out / "doc_codes.npz").shape == (300, 8)
+    assert len((out / "vocabulary.txt").read_text().splitlines()) == 500
+    summary = json.loads((out / "summary.json").read_text())
+    assert abs(sum(summary["topic_share"]) - 1) < 1e-4
+
+
+def test_existing_run_is_refused_unless_overwrite(trained_run, saved_corpus, runner, tmp_path):
+    out, _ = trained_run
+    before = (out / "model.safetensors").read_bytes()
+    result = runner.invoke(main, ["train", str(saved_corpus), "--out", str(out), "--quiet", *TINY])
+    one_line_error(result, "already holds a finished run", "--overwrite")
+    assert (out / "model.safetensors").read_bytes() == before
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    result = runner.invoke(main, ["train", str(saved_corpus), "--out", str(tmp_path / "other"), *TINY])
+    one_line_error(result, "is not a run folder", "never deleted")
+
+    copy = tmp_path / "copy"
+    result = runner.invoke(main, ["train", str(saved_corpus), "--out", str(copy), "--quiet", *TINY, "--epochs", "1"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(main, ["train", str(saved_corpus), "--out", str(copy), "--quiet", "--overwrite", *TINY])
+    assert result.exit_code == 0, result.output
+    assert json.loads((copy / "config.json").read_text())["params"]["epochs"] == 2
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary folders left
+
+
+@pytest.mark.parametrize("args, fragments", [
+    (["--topics", "-3"], ["--topics must be a positive integer", "-3"]),
+    (["--bits", "0"], ["--bits must be a positive integer"]),
+    (["--epochs", "0"], ["--epochs must be a positive integer"]),
+    (["--device", "tpu"], ["unknown device 'tpu'"]),
+    (["--gamma", "50"], ["gamma must lie in (0, n_bits=8)"]),
+    (["--lr", "0"], ["--lr must be positive"]),
+    (["--hidden", "64,x"], ["--hidden takes comma-separated integers"]),
+    (["--activation", "swish"], ["unknown --activation 'swish'"]),
+])
+def test_bad_options_give_one_line(runner, tmp_path, args, fragments):
+    result = runner.invoke(main, ["train", "no/such/corpus", "--out", str(tmp_path / "r"), *TINY, *args])
+    one_line_error(result, *fragments)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_cuda_asked_but_absent(runner, tmp_path):
+    result = runner.invoke(main, ["train", "20newsgroups", "--out", str(tmp_path / "r"), "--device", "cuda"])
+    one_line_error(result, "CUDA is not available", "--device cpu")
+
+
+def test_bad_corpora_give_one_line(runner, tmp_path):
+    one_line_error(runner.invoke(main, ["train", str(tmp_path / "nope"), "--out", str(tmp_path / "r"), *TINY]),
+                   "does not exist")
+    (tmp_path / "empty").mkdir()
+    one_line_error(runner.invoke(main, ["train", str(tmp_path / "empty"), "--out", str(tmp_path / "r"), *TINY]),
+                   "is empty")
+    one_line_error(runner.invoke(main, ["train", "--out", str(tmp_path / "r")]), "give a CORPUS")
+    one_line_error(runner.invoke(main, ["train", "--out", str(tmp_path / "r"), "--resume"]), "nothing to resume")
+    assert not (tmp_path / "r").exists() and not (tmp_path / "r.partial").exists()
+
+
+def test_train_on_20newsgroups_with_progress(runner, shared_data, tmp_path):
+    out = tmp_path / "ng"
+    result = runner.invoke(main, [
+        "train", "20newsgroups", "--out", str(out), "--data-home", str(shared_data / "sklearn"),
+        "--categories", "sci.space,rec.autos", "--max-docs", "150", "--vocab-size", "300", "--min-df", "3",
+        "--stopwords", str(shared_data / "stopwords" / "nltk_english.txt"), *TINY, "--epochs", "1", "--top", "4"])
+    assert result.exit_code == 0, result.output
+    assert "Training on 20newsgroups: 1" in result.stderr  # ~150 documents, less the empty ones
+    assert "objective" in result.stderr and "mean active bits" in result.stderr and "1/1" in result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"Saved run to {out}: 5 topics") and len(lines) == 1 + 1 + 5  # header, 5 topics
+    assert all(len(line.split()) == 2 + 2 * 4 for line in lines[2:])
+    config = json.loads((out / "config.json").read_text())
+    assert config["corpus"]["settings"]["categories"] == ["sci.space", "rec.autos"]
+    assert set(config["corpus"]["splits"]) == {"train", "test"}
+
+
+def test_train_on_a_folder_of_texts(runner, raw_folder, tmp_path):
+    out = tmp_path / "texts"
+    result = runner.invoke(main, ["train", str(raw_folder), "--out", str(out), "--min-df", "1", "--max-df", "1.0",
+                                  "--stopwords", "none", "--quiet", *TINY, "--topics", "2"])
+    assert result.exit_code == 0, result.output
+    config = json.loads((out / "config.json").read_text())
+    assert config["n_data"] == 3 and config["corpus"]["settings"]["stopwords"] == "none"
+    assert "the" in (out / "vocabulary.txt").read_text().split()
+
+
+def _interrupt_after_epoch(monkeypatch, epoch):
+    real = run_io.save_checkpoint
+
+    def save_then_interrupt(path, model, extra=None):
+        real(path, model, extra)
+        if model.epoch_ == epoch:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_io, "save_checkpoint", save_then_interrupt)
+
+
+def test_interrupted_training_resumes_to_the_same_model(saved_corpus, tmp_path, monkeypatch):
+    runner = CliRunner()
+    args = ["train", str(saved_corpus), "--quiet", *TINY, "--epochs", "3", "--seed", "7"]
+    whole = tmp_path / "whole"
+    assert runner.invoke(main, [*args, "--out", str(whole)]).exit_code == 0
+
+    out = tmp_path / "cut"
+    with monkeypatch.context() as m:
+        _interrupt_after_epoch(m, 1)
+        result = runner.invoke(main, [*args, "--out", str(out)])
+    assert result.exit_code == 130, result.output
+    assert "checkpoint after epoch 1 of 3" in result.stderr and f"bpetopics train --out {out} --resume" in result.stderr
+    assert not out.exists() and (tmp_path / "cut.partial" / "checkpoint.safetensors").is_file()
+    one_line_error(runner.invoke(main, ["topics", str(out)]), "did not finish", "--resume")
+    one_line_error(runner.invoke(main, [*args, "--out", str(out)]), "interrupted training", "--resume")
+
+    result = runner.invoke(main, ["train", "--out", str(out), "--resume", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "cut.partial").exists()
+    a, b = run_io.load_run(whole), run_io.load_run(out)
+    sa, sb = a.model.state_dict(), b.model.state_dict()
+    assert sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert (a.model.codes_ == b.model.codes_).all()
+    assert [h["objective"] for h in a.model.history_] == [h["objective"] for h in b.model.history_]
+
+
+def test_python_dash_m_and_every_help_has_examples(runner):
+    proc = subprocess.run([sys.executable, "-m", "bpetopics", "--help"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "train" in proc.stdout and "encode" in proc.stdout
+    for command in ("train", "topics", "encode", "info"):
+        result = runner.invoke(main, [command, "--help"])
+        assert result.exit_code == 0 and "Examples:" in result.output and f"bpetopics {command} " in result.output

@@ -1,0 +1,193 @@
+"""bpetopics.io: a saved run loads back to a model that encodes identically; checkpoints
+resume to the same model; damaged runs give one-line RunErrors and never run code."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+from safetensors.torch import load_file, save_file
+
+from bpetopics import PoissBPE
+from bpetopics import io as run_io
+from bpetopics.io import RunError, load_checkpoint, load_run, save_checkpoint, save_run
+
+TINY = dict(n_topics=5, n_bits=8, epochs=2, device="cpu", progress=False)
+
+
+@pytest.fixture(scope="module")
+def corpus(newsgroups_small):
+    from bpetopics.text import Corpus
+
+    c, n = newsgroups_small["train"], 300
+    return Corpus(counts=c.counts[:n], vocabulary=c.vocabulary, texts=c.texts[:n], ids=c.ids[:n],
+                  pipeline=c.pipeline, source=c.source)
+
+
+@pytest.fixture(scope="module")
+def fitted(corpus):
+    return PoissBPE(**TINY).fit(corpus.counts)
+
+
+@pytest.fixture(scope="module")
+def saved(fitted, corpus, tmp_path_factory):
+    return save_run(tmp_path_factory.mktemp("io") / "run", fitted, corpus, corpus_info={"settings": {"max_docs": 300}})
+
+
+def _same_state(a, b):
+    sa, sb = a.state_dict(), b.state_dict()
+    return sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+
+
+def test_a_loaded_run_encodes_identically(saved, fitted, corpus):
+    run = load_run(saved)
+    assert isinstance(run.model, PoissBPE) and _same_state(run.model, fitted)
+    X = corpus.counts
+    np.testing.assert_array_equal(run.model.transform(X), fitted.transform(X))
+    np.testing.assert_array_equal(run.model.codes_, fitted.codes_)
+    np.testing.assert_array_equal(run.model.code_topic(fitted.codes_), fitted.code_topic(fitted.codes_))
+    np.testing.assert_array_equal(run.model.topic_word_, fitted.topic_word_)
+    assert run.model.history_ == fitted.history_ and run.model.epoch_ == 2
+    params = fitted.get_params()
+    assert {k: v for k, v in run.config["params"].items()} == params
+    assert run.vocabulary == corpus.vocabulary
+    assert run.pipeline.to_dict() == corpus.pipeline.to_dict()
+    assert (run.pipeline.transform(["space shuttle orbit nasa"]) != 0).nnz > 0
+    assert run.config["corpus"]["settings"] == {"max_docs": 300}
+    assert (run.config["n_data"], run.config["n_features"]) == (300, 500)
+
+
+def test_the_files_are_readable_by_other_tools(saved, fitted, corpus):
+    weights = load_file(saved / "model.safetensors")  # plain safetensors, no bpetopics needed
+    assert weights["prior.t"].dim() == 0 and int(weights["prior.t"]) == fitted.prior_.t
+    assert weights["likelihood.topic_logits"].shape == (500, 5)
+    np.testing.assert_array_equal(sp.load_npz(saved / "doc_codes.npz").toarray(), fitted.codes_)
+    with np.load(saved / "doc_topics.npz", allow_pickle=False) as f:
+        assert list(f["ids"]) == corpus.ids and f["doc_topic"].shape == (300, 5)
+    assert (saved / "vocabulary.txt").read_text().split("\n")[:-1] == corpus.vocabulary
+    assert (saved / "topics.csv").read_text().splitlines()[0] == "topic,share,rank,word,weight"
+    assert len((saved / "history.csv").read_text().splitlines()) == 1 + 2
+    summary = json.loads((saved / "summary.json").read_text())
+    assert summary["n_topics"] == 5 and len(summary["top_words"][0]) == 20
+
+
+def test_save_run_is_atomic(saved, fitted, corpus, tmp_path, monkeypatch):
+    with pytest.raises(RunError, match="already holds a finished run"):
+        save_run(saved, fitted, corpus)
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(run_io.np, "savez_compressed", broken)
+    with pytest.raises(OSError, match="disk full"):
+        save_run(tmp_path / "new", fitted, corpus)
+    copy = tmp_path / "copy"
+    shutil.copytree(saved, copy)
+    with pytest.raises(OSError, match="disk full"):
+        save_run(copy, fitted, corpus, overwrite=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy"]  # nothing new, no temporary folder left
+    load_run(copy)  # the old run is intact
+
+
+def test_checkpoint_resumes_to_the_same_model(corpus, tmp_path):
+    X = corpus.counts
+    params = dict(TINY, epochs=3, random_state=3)
+    whole = PoissBPE(**params).fit(X)
+    path = tmp_path / "ckpt.safetensors"
+
+    def stop_after_first_epoch(model, info):
+        save_checkpoint(path, model, extra={"note": "epoch 1"})
+        if model.epoch_ == 1:
+            raise KeyboardInterrupt
+
+    cut = PoissBPE(**params, callback=stop_after_first_epoch)
+    with pytest.raises(KeyboardInterrupt):
+        cut.fit(X)
+    resumed, extra = load_checkpoint(path)
+    assert extra == {"note": "epoch 1"} and resumed.epoch_ == 1 and resumed.step_ == cut.step_
+    opt_a, opt_b = cut.optimizer_.state_dict(), resumed.optimizer_.state_dict()
+    assert opt_a["param_groups"] == opt_b["param_groups"]
+    assert all(torch.equal(opt_a["state"][i][k], opt_b["state"][i][k]) for i in opt_a["state"] for k in opt_a["state"][i])
+    resumed.continue_fit(X)
+    assert _same_state(resumed, whole)
+    np.testing.assert_array_equal(resumed.codes_, whole.codes_)
+    assert [h["objective"] for h in resumed.history_] == [h["objective"] for h in whole.history_]
+
+    path.write_bytes(path.read_bytes()[:-100])
+    with pytest.raises(RunError, match="corrupted or truncated"):
+        load_checkpoint(path)
+
+
+def _rewrite_config(run, **changes):
+    config = json.loads((run / "config.json").read_text())
+    for key, value in changes.items():
+        if key.startswith("params."):
+            config["params"][key[7:]] = value
+        else:
+            config[key] = value
+    (run / "config.json").write_text(json.dumps(config))
+
+
+def _wrong_shape_weights(run):
+    weights = load_file(run / "model.safetensors")
+    weights["likelihood.topic_logits"] = torch.zeros(500, 6)
+    save_file(weights, run / "model.safetensors")
+
+
+class _Exploit:
+    def __reduce__(self):
+        return (os.mkdir, (str(_Exploit.marker),))
+
+
+def _pickle_payload(run):
+    (run / "model.safetensors").write_bytes(pickle.dumps(_Exploit()))
+
+
+DAMAGES = {
+    "missing config": (lambda r: (r / "config.json").unlink(), "config.json is missing"),
+    "config not JSON": (lambda r: (r / "config.json").write_text("{oops"), "not valid JSON"),
+    "other format": (lambda r: _rewrite_config(r, format="something.else"), "is not a bpetopics run"),
+    "wrong format version": (lambda r: _rewrite_config(r, format_version=2), "format version 2"),
+    "truncated weights": (lambda r: (r / "model.safetensors").write_bytes((r / "model.safetensors").read_bytes()[:300]),
+                          "corrupted or truncated"),
+    "missing weights": (lambda r: (r / "model.safetensors").unlink(), "model.safetensors is missing"),
+    "weights of the wrong shape": (_wrong_shape_weights, "do not match its config"),
+    "config with other n_topics": (lambda r: _rewrite_config(r, **{"params.n_topics": 7}), "do not match its config"),
+    "config with other n_bits": (lambda r: _rewrite_config(r, **{"params.n_bits": 16}), "prior.a"),
+    "unknown parameter": (lambda r: _rewrite_config(r, **{"params.colour": "red"}), "parameters this bpetopics does not know"),
+    "unknown model": (lambda r: _rewrite_config(r, model="Evil"), "unknown model class 'Evil'"),
+    "short vocabulary": (lambda r: (r / "vocabulary.txt").write_text("a\nb\n"), "has 2 words"),
+    "missing vocabulary": (lambda r: (r / "vocabulary.txt").unlink(), "vocabulary.txt is missing"),
+    "pickle instead of safetensors": (_pickle_payload, "corrupted or truncated"),
+}
+
+
+@pytest.mark.parametrize("name", list(DAMAGES))
+def test_damaged_runs_give_one_line(saved, tmp_path, name):
+    damage, fragment = DAMAGES[name]
+    run = tmp_path / "run"
+    shutil.copytree(saved, run)
+    _Exploit.marker = tmp_path / "pwned"
+    damage(run)
+    with pytest.raises(RunError) as err:
+        load_run(run)
+    message = str(err.value)
+    assert fragment in message and "\n" not in message
+    assert not _Exploit.marker.exists()  # nothing was unpickled
+
+
+def test_missing_and_unfinished_runs(tmp_path):
+    with pytest.raises(RunError, match="does not exist"):
+        load_run(tmp_path / "nothing")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(RunError, match="is a file"):
+        load_run(tmp_path / "file")
+    (tmp_path / "run.partial").mkdir()
+    with pytest.raises(RunError, match="did not finish.*--resume"):
+        load_run(tmp_path / "run")
