@@ -12,7 +12,7 @@ import click
 from bpetopics import __version__
 
 # Modules that define commands; each does ``@main.command()``.
-COMMAND_MODULES = ["corpus"]
+COMMAND_MODULES = ["corpus", "train", "topics", "encode", "info", "evaluate", "compare", "graph", "ldavis"]
 
 
 class UserError(click.ClickException):

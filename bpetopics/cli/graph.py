@@ -1,0 +1,110 @@
+"""``bpetopics graph RUN --out graph.png``: the topic co-activation graph of a run, and its bits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from bpetopics.cli import UserError, main
+from bpetopics.cli.evaluate import Choice, FloatRange, IntRange
+
+RULES = ("threshold", "top_mass")
+
+
+def run_graph(run, rule: str = "threshold", threshold: float | None = None, mass: float | None = None,
+              top_n: int = 10):
+    """The co-activation graph of a run's training documents (networkx.Graph).
+
+    Mixtures are f(z_n) = ``model.code_topic(codes_)``; documents sharing a code are
+    counted once per code. Node ``probability`` is the topic's share of the training
+    tokens recorded by training (``summary.json``), else the mean mixture.
+    """
+    import numpy as np
+
+    from bpetopics.cli.topics import topic_shares
+    from bpetopics.viz import DEFAULT_MASS, DEFAULT_THRESHOLD, coactivation_graph
+
+    model = run.model
+    codes = getattr(model, "codes_", None)
+    if codes is None:
+        raise UserError(f"{run.path} has no codes of its training documents (doc_codes.npz): train it again")
+    codes = np.asarray(codes, dtype=np.uint8)
+    G = coactivation_graph(model.code_topic(codes), model.topic_word_, run.vocabulary, codes=codes,
+                           rule=rule, threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
+                           mass=DEFAULT_MASS if mass is None else mass, top_n=top_n)
+    shares = topic_shares(run)
+    if shares is not None and len(shares) == G.number_of_nodes() and sum(shares) > 0:
+        total = float(sum(shares))
+        for t, s in enumerate(shares):
+            G.nodes[t]["probability"] = float(s) / total
+    return G
+
+
+def run_bit_table(run, labels=None):
+    """One row per bit (usage, the topics it raises most): :func:`bpetopics.viz.bit_table`."""
+    import numpy as np
+
+    from bpetopics.viz import bit_table
+
+    model = run.model
+    codes = getattr(model, "codes_", None)
+    return bit_table(model.code_topic, model.n_bits, labels=labels,
+                     codes=None if codes is None else np.asarray(codes), topic_word=model.topic_word_,
+                     vocabulary=run.vocabulary)
+
+
+@main.command()
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
+              help="The PNG to draw; graph.graphml and graph.gexf (same name) are written beside it.")
+@click.option("--rule", type=Choice(RULES), default="threshold", show_default=True,
+              help="When a code switches a topic on: its mixture weight >= --threshold, or the topic is in "
+                   "the smallest set covering --mass of the mixture.")
+@click.option("--threshold", type=FloatRange(0, 1, min_open=True), default=0.1, show_default=True,
+              help="Mixture weight at which a topic counts as on (--rule threshold).")
+@click.option("--mass", type=FloatRange(0, 1, min_open=True), default=0.8, show_default=True,
+              help="Share of the mixture the active topics cover (--rule top_mass).")
+@click.option("--min-weight", type=FloatRange(min=0), default=1, show_default=True,
+              help="Leave out of the drawing edges shared by fewer documents (the files keep them all).")
+@click.option("--top-n", type=IntRange(min=1), default=10, show_default=True,
+              help="Top words stored with each node.")
+@click.option("--bits", "bits_path", type=click.Path(path_type=Path), default=None,
+              help="Where to write the table of bits [default: bits.csv beside --out].")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the layout.")
+def graph(run, out, rule, threshold, mass, min_weight, top_n, bits_path, seed):
+    """Draw the topic co-activation graph of a run: one node per topic (area: its share
+    of the corpus), an edge between two topics switched on by the same documents' codes
+    (width: how many documents).
+
+    Writes the PNG (--out), the same graph as GraphML and GEXF beside it (for networkx,
+    Gephi, Cytoscape), and bits.csv: for each bit of the code, how many documents use
+    it and which topics switching it on raises most.
+
+    \b
+    Examples:
+      bpetopics graph runs/20ng --out runs/20ng/graph.png
+      bpetopics graph runs/20ng --out figs/graph.png --threshold 0.2 --min-weight 5
+      bpetopics graph runs/20ng --out figs/mass.png --rule top_mass --mass 0.9
+    """
+    from bpetopics.cli.topics import open_run
+    from bpetopics.viz import draw_graph, write_graph
+    from bpetopics.viz._files import atomic_path
+
+    if out.suffix.lower() != ".png":
+        raise UserError(f"--out must be a .png file (graph.graphml and graph.gexf go beside it); got {out}")
+    if out.is_dir():
+        raise UserError(f"--out {out} is a folder: give a file name such as {out / 'graph.png'}")
+    bits_path = out.with_name("bits.csv") if bits_path is None else bits_path
+    loaded = open_run(run)
+    G = run_graph(loaded, rule=rule, threshold=threshold, mass=mass, top_n=top_n)
+    table = run_bit_table(loaded, labels=[G.nodes[t]["label"] for t in sorted(G.nodes)])
+    graphml, gexf = write_graph(G, out.with_suffix(""))
+    with atomic_path(bits_path) as tmp:
+        table.to_csv(tmp, index=False)
+    setting = f"threshold {threshold}" if rule == "threshold" else f"top mass {mass}"
+    draw_graph(G, out, min_weight=min_weight, seed=seed,
+               title=f"{loaded.path.name}: topics switched on together ({setting})")
+    shown = sum(1 for *_, w in G.edges(data="weight") if w >= min_weight)
+    click.echo(f"{G.number_of_nodes()} topics, {G.number_of_edges()} edges ({shown} drawn, weight >= {min_weight:g})")
+    click.echo(f"Wrote {out}, {graphml}, {gexf}, {bits_path}")

@@ -1,0 +1,72 @@
+"""``bpetopics ldavis RUN --out topics.html``: a pyLDAvis page for a run, usable offline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from bpetopics.cli import UserError, main
+from bpetopics.cli.evaluate import Choice, IntRange
+
+MDS_CHOICES = ("pcoa", "mmds", "tsne")
+
+
+def run_ldavis_inputs(run) -> dict:
+    """The arrays pyLDAvis needs, from a run and its (rebuilt) training counts.
+
+    ``topic_word`` = ``model.topic_word_``; ``doc_topic`` = f(z_n) =
+    ``model.code_topic(codes_)``; ``doc_lengths`` and ``term_frequency`` = row and
+    column sums of the training counts.
+    """
+    import numpy as np
+
+    from bpetopics.cli.evaluate import run_splits
+
+    model = run.model
+    codes = getattr(model, "codes_", None)
+    if codes is None:
+        raise UserError(f"{run.path} has no codes of its training documents (doc_codes.npz): train it again")
+    counts = run_splits(run)["train"].counts
+    return {"topic_word": model.topic_word_, "doc_topic": model.code_topic(np.asarray(codes, dtype=np.uint8)),
+            "doc_lengths": np.asarray(counts.sum(axis=1)).ravel(),
+            "vocabulary": list(run.vocabulary),
+            "term_frequency": np.asarray(counts.sum(axis=0)).ravel()}
+
+
+@main.command()
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True, help="The HTML page to write.")
+@click.option("--mds", type=Choice(MDS_CHOICES), default="pcoa", show_default=True,
+              help="How topics are placed in 2-D from their Jensen-Shannon distances.")
+@click.option("--terms", "R", type=IntRange(min=1), default=30, show_default=True,
+              help="Terms listed per topic.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the layout (mmds, tsne).")
+def ldavis(run, out, mds, R, seed):
+    """Write an interactive pyLDAvis page for a run.
+
+    Topic-term distributions come from the model, document-topic mixtures f(z) from
+    the training documents' codes, document lengths and term frequencies from the
+    training counts (the run's corpus is rebuilt from what the run recorded). The page
+    holds d3, LDAvis and the data, so it opens without network access. Topic t + 1 on
+    the page is topic t of `bpetopics topics` and node t of `bpetopics graph`.
+
+    \b
+    Examples:
+      bpetopics ldavis runs/20ng --out runs/20ng/topics.html
+      bpetopics ldavis runs/20ng --out topics.html --mds tsne --terms 20
+    """
+    from bpetopics.cli.topics import open_run
+    from bpetopics.viz import write_ldavis_html
+
+    if out.is_dir():
+        raise UserError(f"--out {out} is a folder: give a file name such as {out / 'topics.html'}")
+    if out.suffix.lower() not in (".html", ".htm"):
+        raise UserError(f"--out must be an .html file; got {out}")
+    loaded = open_run(run)
+    data = run_ldavis_inputs(loaded)
+    write_ldavis_html(data["topic_word"], data["doc_topic"], data["doc_lengths"], data["vocabulary"],
+                      data["term_frequency"], out, seed=seed, mds=mds, R=R,
+                      title=f"Topics of {loaded.path.name}")
+    click.echo(f"Wrote {out} ({data['topic_word'].shape[0]} topics, {len(data['vocabulary']):,} words, "
+               f"{len(data['doc_lengths']):,} documents)")

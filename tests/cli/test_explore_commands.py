@@ -1,0 +1,227 @@
+"""``bpetopics evaluate``, ``graph``, ``ldavis`` and ``compare`` through click's runner.
+
+They run on ``trained_run`` (tests/cli/conftest.py: 300 training documents of a saved
+corpus, 5 topics, 8 bits, 2 epochs) and on a copy of it whose recorded corpus also has a
+test split (the same 300 training documents plus 300 test documents).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from bpetopics.cli import main
+from bpetopics.io import load_run
+from tests.cli.conftest import TINY, one_line_error
+
+COMMANDS = ("evaluate", "graph", "ldavis", "compare")
+
+
+def _with_source(run_dir, dst, source, settings=None):
+    """Copy a run folder and make its config record another corpus source."""
+    shutil.copytree(run_dir, dst)
+    config = json.loads((dst / "config.json").read_text())
+    config["corpus"]["source"] = str(source)
+    if settings is not None:
+        config["corpus"]["settings"] = settings
+    (dst / "config.json").write_text(json.dumps(config))
+    return dst
+
+
+@pytest.fixture(scope="module")
+def corpus_with_test(newsgroups_small, tmp_path_factory):
+    """A saved corpus: the training documents of ``trained_run`` and 300 test documents."""
+    from bpetopics.text import Corpus, save_splits
+
+    parts = {}
+    for split in ("train", "test"):
+        c = newsgroups_small[split]
+        parts[split] = Corpus(counts=c.counts[:300], vocabulary=c.vocabulary, texts=c.texts[:300], ids=c.ids[:300],
+                              split=split, labels=c.labels[:300], label_names=c.label_names, pipeline=c.pipeline,
+                              source=c.source)
+    return save_splits(parts, tmp_path_factory.mktemp("corpus") / "ng300-test")
+
+
+@pytest.fixture(scope="module")
+def run_with_test(trained_run, corpus_with_test, tmp_path_factory):
+    """``trained_run`` recording ``corpus_with_test`` as its corpus (same training documents)."""
+    return _with_source(trained_run[0], tmp_path_factory.mktemp("runs") / "ng-test", corpus_with_test)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_help_has_examples(runner, command):
+    result = runner.invoke(main, [command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Examples:" in result.output and f"bpetopics {command} " in result.output
+
+
+# ------------------------------------------------------------------------- evaluate
+def test_evaluate_a_run_with_a_test_split(runner, run_with_test, corpus_with_test, tmp_path):
+    from bpetopics.evaluation import evaluate_topic_model
+    from bpetopics.text import load_splits
+
+    out = tmp_path / "metrics.json"
+    result = runner.invoke(main, ["evaluate", str(run_with_test), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "npmi" in result.output and "perplexity" in result.output
+    res = json.loads(out.read_text())
+    assert res["heldout"] == "test" and res["reference"] == "test"
+    assert res["n_train"] == 300 and res["n_heldout"] == 300 and res["n_topics"] == 5
+    assert res["npmi"] == pytest.approx(res["gensim_c_npmi"], abs=1e-6)
+    assert res["npmi_nonfinite"] == res["gensim_c_npmi_nonfinite"]
+    assert 0 < res["accuracy"] <= 1 and 0 < res["diversity"] <= 1 and res["perplexity"] > 1
+    assert res["code_mean_active"] >= 0 and res["fit_seconds"] > 0 and len(res["top_words"]) == 5
+
+    # the same numbers as the library on the same documents
+    run, splits = load_run(run_with_test), load_splits(corpus_with_test)
+    lib = evaluate_topic_model(run.model, splits["train"].counts, splits["test"].counts, splits["test"].texts,
+                               run.vocabulary, splits["train"].labels, splits["test"].labels,
+                               codes=run.model.transform(splits["test"].counts), gensim_measures=())
+    for key in ("npmi", "diversity", "perplexity", "accuracy", "code_mean_active"):
+        assert res[key] == pytest.approx(lib[key]), key
+
+    train_ref = runner.invoke(main, ["evaluate", str(run_with_test), "--reference", "train", "--no-gensim"])
+    assert train_ref.exit_code == 0, train_ref.output
+    assert "gensim_c_npmi" not in train_ref.output
+
+
+def test_evaluate_without_a_test_split(runner, trained_run, tmp_path):
+    run_dir = trained_run[0]
+    one_line_error(runner.invoke(main, ["evaluate", str(run_dir)]), "no test split", "--reference train")
+    out = tmp_path / "m.json"
+    result = runner.invoke(main, ["evaluate", str(run_dir), "--reference", "train", "--no-gensim", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    res = json.loads(out.read_text())
+    assert res["heldout"] == "train" and res["accuracy"] is None and res["n_heldout"] == 300
+
+
+def test_evaluate_bad_input(runner, trained_run, corpus_with_test, tmp_path):
+    run_dir = trained_run[0]
+    one_line_error(runner.invoke(main, ["evaluate", str(tmp_path / "nope")]), "does not exist")
+    one_line_error(runner.invoke(main, ["evaluate", str(run_dir), "--out", str(tmp_path)]), "is a folder")
+    one_line_error(runner.invoke(main, ["evaluate", str(run_dir), "--reference", "dev"]), "--reference")
+    # the recorded corpus no longer holds the training documents
+    from bpetopics.text import Corpus, load_splits, save_splits
+
+    c = load_splits(corpus_with_test)["train"]
+    other = save_splits({"train": Corpus(counts=c.counts[:200], vocabulary=c.vocabulary, texts=c.texts[:200],
+                                         ids=c.ids[:200], pipeline=c.pipeline)}, tmp_path / "other")
+    moved = _with_source(run_dir, tmp_path / "moved", other)
+    one_line_error(runner.invoke(main, ["evaluate", str(moved), "--reference", "train"]), "changed since training")
+    gone = _with_source(run_dir, tmp_path / "gone", tmp_path / "no-such-folder", settings={})
+    one_line_error(runner.invoke(main, ["evaluate", str(gone), "--reference", "train"]), "not there any more")
+
+
+def test_train_on_20newsgroups_then_evaluate(runner, shared_data, tmp_path, monkeypatch):
+    """The usual path: the run records 20 Newsgroups and its settings; evaluate rebuilds the test split."""
+    monkeypatch.setenv("SCIKIT_LEARN_DATA", str(shared_data / "sklearn"))
+    run_dir = tmp_path / "run"
+    train = runner.invoke(main, [
+        "train", "20newsgroups", "--categories", "sci.space,rec.sport.hockey", "--max-docs", "150",
+        "--vocab-size", "300", "--stopwords", str(shared_data / "stopwords" / "nltk_english.txt"),
+        "--quiet", "--out", str(run_dir), *TINY])
+    assert train.exit_code == 0, train.output
+    out = tmp_path / "m.json"
+    result = runner.invoke(main, ["evaluate", str(run_dir), "--no-gensim", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    res = json.loads(out.read_text())
+    splits = load_run(run_dir).config["corpus"]["splits"]
+    assert res["heldout"] == "test"
+    assert (res["n_train"], res["n_heldout"]) == (splits["train"]["documents"], splits["test"]["documents"])
+    assert res["accuracy"] is not None
+
+
+# ---------------------------------------------------------------------------- graph
+def test_graph_writes_png_graphml_gexf_and_bits(runner, trained_run, tmp_path):
+    from bpetopics.viz import coactivation_graph
+
+    run_dir = trained_run[0]
+    png = tmp_path / "fig" / "graph.png"
+    result = runner.invoke(main, ["graph", str(run_dir), "--out", str(png), "--threshold", "0.15"])
+    assert result.exit_code == 0, result.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / "fig" / "graph.gexf").is_file()
+
+    run = load_run(run_dir)
+    codes = run.model.codes_
+    expected = coactivation_graph(run.model.code_topic(codes), run.model.topic_word_, run.vocabulary,
+                                  codes=codes, threshold=0.15)
+    G = nx.read_graphml(tmp_path / "fig" / "graph.graphml", node_type=int)
+    assert sorted(G.nodes) == sorted(expected.nodes) == list(range(5))
+    assert {frozenset(e) for e in G.edges} == {frozenset(e) for e in expected.edges}
+    for u, v, w in expected.edges(data="weight"):
+        assert G.edges[u, v]["weight"] == w
+    assert sum(G.nodes[t]["probability"] for t in G) == pytest.approx(1, abs=1e-6)
+    assert sum(G.nodes[t]["n_docs"] for t in G) >= 1
+
+    with open(tmp_path / "fig" / "bits.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [int(r["bit"]) for r in rows] == list(range(8))
+    used = (np.asarray(codes) != 0).sum(0)
+    assert [int(r["n_docs"]) for r in rows] == used.tolist()
+    assert {"topic_1", "raise_1", "label_1"} <= set(rows[0])
+
+
+def test_graph_bad_input(runner, trained_run, tmp_path):
+    run_dir = trained_run[0]
+    one_line_error(runner.invoke(main, ["graph", str(run_dir), "--out", str(tmp_path / "g.svg")]), ".png")
+    one_line_error(runner.invoke(main, ["graph", str(tmp_path / "nope"), "--out", str(tmp_path / "g.png")]),
+                   "does not exist")
+    one_line_error(runner.invoke(main, ["graph", str(run_dir), "--out", str(tmp_path / "g.png"), "--rule", "x"]),
+                   "--rule")
+    assert not list(tmp_path.iterdir())
+
+
+# --------------------------------------------------------------------------- ldavis
+def test_ldavis_writes_html_with_the_data(runner, trained_run, tmp_path):
+    run_dir = trained_run[0]
+    page = tmp_path / "topics.html"
+    result = runner.invoke(main, ["ldavis", str(run_dir), "--out", str(page), "--terms", "15"])
+    assert result.exit_code == 0, result.output
+    text = page.read_text(encoding="utf-8")
+    assert "new LDAvis(" in text and "mdsDat" in text and "tinfo" in text
+    run = load_run(run_dir)
+    data = json.loads(text.split("_data = ", 1)[1].split(";\nnew LDAvis", 1)[0])
+    assert sorted(data["mdsDat"]["topics"]) == [1, 2, 3, 4, 5]
+    top = run.vocabulary[int(np.argmax(run.model.topic_word_[0]))]
+    assert top in data["tinfo"]["Term"]
+    # term frequencies are the training counts: the "Default" rows hold the corpus totals
+    tokens = run.config["corpus"]["summary"]["tokens"]
+    default = [f for f, c in zip(data["tinfo"]["Freq"], data["tinfo"]["Category"]) if c == "Default"]
+    assert 0 < max(default) < tokens
+    assert not [p for p in tmp_path.iterdir() if p.name != "topics.html"]  # no temp file left
+
+
+def test_ldavis_bad_input(runner, trained_run, tmp_path):
+    one_line_error(runner.invoke(main, ["ldavis", str(trained_run[0]), "--out", str(tmp_path / "t.txt")]), ".html")
+    one_line_error(runner.invoke(main, ["ldavis", str(tmp_path), "--out", str(tmp_path / "t.html")]),
+                   "not a complete run")
+
+
+# -------------------------------------------------------------------------- compare
+def test_compare_writes_three_files_with_both_models(runner, corpus_with_test, tmp_path):
+    out = tmp_path / "cmp"
+    args = ["compare", str(corpus_with_test), "--topics", "5", "--bits", "8", "--epochs", "2", "--lda-passes", "2",
+            "--seeds", "1", "--device", "cpu", "--out", str(out)]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["comparison.csv", "comparison.md", "comparison.png"]
+    with open(out / "comparison.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["model"], r["seed"]) for r in rows] == [("PoissBPE", "0"), ("LDA", "0")]
+    for r in rows:
+        assert r["n_train"] == r["n_test"] == "300"
+        assert float(r["npmi"]) == pytest.approx(float(r["gensim_c_npmi"]), abs=1e-6)
+        assert float(r["fit_seconds"]) > 0 and float(r["infer_seconds"]) > 0 and r["accuracy"]
+    assert rows[0]["code_mean_active"] and not rows[1]["code_mean_active"]
+    md = (out / "comparison.md").read_text()
+    assert "| metric | PoissBPE | LDA |" in md and "LDABaseline(passes=2" in md
+    assert (out / "comparison.png").read_bytes()[:4] == b"\x89PNG"
+
+    one_line_error(runner.invoke(main, args), "already holds a comparison", "--overwrite")
+    one_line_error(runner.invoke(main, [*args[:3], "0", *args[4:]]), "--topics")

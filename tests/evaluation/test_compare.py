@@ -1,0 +1,119 @@
+"""The PoissBPE vs LDA comparison driver: same documents, same measures, three files."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bpetopics.evaluation import LDABaseline, evaluate_topic_model
+from bpetopics.evaluation.compare import (
+    MODEL_NAMES,
+    compare_models,
+    holdout_split,
+    summarize,
+    summary_markdown,
+    write_comparison,
+)
+
+BPE = {"epochs": 2, "n_bits": 8, "device": "cpu"}
+LDA = {"passes": 2}
+
+
+@pytest.fixture(scope="module")
+def small(newsgroups_small):
+    """300 train and 300 test documents of ``newsgroups_small``."""
+    from bpetopics.text import Corpus
+
+    out = []
+    for split in ("train", "test"):
+        c = newsgroups_small[split]
+        out.append(Corpus(counts=c.counts[:300], vocabulary=c.vocabulary, texts=c.texts[:300], ids=c.ids[:300],
+                          split=split, labels=c.labels[:300], label_names=c.label_names))
+    return out
+
+
+@pytest.fixture(scope="module")
+def results(small):
+    train, test = small
+    return compare_models(train, test, 5, seeds=(0, 1), bpe_params=BPE, lda_params=LDA)
+
+
+def test_both_models_every_seed_same_documents(results, small):
+    train, test = small
+    assert list(zip(results["model"], results["seed"])) == [("PoissBPE", 0), ("LDA", 0), ("PoissBPE", 1), ("LDA", 1)]
+    assert (results["n_train"] == 300).all() and (results["n_test"] == 300).all()
+    assert (results["n_words"] == len(train.vocabulary)).all() and (results["n_topics"] == 5).all()
+    np.testing.assert_allclose(results["npmi"], results["gensim_c_npmi"], atol=1e-6)
+    for column in ("npmi_nonfinite", "gensim_c_npmi_nonfinite", "diversity", "perplexity", "accuracy",
+                   "fit_seconds", "infer_seconds"):
+        assert results[column].notna().all(), column
+    assert (results["fit_seconds"] > 0).all() and (results["perplexity_documents"] > 250).all()
+    bpe = results[results["model"] == "PoissBPE"]
+    lda = results[results["model"] == "LDA"]
+    assert bpe["code_mean_active"].notna().all() and lda["code_mean_active"].isna().all()
+    assert all(len(words) == 5 for words in results["top_words"])
+    # seeds matter: different LDA fits
+    assert lda["top_words"].iloc[0] != lda["top_words"].iloc[1]
+
+
+def test_lda_row_is_evaluate_topic_model_of_the_default_baseline(results, small):
+    """Measured exactly as evaluate_topic_model measures LDABaseline (defaults but passes) alone."""
+    train, test = small
+    model = LDABaseline(n_topics=5, passes=2, random_state=1).fit(train.counts)
+    direct = evaluate_topic_model(model, train.counts, test.counts, test.texts, train.vocabulary,
+                                  train.labels, test.labels, seed=1, gensim_measures=())
+    row = results[(results["model"] == "LDA") & (results["seed"] == 1)].iloc[0]
+    for key in ("npmi", "diversity", "perplexity", "accuracy", "unused_topics"):
+        assert row[key] == pytest.approx(direct[key]), key
+
+
+def test_write_comparison_files(results, tmp_path):
+    paths = write_comparison(results, tmp_path / "out", settings={"LDA": "LDABaseline defaults"})
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["comparison.csv", "comparison.md",
+                                                                     "comparison.png"]
+    table = pd.read_csv(paths["csv"])
+    assert len(table) == 4 and set(table["model"]) == set(MODEL_NAMES) and "top_words" not in table
+    md = paths["md"].read_text()
+    assert "| metric | PoissBPE | LDA |" in md and "- LDA: LDABaseline defaults" in md
+    assert "NPMI (gensim c_npmi)" in md and "±" in md and "## Topics (seed 0" in md
+    assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_summary_is_mean_and_std_over_seeds():
+    df = pd.DataFrame({"model": ["PoissBPE", "LDA", "PoissBPE", "LDA"], "seed": [0, 0, 1, 1],
+                       "n_train": 10, "n_test": 5, "n_words": 7, "n_topics": 3,
+                       "npmi": [0.1, -0.1, 0.3, -0.3], "npmi_nonfinite": [0, 1, 0, 1],
+                       "perplexity": [100.0, 200.0, 300.0, 400.0],
+                       "code_mean_active": [2.0, np.nan, 4.0, np.nan]})
+    stats = summarize(df)
+    assert stats.loc[("npmi", "PoissBPE"), "mean"] == pytest.approx(0.2)
+    assert stats.loc[("npmi", "LDA"), "std"] == pytest.approx(np.std([-0.1, -0.3], ddof=1))
+    assert stats.loc[("code_mean_active", "LDA"), "n"] == 0
+    md = summary_markdown(df)
+    assert "| NPMI (ours) ↑ | 0.2000 ± 0.1414 | -0.2000 ± 0.1414 |" in md
+    assert "| completion perplexity ↓ | 200.0 ± 141.4 | 300.0 ± 141.4 |" in md
+    assert "| topics with non-finite NPMI (ours) ↓ | 0.0 ± 0.0 | 1.0 ± 0.0 |" in md
+    assert "| active bits per code (PoissBPE) | 3.000 ± 1.414 | — |" in md
+    one = summary_markdown(df[df["seed"] == 0])
+    assert "| NPMI (ours) ↑ | 0.1000 | -0.1000 |" in one and "±" not in one
+
+
+def test_holdout_split_and_checks(small):
+    train, test = small
+    a, b = holdout_split(train, 0.2, seed=3)
+    assert (a.n_docs, b.n_docs) == (240, 60)
+    assert not set(a.ids) & set(b.ids) and sorted(a.ids + b.ids) == sorted(train.ids)
+    i = a.ids.index(train.ids[5]) if train.ids[5] in a.ids else None
+    if i is not None:
+        assert (a.counts[i] != train.counts[5]).nnz == 0 and a.texts[i] == train.texts[5]
+    one = holdout_split(train, 0.997)[0]
+    assert one.n_docs == 1
+    with pytest.raises(ValueError, match="too few"):
+        holdout_split(one, 0.2)
+    other = holdout_split(train, 0.5)[0]
+    other.vocabulary = other.vocabulary[:-1] + ["zzz"]
+    with pytest.raises(ValueError, match="vocabulary"):
+        compare_models(other, test, 5, seeds=[0], warm_up=False)
+    with pytest.raises(ValueError, match="reference"):
+        compare_models(train, test, 5, seeds=[0], reference="dev", warm_up=False)
