@@ -150,7 +150,7 @@ class PoissonLikelihood(nn.Module):
         out (P, C, T) -> (P, L, C): phi_nlc = sum_t beta[w_nl, t] f_c(z)_t.
         """
         beta = self.topic_word() if beta is None else beta
-        beta_nz = beta[batch.cols]                          # (P, L, T)
+        beta_nz = F.embedding(batch.cols, beta)             # (P, L, T): beta[w_nl, :]
         mix = self.link(out)                                # (P, C, T)
         phi = torch.bmm(beta_nz, mix.transpose(1, 2))       # (P, L, C)
         return torch.log(phi.clamp_min(1e-30))
