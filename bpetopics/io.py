@@ -8,6 +8,9 @@ A run folder (written by :func:`save_run`, read back by :func:`load_run`)::
     vocabulary.txt     one word per line, column j of the counts is line j
     topics.csv         topic, share, rank, word, weight (long format)
     doc_codes.npz      codes of the training documents (scipy.sparse.save_npz, CSR uint8)
+    counts.npz         training counts (scipy.sparse.save_npz, CSR N x W), rows in the order of
+                       the ids in doc_topics.npz; absent from runs saved without a corpus or
+                       counts, and from runs of older bpetopics (still version 1)
     doc_topics.npz     doc_topic (N x T float32) and ids (N strings)
     history.csv        epoch, objective, active_bits, seconds
     summary.json       sizes, final objective, topic shares, top words
@@ -41,7 +44,7 @@ CHECKPOINT_FORMAT = "bpetopics.checkpoint"
 
 CONFIG_FILE, WEIGHTS_FILE, VOCABULARY_FILE = "config.json", "model.safetensors", "vocabulary.txt"
 TOPICS_FILE, HISTORY_FILE, SUMMARY_FILE = "topics.csv", "history.csv", "summary.json"
-DOC_CODES_FILE, DOC_TOPICS_FILE = "doc_codes.npz", "doc_topics.npz"
+DOC_CODES_FILE, DOC_TOPICS_FILE, COUNTS_FILE = "doc_codes.npz", "doc_topics.npz", "counts.npz"
 CHECKPOINT_FILE = "checkpoint.safetensors"  # inside RUN.partial/ while training
 
 _MODEL_NAMES = ("PoissBPE", "GaussBPE", "BernBPE")
@@ -65,6 +68,29 @@ class Run:
     def doc_codes(self) -> sp.csr_matrix:
         """Codes of the training documents, CSR (N x K) uint8."""
         return sp.load_npz(self.path / DOC_CODES_FILE).tocsr()
+
+    def has_counts(self) -> bool:
+        """True when the run holds its training counts (``counts.npz``)."""
+        return (self.path / COUNTS_FILE).is_file()
+
+    def counts(self) -> sp.csr_matrix:
+        """The training counts, CSR (N x W), rows in the order of :meth:`doc_topics`'s ids.
+
+        Raises RunError (one line) when the run has none (saved without a corpus, or by an
+        older bpetopics) or the file is damaged.
+        """
+        file = self.path / COUNTS_FILE
+        if not file.is_file():
+            raise RunError(f"{self.path} has no training counts ({COUNTS_FILE}): it was saved without its corpus "
+                           "or by an older bpetopics; train it again to add them")
+        try:
+            counts = sp.load_npz(file).tocsr()  # scipy reads .npz with allow_pickle=False
+        except Exception as exc:
+            raise RunError(f"{file} is corrupted ({_first_line(exc)})") from None
+        expected = (self.config.get("n_data"), self.config.get("n_features"))
+        if counts.shape != expected:
+            raise RunError(f"{file} has shape {counts.shape}, expected {expected}")
+        return counts
 
     def doc_topics(self) -> tuple[list[str], np.ndarray]:
         """(ids, mixtures (N x T)) of the training documents."""
@@ -169,12 +195,13 @@ def _build_model(name, params, state, n_data, n_features, training, device, wher
 
 
 # ------------------------------------------------------------------------ save_run
-def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, corpus_info=None,
+def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=None, corpus_info=None,
              overwrite: bool = False, n_top_words: int = 20) -> Path:
     """Write a fitted text model and its corpus settings to the run folder ``out``, atomically.
 
     ``model`` (a fitted PoissBPE) was fitted on ``corpus.counts``; ``corpus`` gives the
-    vocabulary, pipeline, ids and summary (or pass ``vocabulary`` / ``pipeline``).
+    vocabulary, pipeline, ids, counts and summary (or pass ``vocabulary`` / ``pipeline`` /
+    ``counts``); the training counts, when known, are saved as ``counts.npz``.
     ``corpus_info`` (JSON-safe) is merged into ``config["corpus"]``; ``overwrite``
     replaces a finished run at ``out``; ``n_top_words`` per topic go to topics.csv and
     summary.json. Returns ``out``; raises RunError when ``out`` may not be written.
@@ -187,9 +214,16 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, corpus_
     if len(vocabulary) != model.n_features_:
         raise ValueError(f"the vocabulary has {len(vocabulary)} words but the model {model.n_features_}")
     ids = [str(i) for i in (corpus.ids if corpus is not None else range(n_docs))]
+    if counts is None and corpus is not None:
+        counts = corpus.counts
+    if counts is not None:
+        counts = sp.csr_matrix(counts)
+        if counts.shape != (n_docs, len(vocabulary)):
+            raise ValueError(f"the counts have shape {counts.shape} but the model has {n_docs} documents "
+                             f"and {len(vocabulary)} words")
     topic_word = model.topic_word_
     doc_topic = model.code_topic(codes).astype(np.float32)
-    lengths = corpus.doc_lengths if corpus is not None else np.ones(n_docs)
+    lengths = np.asarray(counts.sum(axis=1), dtype=float).ravel() if counts is not None else np.ones(n_docs)
     share = (lengths @ doc_topic) / max(float(lengths.sum()), 1e-12)
     order = np.argsort(-topic_word, axis=1)[:, :n_top_words]
     history = [dict(h) for h in model.history_]
@@ -225,6 +259,8 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, corpus_
              for t, row in enumerate(order) for r, j in enumerate(row))))
         sp.save_npz(tmp / DOC_CODES_FILE, sp.csr_matrix(codes), compressed=True)
         np.savez_compressed(tmp / DOC_TOPICS_FILE, doc_topic=doc_topic, ids=np.array(ids, dtype=str))
+        if counts is not None:
+            sp.save_npz(tmp / COUNTS_FILE, counts, compressed=True)
         (tmp / HISTORY_FILE).write_bytes(_csv_bytes(
             ("epoch", "objective", "active_bits", "seconds"),
             ((h.get("epoch"), h.get("objective"), h.get("active_bits"), h.get("seconds")) for h in history)))

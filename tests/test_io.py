@@ -77,6 +77,41 @@ def test_the_files_are_readable_by_other_tools(saved, fitted, corpus):
     assert summary["n_topics"] == 5 and len(summary["top_words"][0]) == 20
 
 
+def test_counts_round_trip(saved, corpus, tmp_path):
+    run = load_run(saved)
+    assert run.has_counts()
+    counts = run.counts()
+    assert sp.isspmatrix_csr(counts) and counts.shape == corpus.counts.shape == (300, 500)
+    assert counts.dtype == corpus.counts.dtype and (counts != corpus.counts).nnz == 0
+    assert run.doc_topics()[0] == corpus.ids  # rows follow the ids of doc_topics.npz
+    np.testing.assert_array_equal(sp.load_npz(saved / "counts.npz").toarray(), corpus.counts.toarray())
+
+    # a run of an older bpetopics (no counts.npz) still loads; counts() says why it cannot
+    old = tmp_path / "old"
+    shutil.copytree(saved, old)
+    (old / "counts.npz").unlink()
+    run = load_run(old)
+    assert not run.has_counts()
+    with pytest.raises(RunError, match="no training counts") as err:
+        run.counts()
+    assert "\n" not in str(err.value)
+    (old / "counts.npz").write_bytes(b"not an npz")
+    with pytest.raises(RunError, match="counts.npz is corrupted"):
+        load_run(old).counts()
+    sp.save_npz(old / "counts.npz", corpus.counts[:10])
+    with pytest.raises(RunError, match=r"has shape \(10, 500\), expected \(300, 500\)"):
+        load_run(old).counts()
+
+
+def test_save_run_counts_without_a_corpus(fitted, corpus, tmp_path):
+    with_counts = save_run(tmp_path / "a", fitted, vocabulary=corpus.vocabulary, counts=corpus.counts)
+    assert (load_run(with_counts).counts() != corpus.counts).nnz == 0
+    without = save_run(tmp_path / "b", fitted, vocabulary=corpus.vocabulary)
+    assert not (without / "counts.npz").exists() and not load_run(without).has_counts()
+    with pytest.raises(ValueError, match="the counts have shape"):
+        save_run(tmp_path / "c", fitted, vocabulary=corpus.vocabulary, counts=corpus.counts[:10])
+
+
 def test_save_run_is_atomic(saved, fitted, corpus, tmp_path, monkeypatch):
     with pytest.raises(RunError, match="already holds a finished run"):
         save_run(saved, fitted, corpus)

@@ -2,7 +2,9 @@
 
 Also home of :func:`run_splits`, which rebuilds a run's corpus (train and test splits)
 from what ``bpetopics train`` recorded in ``config.json`` (``corpus.source``,
-``corpus.settings``, ``corpus.pipeline``); ``graph`` and ``ldavis`` use it too.
+``corpus.settings``, ``corpus.pipeline``), and of :func:`run_train_counts`, the saved
+training counts (``counts.npz``; rebuilt only for runs saved before it existed), which
+``graph`` and ``ldavis`` use.
 """
 
 from __future__ import annotations
@@ -75,8 +77,9 @@ def run_splits(run) -> dict:
                     raise UserError(f"{where} does not record how the corpus was prepared (corpus.settings and "
                                     "corpus.pipeline): retrain with `bpetopics train`, or from a saved corpus")
                 if not is_newsgroups(source) and not Path(source).exists():
-                    raise UserError(f"the run's corpus {source} is not there any more (paths are relative to "
-                                    "where `bpetopics train` ran): run from that folder, or restore it")
+                    raise UserError(f"the run's corpus {source} is not there any more (runs of older bpetopics "
+                                    "record paths relative to where `bpetopics train` ran): run from that "
+                                    "folder, or restore it")
                 pipeline = TextPipeline.from_dict(cfg["pipeline"])
                 raw = load_source(source, data_home=settings.get("data_home"),
                                   categories=settings.get("categories"))
@@ -99,6 +102,22 @@ def run_splits(run) -> dict:
     return splits
 
 
+def run_train_counts(run):
+    """The training counts of a run (CSR, N x W, rows in the order of its ids).
+
+    Read from ``counts.npz``; a run saved before that file existed has its corpus rebuilt
+    with :func:`run_splits` instead. A damaged file is a :class:`UserError`.
+    """
+    from bpetopics.io import RunError
+
+    if not run.has_counts():
+        return run_splits(run)["train"].counts
+    try:
+        return run.counts()
+    except RunError as exc:
+        raise UserError(str(exc)) from None
+
+
 def _json_safe(value):
     if isinstance(value, float) and not math.isfinite(value):
         return None
@@ -115,14 +134,17 @@ def evaluate_run(run, reference: str = "test", top_n: int = 10, seed: int = 0, g
                  echo=None) -> dict:
     """All the measures of :func:`bpetopics.evaluation.evaluate_topic_model` for a run.
 
-    Held-out documents are the test split (for a source without one, the training
-    documents, which flatters perplexity; ``heldout`` says which). ``reference`` is the
-    split whose texts score coherence. ``fit_seconds`` is the recorded training time.
+    Held-out documents are the test split, rebuilt with :func:`run_splits` (for a source
+    without one, the training documents, which flatters perplexity; ``heldout`` says
+    which). The training counts are the run's saved ones (``counts.npz``) when it has
+    them. ``reference`` is the split whose texts score coherence. ``fit_seconds`` is the
+    recorded training time.
     """
     from bpetopics.evaluation import evaluate_topic_model
 
     splits = run_splits(run)
     train = splits["train"]
+    train_counts = run_train_counts(run) if run.has_counts() else train.counts
     test = splits.get("test")
     heldout = "test"
     if test is None or test.n_docs == 0:
@@ -133,18 +155,19 @@ def evaluate_run(run, reference: str = "test", top_n: int = 10, seed: int = 0, g
         if echo is not None:
             echo("Warning: no test split: perplexity, inference time and accuracy use the training documents")
     ref = test if reference == "test" else train
+    test_counts = test.counts if heldout == "test" else train_counts
     model = run.model
     res = evaluate_topic_model(
-        model, train.counts, test.counts, ref.texts, list(run.vocabulary),
+        model, train_counts, test_counts, ref.texts, list(run.vocabulary),
         train_labels=train.labels if heldout == "test" else None,
         test_labels=test.labels if heldout == "test" else None,
-        codes=model.transform(test.counts), top_n=top_n, seed=seed,
+        codes=model.transform(test_counts), top_n=top_n, seed=seed,
         gensim_measures=("c_npmi",) if gensim else ())
     seconds = run.summary.get("train_seconds")
     if seconds is None:
         seconds = sum(h.get("seconds", 0.0) for h in model.history_)
     return {"run": str(run.path), "model": run.config.get("model"), "reference": reference, "heldout": heldout,
-            "n_train": train.n_docs, "n_heldout": test.n_docs, "n_words": len(run.vocabulary),
+            "n_train": train_counts.shape[0], "n_heldout": test_counts.shape[0], "n_words": len(run.vocabulary),
             **res, "fit_seconds": float(seconds)}
 
 

@@ -18,10 +18,13 @@ def run_graph(run, rule: str = "threshold", threshold: float | None = None, mass
 
     Mixtures are f(z_n) = ``model.code_topic(codes_)``; documents sharing a code are
     counted once per code. Node ``probability`` is the topic's share of the training
-    tokens recorded by training (``summary.json``), else the mean mixture.
+    tokens, from the saved training counts (``counts.npz``); for a run saved without
+    them, the share recorded by training (``summary.json``), else the mean mixture. The
+    corpus is never rebuilt.
     """
     import numpy as np
 
+    from bpetopics.cli.evaluate import run_train_counts
     from bpetopics.cli.topics import topic_shares
     from bpetopics.viz import DEFAULT_MASS, DEFAULT_THRESHOLD, coactivation_graph
 
@@ -30,10 +33,11 @@ def run_graph(run, rule: str = "threshold", threshold: float | None = None, mass
     if codes is None:
         raise UserError(f"{run.path} has no codes of its training documents (doc_codes.npz): train it again")
     codes = np.asarray(codes, dtype=np.uint8)
+    lengths = np.asarray(run_train_counts(run).sum(axis=1)).ravel() if run.has_counts() else None
     G = coactivation_graph(model.code_topic(codes), model.topic_word_, run.vocabulary, codes=codes,
                            rule=rule, threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
-                           mass=DEFAULT_MASS if mass is None else mass, top_n=top_n)
-    shares = topic_shares(run)
+                           mass=DEFAULT_MASS if mass is None else mass, top_n=top_n, doc_lengths=lengths)
+    shares = topic_shares(run) if lengths is None else None
     if shares is not None and len(shares) == G.number_of_nodes() and sum(shares) > 0:
         total = float(sum(shares))
         for t, s in enumerate(shares):

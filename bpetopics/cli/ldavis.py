@@ -13,21 +13,22 @@ MDS_CHOICES = ("pcoa", "mmds", "tsne")
 
 
 def run_ldavis_inputs(run) -> dict:
-    """The arrays pyLDAvis needs, from a run and its (rebuilt) training counts.
+    """The arrays pyLDAvis needs, from a run and its saved training counts.
 
     ``topic_word`` = ``model.topic_word_``; ``doc_topic`` = f(z_n) =
     ``model.code_topic(codes_)``; ``doc_lengths`` and ``term_frequency`` = row and
-    column sums of the training counts.
+    column sums of the training counts (``counts.npz``; rebuilt from the recorded corpus
+    only for runs saved before that file existed).
     """
     import numpy as np
 
-    from bpetopics.cli.evaluate import run_splits
+    from bpetopics.cli.evaluate import run_train_counts
 
     model = run.model
     codes = getattr(model, "codes_", None)
     if codes is None:
         raise UserError(f"{run.path} has no codes of its training documents (doc_codes.npz): train it again")
-    counts = run_splits(run)["train"].counts
+    counts = run_train_counts(run)
     return {"topic_word": model.topic_word_, "doc_topic": model.code_topic(np.asarray(codes, dtype=np.uint8)),
             "doc_lengths": np.asarray(counts.sum(axis=1)).ravel(),
             "vocabulary": list(run.vocabulary),
@@ -47,9 +48,10 @@ def ldavis(run, out, mds, R, seed):
 
     Topic-term distributions come from the model, document-topic mixtures f(z) from
     the training documents' codes, document lengths and term frequencies from the
-    training counts (the run's corpus is rebuilt from what the run recorded). The page
-    holds d3, LDAvis and the data, so it opens without network access. Topic t + 1 on
-    the page is topic t of `bpetopics topics` and node t of `bpetopics graph`.
+    training counts saved with the run (for runs saved without them, the run's corpus
+    is rebuilt from what the run recorded). The page holds d3, LDAvis and the data, so
+    it opens without network access. Topic t + 1 on the page is topic t of
+    `bpetopics topics` and node t of `bpetopics graph`.
 
     \b
     Examples:

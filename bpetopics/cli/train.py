@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import shlex
 import shutil
 import warnings
@@ -305,10 +306,12 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
         train_corpus = splits["train"]
         if train_corpus.n_docs == 0:
             raise UserError(f"the corpus {corpus} has no training document with a word of its vocabulary")
-        settings["data_home"] = None if data_home is None else str(data_home)
+        # paths are recorded absolute, so that the run's corpus can be rebuilt from any folder
+        source = corpus if is_newsgroups(corpus) else os.path.abspath(corpus)
+        settings["data_home"] = None if data_home is None else os.path.abspath(data_home)
         if is_saved_corpus(corpus) and not is_newsgroups(corpus):  # loaded as saved: the options played no part
-            settings = {"saved_corpus": str(corpus)}
-        corpus_info = {"source": str(corpus), "settings": settings,
+            settings = {"saved_corpus": source}
+        corpus_info = {"source": source, "settings": settings,
                        "splits": {name: c.summary() for name, c in splits.items()}}
         if partial.exists():
             shutil.rmtree(partial)

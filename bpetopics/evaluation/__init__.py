@@ -1,5 +1,6 @@
 """Evaluation of topic models: coherence, diversity, completion perplexity, code sparsity,
-classification, and the gensim LDA baseline.
+classification, the gensim LDA baseline, and the two compared over seeds
+(:func:`compare_models`, :func:`write_comparison`).
 
 Every function takes the topic-model contract of ``docs/CONTRACTS.md``: ``topic_word_``
 (T x W, rows on the simplex) and ``doc_topic(X)`` (N x T), so LDA and BPE models are
@@ -14,6 +15,7 @@ from bpetopics.evaluation.coherence import (
     top_word_ids,
     top_words,
 )
+from bpetopics.evaluation.compare import compare_models, write_comparison
 from bpetopics.evaluation.cooccurrence import EncodedTexts, encode_texts, window_cooccurrence
 from bpetopics.evaluation.diversity import code_stats, hoyer_sparsity, topic_diversity, unused_topic_share
 from bpetopics.evaluation.evaluate import evaluate_topic_model
@@ -32,6 +34,7 @@ __all__ = [
     "PerplexityResult",
     "classification_accuracy",
     "code_stats",
+    "compare_models",
     "completion_perplexity",
     "encode_texts",
     "evaluate_topic_model",
@@ -45,4 +48,5 @@ __all__ = [
     "topic_diversity",
     "unused_topic_share",
     "window_cooccurrence",
+    "write_comparison",
 ]

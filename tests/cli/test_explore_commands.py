@@ -61,13 +61,18 @@ def test_help_has_examples(runner, command):
 
 
 # ------------------------------------------------------------------------- evaluate
-def test_evaluate_a_run_with_a_test_split(runner, run_with_test, corpus_with_test, tmp_path):
+def test_evaluate_a_run_with_a_test_split(runner, run_with_test, corpus_with_test, tmp_path, monkeypatch):
     from bpetopics.evaluation import evaluate_topic_model
+    from bpetopics.io import Run
     from bpetopics.text import load_splits
 
+    read = []
+    real_counts = Run.counts
+    monkeypatch.setattr(Run, "counts", lambda self: read.append(self.path) or real_counts(self))
     out = tmp_path / "metrics.json"
     result = runner.invoke(main, ["evaluate", str(run_with_test), "--out", str(out)])
     assert result.exit_code == 0, result.output
+    assert read == [run_with_test]  # the saved training counts; only the test split is needed from the corpus
     assert "npmi" in result.output and "perplexity" in result.output
     res = json.loads(out.read_text())
     assert res["heldout"] == "test" and res["reference"] == "test"
@@ -134,6 +139,68 @@ def test_train_on_20newsgroups_then_evaluate(runner, shared_data, tmp_path, monk
     assert res["heldout"] == "test"
     assert (res["n_train"], res["n_heldout"]) == (splits["train"]["documents"], splits["test"]["documents"])
     assert res["accuracy"] is not None
+
+
+# ------------------------------------------------------------- graph and ldavis: no rebuild
+def _no_rebuild(monkeypatch):
+    import bpetopics.cli.evaluate as evaluate_module
+
+    def refuse(run):
+        raise AssertionError("the corpus was rebuilt")
+
+    monkeypatch.setattr(evaluate_module, "run_splits", refuse)
+
+
+def _old_run(run_dir, dst):
+    """A copy of a run as older bpetopics wrote it: without counts.npz."""
+    shutil.copytree(run_dir, dst)
+    (dst / "counts.npz").unlink()
+    return dst
+
+
+def test_graph_and_ldavis_use_the_saved_counts(runner, trained_run, saved_corpus, tmp_path, monkeypatch):
+    from bpetopics.cli.graph import run_graph
+    from bpetopics.cli.ldavis import run_ldavis_inputs
+    from bpetopics.text import load_splits
+
+    run_dir = trained_run[0]
+    counts = load_splits(saved_corpus)["train"].counts
+    _no_rebuild(monkeypatch)
+    # the source is gone: rebuilding would fail, the saved counts do not need it
+    moved = _with_source(run_dir, tmp_path / "moved", tmp_path / "no-such-folder", settings={})
+    run = load_run(moved)
+    assert (run.counts() != counts).nnz == 0
+    data = run_ldavis_inputs(run)
+    np.testing.assert_array_equal(data["doc_lengths"], np.asarray(counts.sum(axis=1)).ravel())
+    np.testing.assert_array_equal(data["term_frequency"], np.asarray(counts.sum(axis=0)).ravel())
+    G = run_graph(run)
+    lengths = np.asarray(counts.sum(axis=1)).ravel()
+    share = lengths @ run.model.code_topic(run.model.codes_) / lengths.sum()
+    np.testing.assert_allclose([G.nodes[t]["probability"] for t in range(5)], share, rtol=1e-6)
+    np.testing.assert_allclose(share, run.summary["topic_share"], rtol=1e-4)
+
+    result = runner.invoke(main, ["ldavis", str(moved), "--out", str(tmp_path / "t.html")])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(main, ["graph", str(moved), "--out", str(tmp_path / "g.png")])
+    assert result.exit_code == 0, result.output
+
+    # a run without counts.npz: graph still needs no corpus (shares from summary.json) ...
+    old = _old_run(moved, tmp_path / "old")
+    result = runner.invoke(main, ["graph", str(old), "--out", str(tmp_path / "old.png")])
+    assert result.exit_code == 0, result.output
+    # ... and ldavis rebuilds it (here it is gone, so that is a one-line error)
+    monkeypatch.undo()
+    one_line_error(runner.invoke(main, ["ldavis", str(old), "--out", str(tmp_path / "old.html")]),
+                   "not there any more")
+
+
+def test_ldavis_rebuilds_the_counts_of_an_old_run(trained_run, saved_corpus, tmp_path):
+    from bpetopics.cli.ldavis import run_ldavis_inputs
+    from bpetopics.text import load_splits
+
+    counts = load_splits(saved_corpus)["train"].counts
+    data = run_ldavis_inputs(load_run(_old_run(trained_run[0], tmp_path / "old")))
+    np.testing.assert_array_equal(data["term_frequency"], np.asarray(counts.sum(axis=0)).ravel())
 
 
 # ---------------------------------------------------------------------------- graph

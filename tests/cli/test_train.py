@@ -6,6 +6,7 @@ import csv
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import scipy.sparse as sp
@@ -16,7 +17,7 @@ import bpetopics.io as run_io
 from bpetopics.cli import main
 from tests.cli.conftest import TINY, one_line_error
 
-RUN_FILES = ["config.json", "doc_codes.npz", "doc_topics.npz", "history.csv", "model.safetensors",
+RUN_FILES = ["config.json", "counts.npz", "doc_codes.npz", "doc_topics.npz", "history.csv", "model.safetensors",
              "summary.json", "topics.csv", "vocabulary.txt"]
 
 
@@ -40,6 +41,7 @@ def test_train_writes_a_complete_run(trained_run, saved_corpus):
         history = list(csv.DictReader(f))
     assert [h["epoch"] for h in history] == ["1", "2"] and set(history[0]) == {"epoch", "objective", "active_bits", "seconds"}
     assert sp.load_npz(out / "doc_codes.npz").shape == (300, 8)
+    assert sp.load_npz(out / "counts.npz").shape == (300, 500)
     assert len((out / "vocabulary.txt").read_text().splitlines()) == 500
     summary = json.loads((out / "summary.json").read_text())
     assert abs(sum(summary["topic_share"]) - 1) < 1e-4
@@ -111,16 +113,20 @@ def test_train_on_20newsgroups_with_progress(runner, shared_data, tmp_path):
     assert lines[0].startswith(f"Saved run to {out}: 5 topics") and len(lines) == 1 + 1 + 5  # header, 5 topics
     assert all(len(line.split()) == 2 + 2 * 4 for line in lines[2:])
     config = json.loads((out / "config.json").read_text())
+    assert config["corpus"]["source"] == "20newsgroups"
     assert config["corpus"]["settings"]["categories"] == ["sci.space", "rec.autos"]
     assert set(config["corpus"]["splits"]) == {"train", "test"}
 
 
-def test_train_on_a_folder_of_texts(runner, raw_folder, tmp_path):
+def test_train_on_a_folder_of_texts(runner, raw_folder, tmp_path, monkeypatch):
     out = tmp_path / "texts"
-    result = runner.invoke(main, ["train", str(raw_folder), "--out", str(out), "--min-df", "1", "--max-df", "1.0",
+    monkeypatch.chdir(raw_folder.parent)  # a relative CORPUS is recorded as an absolute path
+    result = runner.invoke(main, ["train", raw_folder.name, "--out", str(out), "--min-df", "1", "--max-df", "1.0",
                                   "--stopwords", "none", "--quiet", *TINY, "--topics", "2"])
     assert result.exit_code == 0, result.output
     config = json.loads((out / "config.json").read_text())
+    source = Path(config["corpus"]["source"])
+    assert source.is_absolute() and source.samefile(raw_folder)
     assert config["n_data"] == 3 and config["corpus"]["settings"]["stopwords"] == "none"
     assert "the" in (out / "vocabulary.txt").read_text().split()
 
