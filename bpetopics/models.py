@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 import torch
+import torch.nn.functional as F
 
 from bpetopics.core.likelihoods import (BernoulliLikelihood, GaussianLikelihood,
                                         PoissonLikelihood)
@@ -25,9 +26,15 @@ class PoissBPE(BPEBase):
     n_bits : int
         K, length of the binary codes.
     hidden : tuple of int
-        Decoder hidden sizes.
-    alpha, gamma : float
-        Beta-process prior Beta(alpha gamma / K, alpha (1 - gamma / K)).
+        Decoder hidden sizes. The default ``()`` is a linear map from the code to the
+        topic logits, f(z) = softmax(b + W z): on 20 Newsgroups hidden layers gave
+        peakier mixtures, fewer distinct codes and lower topic diversity (README).
+    alpha, gamma : float or None
+        Beta-process prior Beta(alpha gamma / K, alpha (1 - gamma / K)): prior mean
+        gamma / K, strength alpha. ``None`` gives alpha = N and gamma = K / 4: a prior
+        as strong as the data with mean 1/4, so a bit that no document uses costs
+        ln 7 = 1.9 nats instead of ~ln(N K / (alpha gamma)) (README: it raised NPMI,
+        diversity and accuracy on 20 Newsgroups and matches planted sparsity).
     epochs, batch_size, lr : training schedule (Adam learning rate).
     topic_init_docs : int
         Each topic starts from the smoothed word counts of this many random training
@@ -51,8 +58,8 @@ class PoissBPE(BPEBase):
         Per epoch: objective (mean score per document), active_bits, seconds.
     """
 
-    def __init__(self, n_topics=20, n_bits=64, hidden=(128,), activation="relu", alpha=1.0,
-                 gamma=2.0, tau=1.0, kappa=0.7, epochs=20, batch_size=256, lr=1e-2,
+    def __init__(self, n_topics=20, n_bits=64, hidden=(), activation="relu", alpha=None,
+                 gamma=None, tau=1.0, kappa=0.7, epochs=15, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
                  random_state=0, device="auto", progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,

@@ -32,8 +32,8 @@ MODEL_HELP = {
     "n_bits": "K, the length of each document's binary code.",
     "hidden": "Decoder hidden layer sizes, comma-separated ('' for a linear decoder).",
     "activation": "Decoder activation: relu, tanh, softplus, elu, leaky_relu or gelu.",
-    "alpha": "Beta-process concentration alpha.",
-    "gamma": "Beta-process mass gamma: the prior's expected number of active bits.",
+    "alpha": "Beta-process concentration alpha, the prior's strength [default: N, the number of documents].",
+    "gamma": "Beta-process mass gamma: prior mean of a bit is gamma/K [default: K/4].",
     "tau": "Delay tau of the q(pi) step size (t + tau)^-kappa.",
     "kappa": "Forgetting rate kappa of the q(pi) step size, in (0.5, 1].",
     "epochs": "Passes over the corpus.",
@@ -70,6 +70,10 @@ def _option_flag(name: str) -> str:
     return "--" + OPTION_NAMES.get(name, name).replace("_", "-")
 
 
+# Parameters whose default None stands for a value computed from the data.
+FLOAT_OR_NONE = {"alpha": float, "gamma": float}
+
+
 def model_parameters() -> dict:
     """PoissBPE's parameters that are options, with their defaults (from its signature)."""
     from bpetopics.models import PoissBPE
@@ -87,8 +91,8 @@ def model_options() -> list[click.Option]:
             options.append(click.Option([name, f"{flag}/--no-{flag[2:]}"], default=default,
                                         show_default=True, help=help_))
             continue
-        kind = (IntTuple() if isinstance(default, (tuple, list)) else int if default is None
-                else type(default))
+        kind = (IntTuple() if isinstance(default, (tuple, list))
+                else FLOAT_OR_NONE.get(name, int) if default is None else type(default))
         options.append(click.Option([name, flag], type=kind, default=default,
                                     show_default=default is not None, help=help_))
     return options
@@ -116,7 +120,7 @@ def check_model_params(params: dict) -> None:
         if params[name] < 1:
             raise UserError(f"{_option_flag(name)} must be a positive integer; got {params[name]}")
     for name in ("alpha", "tau", "lr"):
-        if not params[name] > 0:
+        if params[name] is not None and not params[name] > 0:
             raise UserError(f"{_option_flag(name)} must be positive; got {params[name]}")
     for name in ("topic_init_docs", "prior_ramp_epochs"):
         if params[name] < 0:
@@ -130,7 +134,9 @@ def check_model_params(params: dict) -> None:
     try:
         resolve_device(params["device"])
         PoissBPE(**params)._validate_params()
-        BetaProcessPrior(params["n_bits"], 1, params["alpha"], params["gamma"], params["tau"], params["kappa"])
+        alpha = 1.0 if params["alpha"] is None else params["alpha"]
+        gamma = params["n_bits"] / 4 if params["gamma"] is None else params["gamma"]
+        BetaProcessPrior(params["n_bits"], 1, alpha, gamma, params["tau"], params["kappa"])
     except ValueError as exc:
         raise UserError(str(exc)) from None
 

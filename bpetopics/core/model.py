@@ -86,6 +86,8 @@ class BPEBase:
             value = getattr(self, name)
             if not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"{name} must be a positive integer; got {value!r}")
+        if self.alpha is not None and self.alpha <= 0:
+            raise ValueError(f"alpha must be positive (or None for N); got {self.alpha}")
         if self.lr <= 0:
             raise ValueError(f"lr must be positive; got {self.lr}")
         if self.max_bits is not None and self.max_bits < 1:
@@ -110,12 +112,20 @@ class BPEBase:
             self.likelihood_ = self._make_likelihood(shape)
         self.decoder_.to(self.device_)
         self.likelihood_.to(self.device_)
-        self.prior_ = BetaProcessPrior(self.n_bits, self.n_data_, self.alpha, self.gamma,
+        self.prior_ = BetaProcessPrior(self.n_bits, self.n_data_, *self.prior_hyperparameters(),
                                        self.tau, self.kappa, self.flat_start, self.device_)
         self.optimizer_ = torch.optim.Adam(self._parameters(), lr=self.lr)
         self.history_ = []
         self.epoch_ = 0
         self.step_ = 0
+
+    def prior_hyperparameters(self) -> tuple[float, float]:
+        """(alpha, gamma) with the defaults resolved: ``alpha=None`` is N, the number of
+        training points (the prior weighs as much as the data), ``gamma=None`` is K / 4
+        (prior mean E[pi_k] = gamma / K = 1/4)."""
+        alpha = float(self.n_data_) if self.alpha is None else float(self.alpha)
+        gamma = self.n_bits / 4 if self.gamma is None else float(self.gamma)
+        return alpha, gamma
 
     def _parameters(self):
         return list(self.decoder_.parameters()) + list(self.likelihood_.parameters())
@@ -250,7 +260,7 @@ class BPEBase:
         except RuntimeError as err:
             raise ValueError(f"saved weights do not match the model's parameters: "
                              f"{str(err).splitlines()[0]}") from None
-        self.prior_ = BetaProcessPrior(self.n_bits, self.n_data_, self.alpha, self.gamma,
+        self.prior_ = BetaProcessPrior(self.n_bits, self.n_data_, *self.prior_hyperparameters(),
                                        self.tau, self.kappa, self.flat_start, self.device_)
         self.prior_.load_state_dict(_strip(state, "prior."))
         self.optimizer_ = torch.optim.Adam(self._parameters(), lr=self.lr)

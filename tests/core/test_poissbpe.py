@@ -1,0 +1,105 @@
+"""PoissBPE end to end on documents sampled from a known PoissBPE."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+from scipy.optimize import linear_sum_assignment
+
+from bpetopics import PoissBPE
+
+
+def hoyer(codes):
+    k, s = codes.shape[1], codes.sum(1)
+    return np.where(s == 0, 1.0, (np.sqrt(k) - np.sqrt(s)) / (np.sqrt(k) - 1)).mean()
+
+
+def planted_corpus(n_docs=1500, n_topics=6, n_words=120, n_bits=8, doc_len=80, seed=0):
+    """Topics own disjoint blocks of words; bit k < T raises topic k, so a code with
+    bits {j, k} mixes topics j and k half and half; codes have 1 or 2 bits."""
+    rng = np.random.default_rng(seed)
+    beta = np.full((n_topics, n_words), 0.02 / n_words)
+    block = n_words // n_topics
+    for t in range(n_topics):
+        beta[t, t * block:(t + 1) * block] += rng.dirichlet(np.ones(block)) * 0.98
+    beta /= beta.sum(1, keepdims=True)
+    codes = np.zeros((n_docs, n_bits), dtype=np.uint8)
+    first = rng.integers(n_topics, size=n_docs)
+    codes[np.arange(n_docs), first] = 1
+    two = rng.random(n_docs) < 0.4
+    second = (first + rng.integers(1, n_topics, size=n_docs)) % n_topics
+    codes[np.where(two)[0], second[two]] = 1
+    logits = 8.0 * codes[:, :n_topics]
+    mix = np.exp(logits - logits.max(1, keepdims=True))
+    mix /= mix.sum(1, keepdims=True)
+    counts = np.stack([rng.multinomial(doc_len, m @ beta) for m in mix])
+    return sp.csr_matrix(counts), beta, codes
+
+
+@pytest.fixture(scope="module")
+def planted_fit():
+    X, beta, codes = planted_corpus()
+    model = PoissBPE(n_topics=6, n_bits=8, random_state=0, device="cpu", progress=False).fit(X)
+    return model, X, beta, codes
+
+
+def test_recovers_planted_topics(planted_fit):
+    model, _, beta, _ = planted_fit
+    fitted = model.topic_word_
+    cos = (beta / np.linalg.norm(beta, axis=1, keepdims=True)) @ \
+          (fitted / np.linalg.norm(fitted, axis=1, keepdims=True)).T
+    rows, cols = linear_sum_assignment(-cos)
+    assert cos[rows, cols].min() >= 0.9, cos[rows, cols]
+
+
+def test_codes_are_as_sparse_as_the_planted_ones(planted_fit):
+    model, _, _, codes = planted_fit
+    assert abs(hoyer(model.codes_) - hoyer(codes)) < 0.08
+    assert 0.8 < model.codes_.sum(1).mean() < 2.5
+    assert len(np.unique(model.codes_, axis=0)) >= 10
+
+
+def test_objective_rises_over_epochs_without_nan(planted_fit):
+    model, *_ = planted_fit
+    objective = np.array([h["objective"] for h in model.history_])
+    assert np.isfinite(objective).all()
+    assert objective[-5:].mean() > objective[:3].mean()
+
+
+def test_fitted_model_api(planted_fit):
+    model, X, _, _ = planted_fit
+    topic_word = model.topic_word_
+    assert topic_word.shape == (6, 120)
+    np.testing.assert_allclose(topic_word.sum(1), 1.0, rtol=1e-6)
+    codes = model.transform(X[:50])
+    assert codes.dtype == np.uint8 and codes.shape == (50, 8)
+    np.testing.assert_array_equal(codes, model.codes_[:50])
+    mix = model.doc_topic(X[:50])
+    np.testing.assert_allclose(mix.sum(1), 1.0, rtol=1e-5)
+    words = model.top_words([f"w{i}" for i in range(120)], n=5)
+    assert len(words) == 6 and all(len(w) == 5 for w in words)
+    assert 1 < model.perplexity(X[:200]) < 120
+
+
+def test_same_seed_same_model():
+    X, _, _ = planted_corpus(n_docs=300)
+    fit = lambda: PoissBPE(n_topics=6, n_bits=8, epochs=2, random_state=3, device="cpu",
+                           progress=False).fit(X)
+    a, b = fit(), fit()
+    np.testing.assert_array_equal(a.topic_word_, b.topic_word_)
+    np.testing.assert_array_equal(a.codes_, b.codes_)
+
+
+def test_bad_input_is_refused_with_a_clear_message():
+    X, _, _ = planted_corpus(n_docs=50)
+    with pytest.raises(ValueError, match="n_topics"):
+        PoissBPE(n_topics=0).fit(X)
+    with pytest.raises(ValueError, match="n_bits"):
+        PoissBPE(n_bits=0).fit(X)
+    with pytest.raises(ValueError, match="negative"):
+        PoissBPE().fit(-X)
+    model = PoissBPE(n_topics=3, n_bits=4, epochs=1, progress=False, device="cpu").fit(X)
+    with pytest.raises(ValueError, match="vocabulary"):
+        model.transform(X[:, :10])
+    with pytest.raises(ValueError, match="CUDA|unknown device"):
+        PoissBPE(device="tpu").fit(X)
