@@ -1,0 +1,379 @@
+"""The paper's Table 1, measured: BPE models against VAE baselines on held-out images.
+
+For each data set every model is trained on the same training subset and scored on the
+same test subset (MODEL.md, "How the paper measures it"):
+
+- MNIST, scaled MNIST, CIFAR-10: GaussBPE against two Gaussian VAEs, the fixed
+  sigma^2 = 1 one (Kingma & Welling's, the paper's baseline: its figures match it) and
+  one with a learned shared variance (a stronger baseline the paper does not have).
+  MSE = mean over images of ||x_n - E[lambda_n] f(z_n)||^2 (VAE: E[lambda] = 1 and the
+  decoded posterior mean); sparsity = mean Hoyer of the codes (VAE: posterior means).
+- Binarised MNIST: BernBPE against the Gumbel-Softmax VAE. NLL = mean of -ln p(x_n | z_n)
+  at one code per image (BernBPE: the pursued code; GS-VAE: the posterior argmax), and,
+  for the GS-VAE only, its negative ELBO as a separate column: the two are not the same
+  quantity and must not be compared with each other.
+
+``run_table`` writes ``table1.csv``, ``table1.md``, ``recon_<dataset>.png`` and
+``seconds_per_epoch.png`` (and ``history.json``, every model's per-epoch record).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+from scipy.special import expit
+
+from bpetopics.images.metrics import bernoulli_nll, mean_hoyer, reconstruction_mse
+
+# Paper, Table 1: (baseline name, baseline value, BPE value, baseline sparsity, BPE sparsity)
+PAPER_TABLE1 = {
+    "binary_mnist": ("GS-VAE", 81.55, 82.16, 0.40, 0.93),
+    "scaled_mnist": ("VAE", 32.92, 9.18, 0.72, 0.86),
+    "mnist": ("VAE", 16.94, 8.51, 0.83, 0.86),
+    "cifar10": ("VAE", 79.15, 75.88, 0.81, 0.96),
+}
+
+DATASETS = {  # name -> (label, likelihood)
+    "mnist": ("MNIST", "gauss"),
+    "scaled_mnist": ("scaled MNIST", "gauss"),
+    "binary_mnist": ("binarised MNIST", "bern"),
+    "cifar10": ("CIFAR-10", "gauss"),
+}
+
+VAE_FIXED, VAE_LEARNED = "VAE (sigma^2=1 fixed)", "VAE (sigma^2 learned)"
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much data and training each model gets.
+
+    ``n_train``/``n_test`` are class-balanced subsets (None: the whole split). BPE
+    models train ``bpe_epochs`` epochs (each costs a greedy pursuit over the training
+    set, so far more than a VAE epoch); the VAEs get more epochs because they are cheap.
+    """
+
+    name: str
+    n_train: int | None
+    n_test: int | None
+    datasets: tuple
+    bpe_epochs: int
+    n_bits: int
+    bpe_batch_size: int
+    bpe_lr: float
+    vae_epochs: int
+    gsvae_epochs: int
+    sigma: float = 0.3
+    s_max: float = 2.0
+
+
+BUDGETS = {
+    # for the test suite: seconds, not meaningful numbers
+    "tiny": Budget("tiny", 150, 100, ("mnist", "scaled_mnist", "binary_mnist"), 2, 24, 32,
+                   3e-3, 2, 2),
+    # 2 CPU cores, ~10-15 minutes
+    "small": Budget("small", 2000, 1000, ("mnist", "scaled_mnist", "binary_mnist"), 4, 200,
+                    32, 3e-3, 100, 100),
+    # a GPU: whole splits
+    "full": Budget("full", None, None, ("mnist", "scaled_mnist", "binary_mnist", "cifar10"),
+                   30, 200, 128, 1e-3, 100, 100),
+}
+
+
+# ------------------------------------------------------------------------------ data
+def load_split(dataset, split, data_root, limit, seed=0, s_max=2.0):
+    """(X float32 (N, D), y int64 (N,)) of one split of a Table 1 data set."""
+    from bpetopics.images import datasets as ds
+
+    if dataset == "mnist":
+        return ds.load_mnist(split, data_root, limit=limit, random_state=seed)
+    if dataset == "scaled_mnist":
+        X, y, _ = ds.load_scaled_mnist(split, data_root, s_max=s_max, limit=limit,
+                                       random_state=seed)
+        return X, y
+    if dataset == "binary_mnist":
+        return ds.load_binarized_mnist(split, data_root, limit=limit, random_state=seed)
+    if dataset == "cifar10":
+        return ds.load_cifar10(split, data_root, limit=limit, random_state=seed)
+    raise ValueError(f"unknown data set {dataset!r}; choose from {', '.join(DATASETS)}")
+
+
+def show_indices(y, n=10):
+    """Indices of the first test image of each of the first ``n`` classes (grid columns)."""
+    picks = [int(np.flatnonzero(y == c)[0]) for c in np.unique(y)[:n]]
+    return np.array(picks if picks else np.arange(min(n, len(y))))
+
+
+# ---------------------------------------------------------------------------- models
+def _fit_bpe(kind, X, budget, device, seed, progress, log):
+    from bpetopics.models import BernBPE, GaussBPE
+
+    common = dict(n_bits=budget.n_bits, epochs=budget.bpe_epochs,
+                  batch_size=budget.bpe_batch_size, lr=budget.bpe_lr, random_state=seed,
+                  device=device, progress=progress)
+    model = GaussBPE(sigma=budget.sigma, **common) if kind == "gauss" else BernBPE(**common)
+    start = time.perf_counter()
+    for _ in range(budget.bpe_epochs):
+        model.partial_fit(X)  # no extra pursuit over the training set at the end
+        h = model.history_[-1]
+        log(f"    epoch {h['epoch']}/{budget.bpe_epochs}: {h['seconds']:.1f} s, "
+            f"{h['active_bits']:.2f} bits per image, objective {h['objective']:.1f}")
+    return model, time.perf_counter() - start
+
+
+def _bpe_logits(model, codes, batch=1024):
+    out = []
+    with torch.no_grad():
+        for b in range(0, codes.shape[0], batch):
+            z = torch.as_tensor(codes[b:b + batch], dtype=torch.float32, device=model.device_)
+            out.append(model.decoder_(z).cpu().numpy())
+    return np.concatenate(out)
+
+
+def _evaluate_bpe(model, kind, Xt):
+    start = time.perf_counter()
+    codes = model.transform(Xt)
+    encode = time.perf_counter() - start
+    bits = codes.sum(1)
+    row = {"sparsity": mean_hoyer(codes), "active_bits": float(bits.mean()),
+           "empty_codes": float((bits == 0).mean()), "bits_used": int(codes.any(0).sum()),
+           "encode_seconds": encode}
+    if kind == "gauss":
+        mu, _ = model.scale_posterior(Xt, codes)
+        recon = mu[:, None] * model.decode(codes)
+        row.update(metric="MSE", value=reconstruction_mse(Xt, recon))
+    else:
+        logits = _bpe_logits(model, codes)
+        recon = expit(logits)
+        row.update(metric="NLL", value=bernoulli_nll(Xt, logits=logits))
+    return row, recon
+
+
+def _fit_vae(make, X, log):
+    start = time.perf_counter()
+    model = make().fit(X)
+    seconds = time.perf_counter() - start
+    log(f"    {len(model.history_)} epochs, {seconds:.1f} s")
+    return model, seconds
+
+
+def _vae_rows(kind, X, Xt, budget, device, seed, progress, log):
+    """[(model name, fitted VAE, metrics row, reconstructions)] for one data set."""
+    from bpetopics.images.gsvae import GumbelSoftmaxVAE
+    from bpetopics.images.vae import GaussianVAE
+
+    out = []
+    if kind == "gauss":
+        for name, obs_var in ((VAE_FIXED, 1.0), (VAE_LEARNED, "learned")):
+            log(f"  {name}")
+            vae, seconds = _fit_vae(lambda: GaussianVAE(
+                obs_var=obs_var, n_epochs=budget.vae_epochs, random_state=seed,
+                device=device, progress=progress), X, log)
+            start = time.perf_counter()
+            value, sparsity = vae.mse(Xt), vae.sparsity(Xt)
+            row = {"metric": "MSE", "value": value, "sparsity": sparsity,
+                   "encode_seconds": time.perf_counter() - start, "train_seconds": seconds}
+            out.append((name, vae, row, vae.reconstruct(Xt)))
+    else:
+        log("  GS-VAE")
+        vae, seconds = _fit_vae(lambda: GumbelSoftmaxVAE(
+            n_epochs=budget.gsvae_epochs, random_state=seed, device=device,
+            progress=progress), X, log)
+        start = time.perf_counter()
+        row = {"metric": "NLL", "value": vae.reconstruction_nll(Xt),
+               "neg_elbo": vae.negative_elbo(Xt, n_samples=10),
+               "sparsity": vae.sparsity(Xt), "train_seconds": seconds}
+        row["encode_seconds"] = time.perf_counter() - start
+        out.append(("GS-VAE", vae, row, vae.reconstruct(Xt)))
+    return out
+
+
+def _paper_values(dataset, model):
+    base, v_base, v_bpe, s_base, s_bpe = PAPER_TABLE1[dataset]
+    if model.endswith("BPE"):
+        return v_bpe, s_bpe
+    if model in (VAE_FIXED, "GS-VAE"):
+        return v_base, s_base
+    return float("nan"), float("nan")
+
+
+def run_dataset(dataset, data_root, budget, device="auto", seed=0, progress=False, log=None):
+    """Train every model of one data set and score it on the test subset.
+
+    Returns ``(rows, grid, histories)``: one metrics dict per model, the grid images
+    ``{'original' | model name: (n_show, D) array}`` and ``{model name: history_}``.
+    """
+    log = log or (lambda msg: None)
+    label, kind = DATASETS[dataset]
+    X, _ = load_split(dataset, "train", data_root, budget.n_train, seed, budget.s_max)
+    Xt, yt = load_split(dataset, "test", data_root, budget.n_test, seed, budget.s_max)
+    log(f"{label}: {X.shape[0]} training, {Xt.shape[0]} test images")
+    show = show_indices(yt)
+    grid, histories, rows = {"original": Xt[show]}, {}, []
+    bpe_name = "GaussBPE" if kind == "gauss" else "BernBPE"
+    log(f"  {bpe_name}")
+    model, seconds = _fit_bpe(kind, X, budget, device, seed, progress, log)
+    row, recon = _evaluate_bpe(model, kind, Xt)
+    row["train_seconds"] = seconds
+    entries = [(bpe_name, model, row, recon)]
+    entries += _vae_rows(kind, X, Xt, budget, device, seed, progress, log)
+    for name, fitted, row, recon in entries:
+        epochs = [h["seconds"] for h in fitted.history_]
+        paper_value, paper_sparsity = _paper_values(dataset, name)
+        rows.append({"dataset": dataset, "model": name, **row,
+                     "sec_per_epoch": float(np.mean(epochs)) if epochs else float("nan"),
+                     "epochs": len(epochs), "n_train": X.shape[0], "n_test": Xt.shape[0],
+                     "paper_value": paper_value, "paper_sparsity": paper_sparsity})
+        grid[name] = recon[show]
+        histories[name] = [dict(h) for h in fitted.history_]
+        log(f"  {name}: {row['metric']} {row['value']:.2f}, sparsity {row['sparsity']:.3f}")
+    return rows, grid, histories
+
+
+# ---------------------------------------------------------------------------- output
+COLUMNS = ["dataset", "model", "metric", "value", "neg_elbo", "sparsity", "active_bits",
+           "empty_codes", "bits_used", "sec_per_epoch", "epochs", "train_seconds",
+           "encode_seconds", "n_train", "n_test", "paper_value", "paper_sparsity"]
+
+
+def _fmt(value, digits=2):
+    if value is None or (isinstance(value, float) and not np.isfinite(value)):
+        return "-"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def checks(rows):
+    """The paper's claims, checked on the measured rows: list of (claim, holds)."""
+    by = {(r["dataset"], r["model"]): r for r in rows}
+    out = []
+    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+        label, kind = DATASETS[dataset]
+        if kind == "gauss":
+            bpe = by.get((dataset, "GaussBPE"))
+            for name in (VAE_FIXED, VAE_LEARNED):
+                vae = by.get((dataset, name))
+                if bpe is None or vae is None:
+                    continue
+                out.append((f"{label}: GaussBPE MSE {bpe['value']:.2f} < {name} "
+                            f"{vae['value']:.2f}", bpe["value"] < vae["value"]))
+                out.append((f"{label}: GaussBPE sparsity {bpe['sparsity']:.3f} > {name} "
+                            f"{vae['sparsity']:.3f}", bpe["sparsity"] > vae["sparsity"]))
+        else:
+            bpe, vae = by.get((dataset, "BernBPE")), by.get((dataset, "GS-VAE"))
+            if bpe is None or vae is None:
+                continue
+            out.append((f"{label}: BernBPE sparsity {bpe['sparsity']:.3f} > GS-VAE "
+                        f"{vae['sparsity']:.3f}", bpe["sparsity"] > vae["sparsity"]))
+            out.append((f"{label}: BernBPE NLL {bpe['value']:.2f} within 10% of (or below) "
+                        f"the GS-VAE's reconstruction NLL {vae['value']:.2f}",
+                        bpe["value"] <= 1.1 * vae["value"]))
+    return out
+
+
+def hardware() -> str:
+    if torch.cuda.is_available():
+        gpu = torch.cuda.get_device_name(0)
+    else:
+        gpu = "no GPU"
+    threads = torch.get_num_threads()
+    return (f"{platform.machine()}, {os.cpu_count()} CPU cores, torch {torch.__version__} "
+            f"with {threads} thread{'s' if threads != 1 else ''}, {gpu}")
+
+
+def markdown(rows, budget, device, total_seconds) -> str:
+    """The measured table next to the paper's, with the checks, as markdown."""
+    head = ["data", "model", "metric", "ours", "paper", "GS-VAE -ELBO", "sparsity (ours)",
+            "sparsity (paper)", "bits per image", "s / epoch", "epochs"]
+    lines = [f"# Table 1, measured (budget '{budget.name}')", "",
+             f"Train / test images per data set: {budget.n_train or 'all'} / "
+             f"{budget.n_test or 'all'}; device {device}; {hardware()}; "
+             f"total {total_seconds / 60:.1f} min.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [DATASETS[r["dataset"]][0], r["model"], r["metric"], _fmt(r["value"]),
+                 _fmt(r["paper_value"]), _fmt(r.get("neg_elbo")), _fmt(r["sparsity"], 3),
+                 _fmt(r["paper_sparsity"]), _fmt(r.get("active_bits"), 1),
+                 f"{r['sec_per_epoch']:.3g}", str(r["epochs"])]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "MSE: sum over pixels, mean over test images (BPE: E[lambda_n] f(z_n); VAE: "
+              "f(posterior mean)). NLL: -ln p(x_n | z_n) at one code (GS-VAE: posterior "
+              "argmax); the GS-VAE's negative ELBO is a bound on -ln p(x_n), a different "
+              "quantity. Sparsity: mean Hoyer of the codes (VAE: posterior means). The "
+              "paper's baseline is the fixed-variance VAE.", "", "Checks of the paper's "
+              "direction:", ""]
+    lines += [f"- [{'x' if ok else ' '}] {claim}" for claim, ok in checks(rows)]
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(out, rows, grids, histories, budget, device, total_seconds):
+    """Write table1.csv, table1.md, history.json and the figures; returns the paths."""
+    import pandas as pd
+
+    from bpetopics.images.table_plots import plot_seconds_per_epoch, save_reconstruction_grid
+    from bpetopics.viz._files import atomic_path, write_text_atomic
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    frame = pd.DataFrame(rows).reindex(columns=COLUMNS)
+    with atomic_path(out / "table1.csv") as tmp:
+        frame.to_csv(tmp, index=False, float_format="%.4f")
+    paths = [out / "table1.csv",
+             write_text_atomic(out / "table1.md", markdown(rows, budget, device, total_seconds)),
+             write_text_atomic(out / "history.json", json.dumps(
+                 {"budget": asdict(budget), "histories": histories}, indent=1, default=float))]
+    for dataset, grid in grids.items():
+        paths.append(save_reconstruction_grid(grid, dataset, out / f"recon_{dataset}.png"))
+    paths.append(plot_seconds_per_epoch(rows, out / "seconds_per_epoch.png"))
+    return paths
+
+
+def run_table(data_root, out, budget="small", datasets=None, device="auto", seed=0,
+              progress=False, log=None):
+    """Train all models of Table 1 on each data set and write the outputs to ``out``.
+
+    Parameters
+    ----------
+    data_root : path or None
+        Where the data sets are (see :mod:`bpetopics.images.datasets`).
+    out : path
+        Output folder (created).
+    budget : 'tiny', 'small', 'full' or a :class:`Budget`
+    datasets : list of str, optional
+        Subset of ``DATASETS`` (default: the budget's).
+    device : 'auto', 'cpu' or 'cuda'
+
+    Returns
+    -------
+    rows : list of dict (one per data set and model, the CSV's columns)
+    paths : list of Path written
+    """
+    from bpetopics.core.model import resolve_device
+
+    if isinstance(budget, str):
+        if budget not in BUDGETS:
+            raise ValueError(f"unknown budget {budget!r}; choose from {', '.join(BUDGETS)}")
+        budget = BUDGETS[budget]
+    if datasets:
+        unknown = [d for d in datasets if d not in DATASETS]
+        if unknown:
+            raise ValueError(f"unknown data set(s) {', '.join(unknown)}; choose from "
+                             f"{', '.join(DATASETS)}")
+        budget = replace(budget, datasets=tuple(datasets))
+    device = str(resolve_device(device))
+    log = log or (lambda msg: None)
+    start = time.perf_counter()
+    rows, grids, histories = [], {}, {}
+    for dataset in budget.datasets:
+        r, grid, hist = run_dataset(dataset, data_root, budget, device, seed, progress, log)
+        rows += r
+        grids[dataset] = grid
+        histories[dataset] = hist
+    paths = write_outputs(out, rows, grids, histories, budget, device,
+                          time.perf_counter() - start)
+    return rows, paths
