@@ -10,6 +10,7 @@ import torch.nn.functional as F
 from bpetopics.core.likelihoods import (BernoulliLikelihood, GaussianLikelihood,
                                         PoissonLikelihood)
 from bpetopics.core.model import BPEBase
+from bpetopics.core.pursuit import greedy_pursuit
 
 
 class PoissBPE(BPEBase):
@@ -39,6 +40,10 @@ class PoissBPE(BPEBase):
     topic_init_docs : int
         Each topic starts from the smoothed word counts of this many random training
         documents (0: start from uniform topics).
+    reseed_similarity : float or None
+        In the first half of training, dead topics and topics whose cosine similarity to
+        a more used one exceeds this are restarted from badly explained documents
+        (None: never); see ``_end_of_epoch``.
     flat_start, prior_ramp_epochs :
         q(pi) starts at Beta(1, 1) and the prior's weight in the pursuit ramps from 0 to
         1 over the first ``prior_ramp_epochs`` epochs (see MODEL.md's last section: a
@@ -61,7 +66,8 @@ class PoissBPE(BPEBase):
     def __init__(self, n_topics=20, n_bits=64, hidden=(), activation="relu", alpha=None,
                  gamma=None, tau=1.0, kappa=0.7, epochs=15, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
-                 random_state=0, device="auto", progress=True, callback=None):
+                 reseed_similarity=0.7, random_state=0, device="auto",
+                 progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
                          batch_size=batch_size, lr=lr, max_bits=max_bits,
@@ -70,6 +76,7 @@ class PoissBPE(BPEBase):
                          callback=callback)
         self.n_topics = n_topics
         self.topic_init_docs = topic_init_docs
+        self.reseed_similarity = reseed_similarity
 
     def _check_X(self, X):
         if not sp.issparse(X):
@@ -99,13 +106,12 @@ class PoissBPE(BPEBase):
         """Seed each topic from the smoothed word counts of a few random documents."""
         if self.topic_init_docs <= 0:
             return
-        n_docs = X.shape[0]
-        picks = torch.randint(n_docs, (self.n_topics, self.topic_init_docs),
+        picks = torch.randint(X.shape[0], (self.n_topics, self.topic_init_docs),
                               generator=generator).numpy()
         # (T, W): summed counts of each topic's documents, smoothed towards the corpus
         pick_matrix = sp.csr_matrix((np.ones(picks.size), (np.repeat(np.arange(self.n_topics),
-                                    self.topic_init_docs), picks.ravel())),
-                                    shape=(self.n_topics, n_docs))
+                                    picks.shape[1]), picks.ravel())),
+                                    shape=(self.n_topics, X.shape[0]))
         counts = np.asarray((pick_matrix @ X).todense(), dtype=np.float64)
         corpus_freq = np.asarray(X.sum(0)).ravel() + 1.0
         corpus_freq /= corpus_freq.sum()
@@ -113,6 +119,62 @@ class PoissBPE(BPEBase):
         topic_word = smoothed / smoothed.sum(1, keepdims=True)
         with torch.no_grad():
             self.likelihood_.topic_logits.copy_(torch.from_numpy(np.log(topic_word).T))
+
+    def _end_of_epoch(self, X) -> dict:
+        """Restart dead and duplicated topics (MODEL.md: 2 to 5 of 20 topics died or
+        duplicated), in the first half of training only.
+
+        On a seeded sample of 1,000 documents: a topic is *dead* when its total mixture
+        weight is under a tenth of the average, *duplicated* when its word distribution
+        has cosine similarity above ``reseed_similarity`` with a more used topic. Each
+        such topic is started again from the 5 documents the model explains worst (lowest
+        data term per token), and takes over the decoder's output row of the most used
+        topic, so that the two share that topic's documents until the data pull them
+        apart; the Adam state of what was reset is cleared.
+        """
+        if self.reseed_similarity is None or self.epoch_ > self.epochs // 2:
+            return {}
+        gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + self.epoch_)
+        sample = torch.randperm(X.shape[0], generator=gen)[:1000].numpy()
+        batch = self.likelihood_.batch(X[sample], self.device_)
+        with torch.no_grad():
+            codes = greedy_pursuit(self.decoder_, self.likelihood_, batch,
+                                   self.prior_.bit_log_odds(), self.max_bits)
+            out = self.decoder_(codes.float())
+            usage = self.likelihood_.link(out).sum(0).cpu().numpy()          # (T,)
+            per_token = (self.likelihood_.data_term(out, batch)
+                         / batch.vals.sum(1).clamp_min(1)).cpu().numpy()
+            beta = self.likelihood_.topic_word()
+            unit = beta / beta.norm(dim=0, keepdim=True)
+            cos = (unit.t() @ unit).cpu().numpy()
+        np.fill_diagonal(cos, 0)
+        dead = usage < 0.1 * usage.mean()
+        dup = (cos > self.reseed_similarity) & (usage[:, None] < usage[None, :])
+        restart = np.flatnonzero(dead | dup.any(1))
+        worst = np.argsort(per_token, kind="stable")
+        donors = np.argsort(-usage, kind="stable")
+        for i, t in enumerate(restart):
+            docs = sample[worst[5 * i:5 * (i + 1)]]
+            self._restart_topic(int(t), int(donors[i % len(donors)]), X[docs].sum(0), X)
+        return {"restarted_topics": len(restart)}
+
+    def _restart_topic(self, t, donor, counts, X):
+        """Topic t <- smoothed counts (1, W); decoder output row t <- row ``donor``."""
+        counts = np.asarray(counts, dtype=np.float64).ravel()
+        corpus_freq = np.asarray(X.sum(0)).ravel() + 1.0
+        corpus_freq /= corpus_freq.sum()
+        smoothed = counts + corpus_freq * max(counts.sum(), 1) + 1e-3
+        logits = self.likelihood_.topic_logits
+        last = self.decoder_.head[-1] if len(self.decoder_.head) else self.decoder_.first
+        with torch.no_grad():
+            logits[:, t] = torch.as_tensor(np.log(smoothed / smoothed.sum()),
+                                           dtype=logits.dtype, device=logits.device)
+            last.weight[t] = last.weight[donor]
+            last.bias[t] = last.bias[donor]
+            for param, rows in ((logits, (slice(None), t)), (last.weight, t), (last.bias, t)):
+                for value in self.optimizer_.state.get(param, {}).values():
+                    if torch.is_tensor(value) and value.shape == param.shape:
+                        value[rows] = 0
 
     # ------------------------------------------------------------------ text outputs
     @property

@@ -33,6 +33,8 @@ MODEL_HELP = {
     "hidden": "Decoder hidden layer sizes, comma-separated ('' for a linear decoder).",
     "activation": "Decoder activation: relu, tanh, softplus, elu, leaky_relu or gelu.",
     "alpha": "Beta-process concentration alpha, the prior's strength [default: N, the number of documents].",
+    "reseed_similarity": "Restart, in the first half of training, dead topics and topics this similar "
+                         "(cosine) to a more used one.",
     "gamma": "Beta-process mass gamma: prior mean of a bit is gamma/K [default: K/4].",
     "tau": "Delay tau of the q(pi) step size (t + tau)^-kappa.",
     "kappa": "Forgetting rate kappa of the q(pi) step size, in (0.5, 1].",

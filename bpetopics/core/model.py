@@ -80,6 +80,11 @@ class BPEBase:
     def _check_X(self, X):
         return X
 
+    def _end_of_epoch(self, X) -> dict:
+        """Called after each epoch's steps (state must depend only on the model and X, so
+        that resumed runs stay identical); returns extra entries for ``history_``."""
+        return {}
+
     # ---------------------------------------------------------------------- set-up
     def _validate_params(self):
         for name in ("n_bits", "epochs", "batch_size"):
@@ -203,8 +208,9 @@ class BPEBase:
             total_bits += bits
         self.epoch_ += 1
         info = {"epoch": self.epoch_, "objective": total_score / X.shape[0],
-                "active_bits": total_bits / X.shape[0],
-                "seconds": time.perf_counter() - start}
+                "active_bits": total_bits / X.shape[0]}
+        info.update(self._end_of_epoch(X))
+        info["seconds"] = time.perf_counter() - start
         self.history_.append(info)
         return info
 

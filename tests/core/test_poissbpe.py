@@ -103,3 +103,23 @@ def test_bad_input_is_refused_with_a_clear_message():
         model.transform(X[:, :10])
     with pytest.raises(ValueError, match="CUDA|unknown device"):
         PoissBPE(device="tpu").fit(X)
+
+
+def test_dead_and_duplicated_topics_are_restarted():
+    """Make topic 1 a copy of topic 0 and silence topic 2 in the decoder: the end-of-epoch
+    check restarts both, and leaves a healthy model alone."""
+    X, _, _ = planted_corpus()
+    model = PoissBPE(n_topics=6, n_bits=8, random_state=0, device="cpu", progress=False).fit(X)
+    model.epoch_ = 1
+    assert model._end_of_epoch(X) == {"restarted_topics": 0}
+    with torch.no_grad():
+        model.likelihood_.topic_logits[:, 1] = model.likelihood_.topic_logits[:, 0]
+        model.decoder_.first.bias[2] = -50.0
+        model.decoder_.first.weight[2] = -50.0
+    before = model.topic_word_.copy()
+    assert model._end_of_epoch(X) == {"restarted_topics": 2}
+    after = model.topic_word_
+    assert not np.allclose(before[2], after[2])
+    changed = [t for t in (0, 1) if not np.allclose(before[t], after[t])]
+    assert len(changed) == 1                       # one of the twins, not both
+    assert model.decoder_.first.bias[2] > -50.0
