@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import click
@@ -10,26 +9,11 @@ import click
 from bpetopics.cli import UserError, main
 from bpetopics.cli.corpus import DocFrequency as _DocFrequency
 from bpetopics.cli.evaluate import Choice, IntRange, _OneLine
+from bpetopics.cli.train import _prepare
 
 
 class DocFrequency(_OneLine, _DocFrequency):
     """A document frequency (count or fraction), with one-line errors."""
-
-
-def _prepare(source, settings: dict):
-    """``prepare_corpus`` with its one-line errors, and its warnings printed."""
-    from bpetopics.text import CorpusError, CorpusWarning, prepare_corpus
-
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CorpusWarning)
-        try:
-            return prepare_corpus(source, **settings)
-        except CorpusError as exc:
-            raise UserError(str(exc)) from None
-        finally:
-            for w in caught:
-                if issubclass(w.category, CorpusWarning):
-                    click.echo(f"Warning: {w.message}", err=True)
 
 
 def _lda_description(lda_params: dict) -> str:

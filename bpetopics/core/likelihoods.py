@@ -181,17 +181,8 @@ class PoissonLikelihood(nn.Module):
         return self.scale_shape + doc_lengths, np.full_like(doc_lengths, self.scale_rate + 1.0)
 
 
-class GaussianLikelihood(nn.Module):
-    """x_n ~ N(lambda_n f(z_n), sigma^2 I), lambda_n ~ N(0, c), f(z) = sigmoid(out).
-
-    The pursuit scores a code by the marginal over lambda_n,
-    ln N(x_n | 0, sigma^2 I + c f f'); theta minimises E_q ||x_n - lambda_n f||^2 under
-    the Gaussian posterior q(lambda_n) = N(mu_n, s_n^2).
-    """
-
-    def __init__(self, sigma=1.0, c=1.0):
-        super().__init__()
-        self.sigma2, self.c = float(sigma) ** 2, float(c)
+class _DenseSigmoid(nn.Module):
+    """Shared by the image likelihoods: dense rows, f(z) = sigmoid of the outputs."""
 
     batch = staticmethod(_dense_batch)
 
@@ -202,6 +193,19 @@ class GaussianLikelihood(nn.Module):
     @staticmethod
     def link(out: torch.Tensor) -> torch.Tensor:
         return torch.sigmoid(out)
+
+
+class GaussianLikelihood(_DenseSigmoid):
+    """x_n ~ N(lambda_n f(z_n), sigma^2 I), lambda_n ~ N(0, c), f(z) = sigmoid(out).
+
+    The pursuit scores a code by the marginal over lambda_n,
+    ln N(x_n | 0, sigma^2 I + c f f'); theta minimises E_q ||x_n - lambda_n f||^2 under
+    the Gaussian posterior q(lambda_n) = N(mu_n, s_n^2).
+    """
+
+    def __init__(self, sigma=1.0, c=1.0):
+        super().__init__()
+        self.sigma2, self.c = float(sigma) ** 2, float(c)
 
     def data_term(self, out: torch.Tensor, batch: DenseBatch) -> torch.Tensor:
         """ln N(x | 0, sigma^2 I + c f f'), exactly (constants included).
@@ -242,18 +246,8 @@ class GaussianLikelihood(nn.Module):
         return -0.5 * (d * math.log(2 * math.pi * self.sigma2) + bracket)
 
 
-class BernoulliLikelihood(nn.Module):
+class BernoulliLikelihood(_DenseSigmoid):
     """x_n ~ Bernoulli(f(z_n)), f(z) = sigmoid(out), no local scale."""
-
-    batch = staticmethod(_dense_batch)
-
-    @staticmethod
-    def batch_order(X) -> np.ndarray:
-        return np.arange(X.shape[0])
-
-    @staticmethod
-    def link(out: torch.Tensor) -> torch.Tensor:
-        return torch.sigmoid(out)
 
     def data_term(self, out: torch.Tensor, batch: DenseBatch) -> torch.Tensor:
         """sum_d x_d ln f_d + (1 - x_d) ln(1 - f_d), from logits (stable)."""
