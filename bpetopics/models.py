@@ -113,12 +113,8 @@ class PoissBPE(BPEBase):
                                     picks.shape[1]), picks.ravel())),
                                     shape=(self.n_topics, X.shape[0]))
         counts = np.asarray((pick_matrix @ X).todense(), dtype=np.float64)
-        corpus_freq = np.asarray(X.sum(0)).ravel() + 1.0
-        corpus_freq /= corpus_freq.sum()
-        smoothed = counts + corpus_freq * counts.sum(1, keepdims=True).clip(1) + 1e-3
-        topic_word = smoothed / smoothed.sum(1, keepdims=True)
         with torch.no_grad():
-            self.likelihood_.topic_logits.copy_(torch.from_numpy(np.log(topic_word).T))
+            self.likelihood_.topic_logits.copy_(torch.from_numpy(_smoothed_log_topics(counts, X).T))
 
     def _end_of_epoch(self, X) -> dict:
         """Restart dead and duplicated topics (MODEL.md: 2 to 5 of 20 topics died or
@@ -133,7 +129,7 @@ class PoissBPE(BPEBase):
         apart; the Adam state of what was reset is cleared.
         """
         if self.reseed_similarity is None or self.epoch_ > self.epochs // 2:
-            return {}
+            return {"restarted_topics": 0}
         gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + self.epoch_)
         sample = torch.randperm(X.shape[0], generator=gen)[:1000].numpy()
         batch = self.likelihood_.batch(X[sample], self.device_)
@@ -152,7 +148,7 @@ class PoissBPE(BPEBase):
         dup = (cos > self.reseed_similarity) & (usage[:, None] < usage[None, :])
         restart = np.flatnonzero(dead | dup.any(1))
         worst = np.argsort(per_token, kind="stable")
-        donors = np.argsort(-usage, kind="stable")
+        donors = [d for d in np.argsort(-usage, kind="stable") if d not in set(restart)]
         for i, t in enumerate(restart):
             docs = sample[worst[5 * i:5 * (i + 1)]]
             self._restart_topic(int(t), int(donors[i % len(donors)]), X[docs].sum(0), X)
@@ -160,15 +156,11 @@ class PoissBPE(BPEBase):
 
     def _restart_topic(self, t, donor, counts, X):
         """Topic t <- smoothed counts (1, W); decoder output row t <- row ``donor``."""
-        counts = np.asarray(counts, dtype=np.float64).ravel()
-        corpus_freq = np.asarray(X.sum(0)).ravel() + 1.0
-        corpus_freq /= corpus_freq.sum()
-        smoothed = counts + corpus_freq * max(counts.sum(), 1) + 1e-3
+        log_topic = _smoothed_log_topics(np.asarray(counts, dtype=np.float64).reshape(1, -1), X)[0]
         logits = self.likelihood_.topic_logits
         last = self.decoder_.head[-1] if len(self.decoder_.head) else self.decoder_.first
         with torch.no_grad():
-            logits[:, t] = torch.as_tensor(np.log(smoothed / smoothed.sum()),
-                                           dtype=logits.dtype, device=logits.device)
+            logits[:, t] = torch.as_tensor(log_topic, dtype=logits.dtype, device=logits.device)
             last.weight[t] = last.weight[donor]
             last.bias[t] = last.bias[donor]
             for param, rows in ((logits, (slice(None), t)), (last.weight, t), (last.bias, t)):
@@ -247,6 +239,15 @@ def _prototype_init(model, targets, generator, blend=0.5, steps=300, lr=3e-3) ->
         loss = F.binary_cross_entropy_with_logits(model.decoder_(codes), goal)
         loss.backward()
         optimizer.step()
+
+
+def _smoothed_log_topics(counts, X) -> np.ndarray:
+    """ln of word distributions from summed document counts (T, W), each smoothed with
+    as many pseudo-counts, spread like the corpus's word frequencies, as it has tokens."""
+    corpus_freq = np.asarray(X.sum(0)).ravel() + 1.0
+    corpus_freq /= corpus_freq.sum()
+    smoothed = counts + corpus_freq * counts.sum(1, keepdims=True).clip(1) + 1e-3
+    return np.log(smoothed / smoothed.sum(1, keepdims=True))
 
 
 class GaussBPE(BPEBase):
