@@ -38,6 +38,8 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
+from bpetopics.files import replace_folder
+
 FORMAT = "bpetopics.run"
 FORMAT_VERSION = 1
 CHECKPOINT_FORMAT = "bpetopics.checkpoint"
@@ -266,13 +268,7 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
             ((h.get("epoch"), h.get("objective"), h.get("active_bits"), h.get("seconds")) for h in history)))
         (tmp / SUMMARY_FILE).write_bytes(_json_bytes(summary))
         (tmp / CONFIG_FILE).write_bytes(_json_bytes(config))
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{tag}"
-            os.replace(out, old)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
+        replace_folder(tmp, out, tag)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)

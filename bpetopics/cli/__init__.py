@@ -5,7 +5,9 @@ Errors a user can fix are raised as :class:`click.UsageError` / :class:`UserErro
 (one line, exit code 2, no traceback).
 """
 
+import contextlib
 import importlib
+import warnings
 
 import click
 
@@ -23,6 +25,26 @@ class UserError(click.ClickException):
 
     def show(self, file=None):
         click.echo(f"Error: {self.format_message()}", err=True, file=file)
+
+
+@contextlib.contextmanager
+def corpus_errors():
+    """Run corpus work: a CorpusError becomes a one-line UserError, and each CorpusWarning
+    (e.g. files skipped as not text) is printed as a 'Warning:' line."""
+    from bpetopics.text.errors import CorpusError, CorpusWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", CorpusWarning)
+        try:
+            yield
+        except CorpusError as exc:
+            raise UserError(str(exc)) from None
+        finally:
+            for w in caught:
+                if issubclass(w.category, CorpusWarning):
+                    click.echo(f"Warning: {w.message}", err=True)
+                else:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

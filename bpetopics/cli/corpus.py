@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-import warnings
 from pathlib import Path
 
 import click
 
-from bpetopics.cli import UserError, main
+from bpetopics.cli import corpus_errors, main
 
 
 class DocFrequency(click.ParamType):
@@ -124,8 +123,6 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
       bpetopics corpus corpora/20ng
     """
     from bpetopics.text import (
-        CorpusError,
-        CorpusWarning,
         check_destination,
         is_saved_corpus,
         prepare_corpus,
@@ -136,32 +133,22 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
     if out is None and not saved:
         out = _default_out(source)
     cats = None if categories is None else [c.strip() for c in categories.split(",") if c.strip()]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CorpusWarning)
-        try:
-            if out is not None:
-                check_destination(out, overwrite)
-            splits = prepare_corpus(
-                source,
-                vocab_size=vocab_size or None,
-                min_df=min_df,
-                max_df=max_df,
-                stopwords=stopwords,
-                data_home=data_home,
-                categories=cats,
-                max_docs=max_docs,
-                random_state=seed,
-            )
-            if out is not None:
-                save_splits(splits, out, overwrite=overwrite)
-        except CorpusError as exc:
-            raise UserError(str(exc)) from None
-        finally:
-            for w in caught:
-                if issubclass(w.category, CorpusWarning):
-                    click.echo(f"Warning: {w.message}", err=True)
-                else:
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    with corpus_errors():
+        if out is not None:
+            check_destination(out, overwrite)
+        splits = prepare_corpus(
+            source,
+            vocab_size=vocab_size or None,
+            min_df=min_df,
+            max_df=max_df,
+            stopwords=stopwords,
+            data_home=data_home,
+            categories=cats,
+            max_docs=max_docs,
+            random_state=seed,
+        )
+        if out is not None:
+            save_splits(splits, out, overwrite=overwrite)
     if out is None:
         click.echo(f"Corpus {source} (saved; nothing written)")
     else:

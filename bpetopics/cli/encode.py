@@ -7,12 +7,11 @@ import io
 import json
 import os
 import uuid
-import warnings
 from pathlib import Path
 
 import click
 
-from bpetopics.cli import UserError, main
+from bpetopics.cli import UserError, corpus_errors, main
 from bpetopics.cli.topics import open_run
 
 EXTENSIONS = (".csv", ".npz", ".json")
@@ -20,7 +19,7 @@ EXTENSIONS = (".csv", ".npz", ".json")
 
 def read_documents(path: Path) -> tuple[list[str], list[str]]:
     """(ids, raw texts) of a folder of text files (ids: relative paths) or of one file."""
-    from bpetopics.text import CorpusError, CorpusWarning, load_folder
+    from bpetopics.text import load_folder
     from bpetopics.text.loaders import decode_text
 
     if not path.exists():
@@ -30,16 +29,8 @@ def read_documents(path: Path) -> tuple[list[str], list[str]]:
         if b"\x00" in raw[:8192]:
             raise UserError(f"{path} is not a text file")
         return [path.name], [decode_text(raw)]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CorpusWarning)
-        try:
-            docs = load_folder(path)
-        except CorpusError as exc:
-            raise UserError(str(exc)) from None
-        finally:
-            for w in caught:
-                if issubclass(w.category, CorpusWarning):
-                    click.echo(f"Warning: {w.message}", err=True)
+    with corpus_errors():
+        docs = load_folder(path)
     return list(docs.ids), list(docs.texts)
 
 

@@ -12,13 +12,12 @@ import json
 import os
 import shlex
 import shutil
-import warnings
 from pathlib import Path
 
 import click
 from click.core import ParameterSource
 
-from bpetopics.cli import UserError, main
+from bpetopics.cli import UserError, corpus_errors, main
 from bpetopics.cli.corpus import DocFrequency
 
 #: Options named differently from the model's parameters.
@@ -145,18 +144,10 @@ def check_model_params(params: dict) -> None:
 
 def _prepare(source, settings: dict):
     """``prepare_corpus`` with its one-line errors and its warnings printed."""
-    from bpetopics.text import CorpusError, CorpusWarning, prepare_corpus
+    from bpetopics.text import prepare_corpus
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CorpusWarning)
-        try:
-            return prepare_corpus(source, **settings)
-        except CorpusError as exc:
-            raise UserError(str(exc)) from None
-        finally:
-            for w in caught:
-                if issubclass(w.category, CorpusWarning):
-                    click.echo(f"Warning: {w.message}", err=True)
+    with corpus_errors():
+        return prepare_corpus(source, **settings)
 
 
 def _read_job(partial: Path) -> dict:

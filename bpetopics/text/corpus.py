@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from bpetopics.files import replace_folder
 from bpetopics.text.errors import CorpusError
 from bpetopics.text.pipeline import TextPipeline
 
@@ -316,13 +317,7 @@ def save_splits(splits: dict[str, Corpus], out: str | os.PathLike, overwrite: bo
                 "summary": {name: corpus.summary() for name, corpus in splits.items()},
             },
         )
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{tag}"
-            os.replace(out, old)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
+        replace_folder(tmp, out, tag)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
