@@ -27,6 +27,26 @@ class UserError(click.ClickException):
         click.echo(f"Error: {self.format_message()}", err=True, file=file)
 
 
+class OneLine:
+    """A click type whose bad values are a one-line :class:`UserError` (exit 2), not a usage error."""
+
+    def fail(self, message, param=None, ctx=None):
+        name = param.opts[-1] if param is not None and getattr(param, "opts", None) else "a value"
+        raise UserError(f"invalid {name}: {message}")
+
+
+class Choice(OneLine, click.Choice):
+    """``click.Choice`` with one-line errors."""
+
+
+class IntRange(OneLine, click.IntRange):
+    """``click.IntRange`` with one-line errors."""
+
+
+class FloatRange(OneLine, click.FloatRange):
+    """``click.FloatRange`` with one-line errors."""
+
+
 @contextlib.contextmanager
 def corpus_errors():
     """Run corpus work: a CorpusError becomes a one-line UserError, and each CorpusWarning

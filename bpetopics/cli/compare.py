@@ -6,14 +6,9 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import UserError, main
-from bpetopics.cli.corpus import DocFrequency as _DocFrequency
-from bpetopics.cli.evaluate import Choice, IntRange, _OneLine
+from bpetopics.cli import Choice, IntRange, UserError, main
+from bpetopics.cli.corpus import vocabulary_options
 from bpetopics.cli.train import _prepare
-
-
-class DocFrequency(_OneLine, _DocFrequency):
-    """A document frequency (count or fraction), with one-line errors."""
 
 
 def _lda_description(lda_params: dict) -> str:
@@ -47,19 +42,7 @@ def _lda_description(lda_params: dict) -> str:
 @click.option("--gensim/--no-gensim", default=True, show_default=True,
               help="Also compute gensim's c_npmi next to ours (slower).")
 @click.option("--overwrite", is_flag=True, help="Replace a comparison already in --out.")
-@click.option("--vocab-size", type=IntRange(min=0), default=2000, show_default=True,
-              help="Keep the most frequent words; 0 keeps all.")
-@click.option("--min-df", type=DocFrequency(), default="5", show_default=True,
-              help="Drop words in fewer documents: a count (5) or a fraction (0.01).")
-@click.option("--max-df", type=DocFrequency(), default="0.5", show_default=True,
-              help="Drop words in more documents: a fraction (0.5) or a count (1000).")
-@click.option("--stopwords", default="nltk", show_default=True,
-              help="Stop words: nltk, sklearn, gensim, none, or a file (one word per line).")
-@click.option("--data-home", type=click.Path(path_type=Path), default=None,
-              help="Folder with scikit-learn's 20 Newsgroups cache [default: $SCIKIT_LEARN_DATA].")
-@click.option("--categories", default=None, metavar="A,B,...", help="Keep only these labels, comma-separated.")
-@click.option("--max-docs", type=IntRange(min=1), default=None,
-              help="Keep at most this many documents per split, drawn with --corpus-seed.")
+@vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True,
               help="Seed of the --max-docs draw (and of the held-out draw for a folder).")
 def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, reference, gensim, overwrite,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import corpus_errors, main
+from bpetopics.cli import IntRange, OneLine, corpus_errors, main
 
 
-class DocFrequency(click.ParamType):
+class DocFrequency(OneLine, click.ParamType):
     """A document frequency: an integer count (``5``) or a fraction (``0.5``)."""
 
     name = "COUNT|FRACTION"
@@ -83,24 +83,37 @@ def format_summary(splits: dict) -> str:
     return "\n".join(lines)
 
 
+# The corpus options of `corpus`, `train` and `compare` (prepare_corpus's parameters).
+_VOCABULARY_OPTIONS = [
+    click.option("--vocab-size", type=IntRange(min=0), default=2000, show_default=True,
+                 help="Keep the most frequent words; 0 keeps them all."),
+    click.option("--min-df", type=DocFrequency(), default="5", show_default=True,
+                 help="Drop words in fewer documents: a count (5) or a fraction (0.01)."),
+    click.option("--max-df", type=DocFrequency(), default="0.5", show_default=True,
+                 help="Drop words in more documents: a fraction (0.5) or a count (1000)."),
+    click.option("--stopwords", default="nltk", show_default=True,
+                 help="Stop-word list: nltk, sklearn, gensim, none, or a file (one word per line)."),
+    click.option("--data-home", type=click.Path(path_type=Path), default=None,
+                 help="Folder with scikit-learn's 20 Newsgroups cache [default: $SCIKIT_LEARN_DATA]."),
+    click.option("--categories", default=None, metavar="A,B,...",
+                 help="Keep only these labels (20 Newsgroups groups or subfolder names), comma-separated."),
+    click.option("--max-docs", type=IntRange(min=1), default=None,
+                 help="Keep at most this many documents per split, drawn at random with the seed."),
+]
+
+
+def vocabulary_options(command):
+    """Add the shared corpus options to a click command."""
+    for option in reversed(_VOCABULARY_OPTIONS):
+        command = option(command)
+    return command
+
+
 @main.command()
 @click.argument("source")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
               help="Folder to write the corpus to [default: corpora/<SOURCE name>].")
-@click.option("--vocab-size", type=click.IntRange(min=0), default=2000, show_default=True,
-              help="Keep the most frequent words; 0 keeps them all.")
-@click.option("--min-df", type=DocFrequency(), default="5", show_default=True,
-              help="Drop words in fewer documents: a count (5) or a fraction (0.01).")
-@click.option("--max-df", type=DocFrequency(), default="0.5", show_default=True,
-              help="Drop words in more documents: a fraction (0.5) or a count (1000).")
-@click.option("--stopwords", default="nltk", show_default=True,
-              help="Stop-word list: nltk, sklearn, gensim, none, or a file (one word per line).")
-@click.option("--data-home", type=click.Path(path_type=Path), default=None,
-              help="Folder with scikit-learn's 20 Newsgroups cache [default: $SCIKIT_LEARN_DATA].")
-@click.option("--categories", default=None, metavar="A,B,...",
-              help="Keep only these labels (20 Newsgroups groups or subfolder names), comma-separated.")
-@click.option("--max-docs", type=click.IntRange(min=1), default=None,
-              help="Keep at most this many documents per split, drawn at random (--seed).")
+@vocabulary_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max-docs draw.")
 @click.option("--overwrite", is_flag=True, help="Replace a saved corpus already at --out.")
 def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed, overwrite):

@@ -16,27 +16,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import UserError, main
-
-
-class _OneLine:
-    """A click type whose bad values are a one-line :class:`UserError` (exit 2), not a usage error."""
-
-    def fail(self, message, param=None, ctx=None):
-        name = param.opts[-1] if param is not None and getattr(param, "opts", None) else "a value"
-        raise UserError(f"invalid {name}: {message}")
-
-
-class Choice(_OneLine, click.Choice):
-    """``click.Choice`` with one-line errors."""
-
-
-class IntRange(_OneLine, click.IntRange):
-    """``click.IntRange`` with one-line errors."""
-
-
-class FloatRange(_OneLine, click.FloatRange):
-    """``click.FloatRange`` with one-line errors."""
+from bpetopics.cli import Choice, IntRange, UserError, main
 
 
 def run_splits(run) -> dict:

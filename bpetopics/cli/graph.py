@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import UserError, main
-from bpetopics.cli.evaluate import Choice, FloatRange, IntRange
+from bpetopics.cli import Choice, FloatRange, IntRange, UserError, main
 
 RULES = ("threshold", "top_mass")
 

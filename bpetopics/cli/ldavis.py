@@ -6,8 +6,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import UserError, main
-from bpetopics.cli.evaluate import Choice, IntRange
+from bpetopics.cli import Choice, IntRange, UserError, main
 
 MDS_CHOICES = ("pcoa", "mmds", "tsne")
 

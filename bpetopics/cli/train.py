@@ -18,7 +18,7 @@ import click
 from click.core import ParameterSource
 
 from bpetopics.cli import UserError, corpus_errors, main
-from bpetopics.cli.corpus import DocFrequency
+from bpetopics.cli.corpus import vocabulary_options
 
 #: Options named differently from the model's parameters.
 OPTION_NAMES = {"n_topics": "topics", "n_bits": "bits", "random_state": "seed"}
@@ -208,17 +208,7 @@ def _fit(model, X, checkpoint: Path, quiet: bool, resume_hint: str, ctx) -> None
 @click.option("--overwrite", is_flag=True, help="Replace a finished run (or an interrupted one) at --out.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--top", type=int, default=10, show_default=True, help="Words per topic printed at the end.")
-@click.option("--vocab-size", type=int, default=2000, show_default=True, help="Keep the most frequent words; 0 keeps all.")
-@click.option("--min-df", type=DocFrequency(), default="5", show_default=True,
-              help="Drop words in fewer documents: a count (5) or a fraction (0.01).")
-@click.option("--max-df", type=DocFrequency(), default="0.5", show_default=True,
-              help="Drop words in more documents: a fraction (0.5) or a count (1000).")
-@click.option("--stopwords", default="nltk", show_default=True,
-              help="Stop words: nltk, sklearn, gensim, none, or a file (one word per line).")
-@click.option("--data-home", type=click.Path(path_type=Path), default=None,
-              help="Folder with scikit-learn's 20 Newsgroups cache [default: $SCIKIT_LEARN_DATA].")
-@click.option("--categories", default=None, metavar="A,B,...", help="Keep only these labels, comma-separated.")
-@click.option("--max-docs", type=int, default=None, help="Keep at most this many documents, drawn with --corpus-seed.")
+@vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True, help="Seed of the --max-docs draw.")
 @click.pass_context
 def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, max_df, stopwords, data_home,
