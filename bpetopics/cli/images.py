@@ -58,9 +58,13 @@ def images():
 @click.option("--device", default="auto", show_default=True,
               help="auto (CUDA when present), cpu or cuda.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
+@click.option("--bpe-epochs", type=click.IntRange(min=1), default=None,
+              help="Override the budget's BPE epochs (e.g. to fit a lent GPU's time).")
+@click.option("--vae-epochs", type=click.IntRange(min=1), default=None,
+              help="Override the budget's epochs of both VAE baselines.")
 @click.option("--progress/--no-progress", default=False, show_default=True,
               help="Show progress bars while training.")
-def table(data_root, out, budget, datasets, device, seed, progress):
+def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs, progress):
     """Train all models of the paper's Table 1 and write it next to ours.
 
     \b
@@ -68,14 +72,22 @@ def table(data_root, out, budget, datasets, device, seed, progress):
       bpetopics images table --data-root ../shared/data --out runs/table1
       bpetopics images table --out runs/table1-full --budget full --device cuda
       bpetopics images table --out runs/mnist --datasets mnist,binary_mnist
+      bpetopics images table --out runs/cifar --budget full --datasets cifar10 --bpe-epochs 3
     """
+    from dataclasses import replace
+
     from bpetopics.core.model import resolve_device
-    from bpetopics.images.table import run_table
+    from bpetopics.images.table import BUDGETS, run_table
 
     try:
         resolve_device(device)
     except ValueError as err:
         raise UserError(str(err)) from None
+    budget = BUDGETS[budget]
+    if bpe_epochs:
+        budget = replace(budget, bpe_epochs=bpe_epochs)
+    if vae_epochs:
+        budget = replace(budget, vae_epochs=vae_epochs, gsvae_epochs=vae_epochs)
     try:
         rows, paths = run_table(data_root, out, budget, datasets or None, device, seed,
                                 progress, log=click.echo)

@@ -142,6 +142,20 @@ def test_table_command_tiny_budget(data_root, tmp_path):
     assert "| MNIST | GaussBPE | MSE |" in (out / "table1.md").read_text()
 
 
+def test_table_command_epoch_overrides(data_root, tmp_path):
+    from bpetopics.cli import main
+
+    out = tmp_path / "short"
+    result = CliRunner().invoke(main, ["images", "table", "--data-root", str(data_root),
+                                       "--out", str(out), "--budget", "tiny", "--datasets",
+                                       "binary_mnist", "--bpe-epochs", "1", "--vae-epochs",
+                                       "3", "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    with open(out / "table1.csv") as fh:
+        epochs = {r["model"]: int(r["epochs"]) for r in csv.DictReader(fh)}
+    assert epochs == {"BernBPE": 1, "GS-VAE": 3}
+
+
 def test_table_command_rejects_bad_input(tmp_path):
     from bpetopics.cli import main
 
@@ -158,3 +172,5 @@ def test_table_command_rejects_bad_input(tmp_path):
     assert "Traceback" not in missing.output
     helptext = runner.invoke(main, ["images", "table", "--help"]).output
     assert "tiny" not in helptext and "--budget" in helptext
+    zero = runner.invoke(main, ["images", "table", "--out", str(tmp_path), "--bpe-epochs", "0"])
+    assert zero.exit_code == 2 and "--bpe-epochs" in zero.output
