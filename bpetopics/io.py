@@ -12,7 +12,7 @@ A run folder (written by :func:`save_run`, read back by :func:`load_run`)::
                        the ids in doc_topics.npz; absent from runs saved without a corpus or
                        counts, and from runs of older bpetopics (still version 1)
     doc_topics.npz     doc_topic (N x T float32) and ids (N strings)
-    history.csv        epoch, objective, active_bits, seconds
+    history.csv        epoch, objective, active_bits, topic_overlap, restarted_topics, seconds
     summary.json       sizes, final objective, topic shares, top words
 
 It is written beside its target and renamed into place. A checkpoint is one safetensors
@@ -46,6 +46,8 @@ CHECKPOINT_FORMAT = "bpetopics.checkpoint"
 
 CONFIG_FILE, WEIGHTS_FILE, VOCABULARY_FILE = "config.json", "model.safetensors", "vocabulary.txt"
 TOPICS_FILE, HISTORY_FILE, SUMMARY_FILE = "topics.csv", "history.csv", "summary.json"
+HISTORY_COLUMNS = ("epoch", "objective", "active_bits", "topic_overlap", "restarted_topics",
+                   "seconds")
 DOC_CODES_FILE, DOC_TOPICS_FILE, COUNTS_FILE = "doc_codes.npz", "doc_topics.npz", "counts.npz"
 CHECKPOINT_FILE = "checkpoint.safetensors"  # inside RUN.partial/ while training
 
@@ -264,8 +266,7 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
         if counts is not None:
             sp.save_npz(tmp / COUNTS_FILE, counts, compressed=True)
         (tmp / HISTORY_FILE).write_bytes(_csv_bytes(
-            ("epoch", "objective", "active_bits", "seconds"),
-            ((h.get("epoch"), h.get("objective"), h.get("active_bits"), h.get("seconds")) for h in history)))
+            HISTORY_COLUMNS, ([h.get(c) for c in HISTORY_COLUMNS] for h in history)))
         (tmp / SUMMARY_FILE).write_bytes(_json_bytes(summary))
         (tmp / CONFIG_FILE).write_bytes(_json_bytes(config))
         replace_folder(tmp, out, tag)

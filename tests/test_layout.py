@@ -7,7 +7,8 @@ FORBIDDEN = ["gensim", "sklearn", "nltk", "networkx", "pandas", "pyLDAvis", "mat
 
 
 def test_core_and_models_import_no_text_or_plotting_library():
-    code = ("import sys, bpetopics.core.model, bpetopics.core.pursuit, bpetopics.models; "
+    code = ("import sys, bpetopics.core.model, bpetopics.core.pursuit, bpetopics.models, "
+            "bpetopics.image_models; "
             f"print([m for m in {FORBIDDEN!r} if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout

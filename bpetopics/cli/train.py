@@ -44,7 +44,9 @@ MODEL_HELP = {
     "flat_start": "Start q(pi) at Beta(1, 1) rather than at the prior.",
     "prior_ramp_epochs": "Epochs over which the prior's weight in the pursuit ramps from 0 to 1.",
     "topic_init_docs": "Start each topic from this many random documents (0: uniform topics).",
-    "nonnegative_bits": "Keep the decoder's first-layer weights non-negative (a bit can only add).",
+    "topic_repulsion": "Weight of the diversity prior on the topics: the cosine similarities "
+                       "between topics, summed over pairs and weighted by use, are added to "
+                       "the per-token loss (0: maximum likelihood).",
     "random_state": "Seed of the model: initialisation and minibatch order.",
     "device": "cpu, cuda, or auto (CUDA when present).",
 }
@@ -123,7 +125,7 @@ def check_model_params(params: dict) -> None:
     for name in ("alpha", "tau", "lr"):
         if params[name] is not None and not params[name] > 0:
             raise UserError(f"{_option_flag(name)} must be positive; got {params[name]}")
-    for name in ("topic_init_docs", "prior_ramp_epochs"):
+    for name in ("topic_init_docs", "prior_ramp_epochs", "topic_repulsion"):
         if params[name] < 0:
             raise UserError(f"{_option_flag(name)} must be zero or more; got {params[name]}")
     if params["max_bits"] is not None and params["max_bits"] < 1:

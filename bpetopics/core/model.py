@@ -80,6 +80,12 @@ class BPEBase:
     def _check_X(self, X):
         return X
 
+    def _theta_penalty(self, out):
+        """Negative log prior of theta added to the theta step's per-token loss (MAP),
+        given the minibatch's decoder outputs ``out`` (P, n_out); the default, 0, is
+        maximum likelihood."""
+        return 0.0
+
     def _end_of_epoch(self, X) -> dict:
         """Called after each epoch's steps (state must depend only on the model and X, so
         that resumed runs stay identical); returns extra entries for ``history_``."""
@@ -193,9 +199,17 @@ class BPEBase:
             if self.callback is not None:
                 self.callback(self, info)
 
+    def _learning_rate(self) -> float:
+        """Adam's learning rate for the epoch about to run (``epoch_`` done so far);
+        constant ``lr`` unless a subclass decays it. A function of ``epoch_`` alone, so a
+        resumed run continues the same schedule."""
+        return self.lr
+
     def _run_epoch(self, X):
         """One shuffled pass of minibatch steps; appends to ``history_``."""
         start = time.perf_counter()
+        for group in self.optimizer_.param_groups:
+            group["lr"] = self._learning_rate()
         # The epoch's order depends only on the seed and the epoch number, so a run
         # resumed from a checkpoint takes the same minibatches as an uninterrupted one.
         gen = torch.Generator().manual_seed(int(self.random_state) * 1_000_003 + self.epoch_)
@@ -225,7 +239,8 @@ class BPEBase:
         self.prior_.step(codes)
         self.decoder_.train()
         self.optimizer_.zero_grad()
-        loss = self.likelihood_.theta_loss(self.decoder_(codes.float()), batch)
+        out = self.decoder_(codes.float())
+        loss = self.likelihood_.theta_loss(out, batch) + self._theta_penalty(out)
         loss.backward()
         self.optimizer_.step()
         self.step_ += 1

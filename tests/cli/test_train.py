@@ -39,7 +39,9 @@ def test_train_writes_a_complete_run(trained_run, saved_corpus):
     assert {"torch", "numpy", "safetensors", "bpetopics"} <= set(config["versions"])
     with open(out / "history.csv") as f:
         history = list(csv.DictReader(f))
-    assert [h["epoch"] for h in history] == ["1", "2"] and set(history[0]) == {"epoch", "objective", "active_bits", "seconds"}
+    assert [h["epoch"] for h in history] == ["1", "2"]
+    assert list(history[0]) == ["epoch", "objective", "active_bits", "topic_overlap", "restarted_topics", "seconds"]
+    assert 0 <= float(history[-1]["topic_overlap"]) <= 1
     assert sp.load_npz(out / "doc_codes.npz").shape == (300, 8)
     assert sp.load_npz(out / "counts.npz").shape == (300, 500)
     assert len((out / "vocabulary.txt").read_text().splitlines()) == 500
@@ -74,6 +76,7 @@ def test_existing_run_is_refused_unless_overwrite(trained_run, saved_corpus, run
     (["--device", "tpu"], ["unknown device 'tpu'"]),
     (["--gamma", "50"], ["gamma must lie in (0, n_bits=8)"]),
     (["--lr", "0"], ["--lr must be positive"]),
+    (["--topic-repulsion", "-1"], ["--topic-repulsion must be zero or more"]),
     (["--hidden", "64,x"], ["--hidden takes comma-separated integers"]),
     (["--activation", "swish"], ["unknown --activation 'swish'"]),
 ])

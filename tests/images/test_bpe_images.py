@@ -84,6 +84,20 @@ def test_bernbpe_fits_binary_mnist_subset(data_root):
     assert probs.shape == X.shape and ((probs > 0) & (probs < 1)).all()
 
 
+def test_learning_rate_decays_with_the_epoch_and_survives_resuming(mnist300):
+    X = mnist300[:64]
+    lrs = lambda m: [g["lr"] for g in m.optimizer_.param_groups]
+    model = BernBPE(epochs=3, hidden=(16,), **{**SMALL, "lr": 1e-2}).fit(X > 0.5)
+    assert lrs(model) == pytest.approx([1e-2 / np.sqrt(3)])        # epochs 0, 1, 2
+    constant = BernBPE(epochs=3, hidden=(16,), lr_decay=False, **{**SMALL, "lr": 1e-2})
+    assert lrs(constant.fit(X > 0.5)) == pytest.approx([1e-2])
+    first = GaussBPE(epochs=2, hidden=(16,), **SMALL).fit(X)
+    resumed = GaussBPE(epochs=3, hidden=(16,), **SMALL).load_state(
+        first.state_dict(), X.shape[0], X.shape[1], first.training_state())
+    resumed.partial_fit(X)                       # the third epoch, after a reload
+    assert lrs(resumed) == pytest.approx([SMALL["lr"] / np.sqrt(3)])
+
+
 def test_prototype_init_makes_each_bit_decode_to_an_image(mnist300):
     model = GaussBPE(**SMALL)
     model._setup(model._check_X(mnist300))

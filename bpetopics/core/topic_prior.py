@@ -1,0 +1,72 @@
+"""A diversity-inducing prior on the topics of PoissBPE (MAP in the theta step).
+
+Maximum likelihood does not pin the topics down: with near one-hot codes (about 1.4 bits
+per document on 20 Newsgroups) a code's mixture is shared by every document that has it,
+so each topic has to carry the generic words ("one", "would", "use") of its documents,
+and the same generic words fill the top of many topics. Measured with the plain data
+term on 20 Newsgroups (T = 20, seed 0): "one" was among the top 25 words of 13 topics and
+topic diversity was 0.68, below LDA's 0.77.
+
+The remedy is a prior on beta that repels topics from each other, in the spirit of the
+diversity-promoting priors of Xie, Zhu and Xing ("Diversity-promoting Bayesian learning of
+latent variable models", ICML 2016), which penalise the angles between components. The
+cosine between two topics is dominated by their most probable words, which is where
+topics overlap when they share generic words; a generic word can then live in one
+background topic that the mixtures draw on. The theta step's loss is the negative data
+term per token, and the prior enters it as
+
+    loss = -sum_n sum_w x_nw ln [beta f(z_n)]_w / sum_n sum_w x_nw + lambda * R(beta)
+
+    R(beta) = (T - 1) * sum_{t != s} u_t u_s cos(beta_t, beta_s) / sum_{t != s} u_t u_s
+    cos(beta_t, beta_s) = <beta_t, beta_s> / (|beta_t| |beta_s|)
+
+with u_t = mean_n f_t(z_n), topic t's use in the minibatch (held fixed in the gradient).
+For equal use, R is each topic's summed cosine to all the others, averaged over topics.
+Two choices, both measured on 20 Newsgroups (seed 0):
+
+- Weighting by use. A topic's data gradient is proportional to how much the documents
+  use it; an unweighted prior pushes every topic alike, so rarely used topics were driven
+  into words no other topic has: at T = 50 diversity rose to 0.73 but NPMI fell from 0.07
+  to 0.03 with junk topics ("cold math thought requires"). Weighted, the push on topic t
+  scales with u_t, like its data gradient (same diversity, NPMI 0.09).
+- Summing over partners, the factor T - 1. A mean over pairs dilutes the push between
+  two overlapping topics by 1 / (T - 1): with a mean, T = 50 needed about four times the
+  lambda of T = 20 for the same gain in diversity.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def topic_overlap(beta: torch.Tensor, usage: torch.Tensor | None = None) -> torch.Tensor:
+    """Mean cosine similarity between distinct topics, optionally weighted by use.
+
+    PoissBPE's penalty is ``(T - 1) * topic_overlap(beta, usage)`` (see the module).
+
+    Parameters
+    ----------
+    beta : torch.Tensor, shape (W, T)
+        Topics as columns (each on the simplex).
+    usage : torch.Tensor, shape (T,), optional
+        Non-negative weight u_t of each topic (PoissBPE: mean mixture weight in the
+        minibatch); pair (t, s) counts u_t u_s. None weighs all pairs alike.
+
+    Returns
+    -------
+    torch.Tensor, scalar
+        sum_{t != s} w_ts cos(beta_t, beta_s) / sum_{t != s} w_ts, in [0, 1] for
+        non-negative topics; 0 when T = 1.
+    """
+    n_topics = beta.shape[1]
+    if n_topics < 2:
+        return beta.sum() * 0.0
+    unit = beta / beta.norm(dim=0, keepdim=True).clamp_min(1e-30)
+    cosine = unit.t() @ unit                                   # (T, T)
+    if usage is None:
+        weight = torch.ones_like(cosine)
+    else:
+        usage = usage.to(cosine.dtype)
+        weight = usage[:, None] * usage[None, :]
+    weight = weight * (1 - torch.eye(n_topics, dtype=cosine.dtype, device=cosine.device))
+    return (weight * cosine).sum() / weight.sum().clamp_min(1e-30)

@@ -1,0 +1,168 @@
+"""GaussBPE and BernBPE: the image variants of the shared estimator."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+import torch.nn.functional as F
+
+from bpetopics.core.likelihoods import BernoulliLikelihood, GaussianLikelihood
+from bpetopics.core.model import BPEBase
+
+
+class GaussBPE(BPEBase):
+    """Gaussian BPE for real-valued data (images): x_n ~ N(lambda_n f(z_n), sigma^2 I).
+
+    lambda_n ~ N(0, c) is marginalised in the pursuit and has a Gaussian posterior in
+    the theta step; the decoder's last layer is a sigmoid.
+
+    Parameters (beyond the shared ones)
+    -----------------------------------
+    sigma : float
+        Noise standard deviation. It sets the price of detail: a bit is switched on when
+        it lowers the squared error (at the best scale) by more than about
+        2 sigma^2 |psi(a_k) - psi(b_k)|, so a larger sigma gives sparser codes. Measured
+        on 1,000-2,000 MNIST images (pixels in [0, 1], K = 100, a few epochs): sigma = 1
+        gave near one-hot codes (0.8 bits, test MSE 34), 0.3 about 4 bits (MSE 21,
+        Hoyer 0.89), 0.2 about 5 bits (MSE 20, Hoyer 0.86).
+    c : float
+        Prior variance of the scale lambda_n.
+    prototype_init : bool
+        Start the decoder from prototypes: the empty code decodes to the mean of
+        |x_n| / max|x_n| and bit k alone to one random training image (see
+        ``_prototype_init``). On by default; without it the codes do not form.
+    lr_decay : bool
+        Adam's learning rate in epoch e (from 0) is lr / sqrt(1 + e) (see
+        ``_decayed_lr``); False keeps it constant.
+    """
+
+    def __init__(self, n_bits=200, hidden=(256, 512), activation="relu", sigma=0.3, c=1.0,
+                 alpha=1.0, gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128,
+                 lr=1e-3, lr_decay=True, max_bits=None, flat_start=True,
+                 prior_ramp_epochs=1.0, prototype_init=True, random_state=0, device="auto",
+                 progress=True, callback=None):
+        super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
+                         gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
+                         batch_size=batch_size, lr=lr, max_bits=max_bits,
+                         flat_start=flat_start, prior_ramp_epochs=prior_ramp_epochs,
+                         random_state=random_state, device=device, progress=progress,
+                         callback=callback)
+        self.sigma = sigma
+        self.c = c
+        self.prototype_init = prototype_init
+        self.lr_decay = lr_decay
+
+    def _learning_rate(self):
+        return _decayed_lr(self)
+
+    def _check_X(self, X):
+        return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float32)
+
+    def _make_likelihood(self, shape):
+        return GaussianLikelihood(self.sigma, self.c)
+
+    def _init_params(self, X, generator):
+        if self.prototype_init:
+            # lambda_n carries sign and intensity, so f only has to match the shape
+            A = np.abs(X)
+            _prototype_init(self, A / np.maximum(A.max(1, keepdims=True), 1e-12), generator)
+
+    def scale_posterior(self, X, codes=None):
+        """q(lambda_n) = N(mu_n, s_n^2) at the pursued codes: (mu, s2), each (N,)."""
+        X = self._check_X(X)
+        codes = self.transform(X) if codes is None else codes
+        f = torch.as_tensor(self.decode(codes))
+        mu, s2 = self.likelihood_.scale_posterior(f, torch.as_tensor(X))
+        return mu.numpy(), s2.numpy()
+
+    def reconstruct(self, X):
+        """E[lambda_n] f(z_n), shape (N, D)."""
+        X = self._check_X(X)
+        codes = self.transform(X)
+        mu, _ = self.scale_posterior(X, codes)
+        return mu[:, None] * self.decode(codes)
+
+
+class BernBPE(BPEBase):
+    """Bernoulli BPE for binary data: x_n ~ Bernoulli(f(z_n)), no local scale.
+
+    ``prototype_init`` (on by default) starts the decoder with the empty code decoding to
+    the mean image and bit k alone to one random training image, and ``lr_decay`` (on by
+    default) divides Adam's learning rate by sqrt(1 + epoch), as in GaussBPE.
+    """
+
+    def __init__(self, n_bits=200, hidden=(256, 512), activation="relu", alpha=1.0,
+                 gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128, lr=1e-3,
+                 lr_decay=True, max_bits=None, flat_start=True, prior_ramp_epochs=1.0,
+                 prototype_init=True, random_state=0, device="auto", progress=True,
+                 callback=None):
+        super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
+                         gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
+                         batch_size=batch_size, lr=lr, max_bits=max_bits,
+                         flat_start=flat_start, prior_ramp_epochs=prior_ramp_epochs,
+                         random_state=random_state, device=device, progress=progress,
+                         callback=callback)
+        self.prototype_init = prototype_init
+        self.lr_decay = lr_decay
+
+    def _learning_rate(self):
+        return _decayed_lr(self)
+
+    def _check_X(self, X):
+        return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float32)
+
+    def _make_likelihood(self, shape):
+        return BernoulliLikelihood()
+
+    def _init_params(self, X, generator):
+        if self.prototype_init:
+            _prototype_init(self, X, generator)
+
+    def reconstruct(self, X):
+        """f(z_n), the Bernoulli means, shape (N, D)."""
+        return self.decode(self.transform(self._check_X(X)))
+
+
+def _prototype_init(model, targets, generator, blend=0.5, steps=300, lr=3e-3) -> None:
+    """Fit the decoder so that the empty code decodes to the mean target m and the code
+    with only bit k on to its prototype (1 - blend) m + blend t_k, where t_k is the
+    target of a random training point.
+
+    The image analogue of PoissBPE's ``topic_init_docs``. From torch's random decoder
+    every bit is a small random nudge: on MNIST the codes either all shared the same ~10
+    bits (MSE 50, the mean image) or collapsed to the empty code. Starting from
+    prototypes, the first pursuit picks different bits for different images. Blending
+    with the mean matters for Bernoulli data: a sharp prototype (blend 1) costs ~4 nats
+    per mismatched pixel, loses to the empty code, and 87% of the codes stayed empty
+    (300 binarised MNIST images, K = 48; 6% with blend 0.5).
+
+    targets : np.ndarray (N, D) in [0, 1], what f(z) should approach (sigmoid link).
+    """
+    n_bits = model.n_bits
+    n = targets.shape[0]
+    picks = (torch.randperm(n, generator=generator)[:n_bits] if n >= n_bits
+             else torch.randint(n, (n_bits,), generator=generator))
+    mean = targets.mean(0, keepdims=True)
+    rows = np.concatenate([mean, (1 - blend) * mean + blend * targets[picks.numpy()]])
+    device = model.device_
+    goal = torch.as_tensor(np.clip(rows, 0.02, 0.98), dtype=torch.float32, device=device)
+    codes = torch.cat([torch.zeros(1, n_bits), torch.eye(n_bits)]).to(device)
+    optimizer = torch.optim.Adam(model.decoder_.parameters(), lr=lr)
+    model.decoder_.train()
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(model.decoder_(codes), goal)
+        loss.backward()
+        optimizer.step()
+
+
+def _decayed_lr(model) -> float:
+    """lr / sqrt(1 + e) for epoch e (from 0) when ``model.lr_decay``, else lr.
+
+    With a constant lr = 1e-3, BernBPE on binarised MNIST (60,000 images, H200) reached a
+    held-out NLL of 82.3 after 5 epochs and then drifted to 90.2 after 15 while its
+    training objective fell too; with the decay (30,000 images) the NLL was 80.0 after 8
+    epochs and still falling, against 81.8 with the constant rate (README).
+    """
+    return model.lr / np.sqrt(1.0 + model.epoch_) if model.lr_decay else model.lr
