@@ -48,8 +48,9 @@ class PoissBPE(BPEBase):
         the theta step minimises the negative data term per token plus lambda times the
         cosine similarities between topics summed over all pairs (each pair weighted by
         the two topics' use in the minibatch, weights averaging 1). 0 is maximum
-        likelihood. On 20 Newsgroups
-        (T = 20) it lifted topic diversity from 0.68 to PLACEHOLDER (README).
+        likelihood. On 20 Newsgroups (3 seeds) the default lifted topic diversity from
+        0.68 to 0.88 at T = 20 and from 0.54 to 0.79 at T = 50, with NPMI 0.095 -> 0.105
+        and 0.072 -> 0.053 and completion perplexity 871 -> 911 and 846 -> 905 (README).
     reseed_similarity : float or None
         In the first half of training, dead topics and topics whose cosine similarity to
         a more used one exceeds this are restarted from badly explained documents
