@@ -15,8 +15,8 @@ A run folder (written by :func:`save_run`, read back by :func:`load_run`)::
     history.csv        epoch, objective, active_bits, topic_overlap, restarted_topics, seconds
     summary.json       sizes, final objective, topic shares, top words
 
-It is written beside its target and renamed into place. A checkpoint is one safetensors
-file whose metadata holds the non-tensor state as JSON: nothing is ever unpickled.
+It is written beside its target and renamed into place. Checkpoints
+(:mod:`bpetopics.checkpoints`) are re-exported here.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-import torch
 from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
@@ -352,80 +351,5 @@ def load_run(path, device: str | None = "cpu") -> Run:
     return Run(model=model, pipeline=pipeline, vocabulary=vocabulary, config=config, path=path, summary=summary)
 
 
-# --------------------------------------------------------------------- checkpoints
-def _flatten(obj, tensors: dict):
-    """A JSON-safe tree with tensors replaced by {"__tensor__": key} (stored in ``tensors``)."""
-    if isinstance(obj, torch.Tensor):
-        key = f"t{len(tensors)}"
-        tensors[key] = obj.detach().cpu().contiguous().clone()
-        return {"__tensor__": key}
-    if isinstance(obj, dict):
-        if all(isinstance(k, str) and not k.startswith("__") for k in obj):
-            return {k: _flatten(v, tensors) for k, v in obj.items()}
-        return {"__items__": [[_flatten(k, tensors), _flatten(v, tensors)] for k, v in obj.items()]}
-    if isinstance(obj, tuple):
-        return {"__tuple__": [_flatten(v, tensors) for v in obj]}
-    if isinstance(obj, list):
-        return [_flatten(v, tensors) for v in obj]
-    if obj is None or isinstance(obj, (bool, int, float, str, np.generic)):
-        return obj.item() if isinstance(obj, np.generic) else obj
-    raise TypeError(f"cannot store a {type(obj).__name__} in a checkpoint")
-
-
-def _unflatten(obj, tensors: dict):
-    if isinstance(obj, list):
-        return [_unflatten(v, tensors) for v in obj]
-    if isinstance(obj, dict):
-        if set(obj) == {"__tensor__"}:
-            return tensors[obj["__tensor__"]]
-        if set(obj) == {"__tuple__"}:
-            return tuple(_unflatten(v, tensors) for v in obj["__tuple__"])
-        if set(obj) == {"__items__"}:
-            return {_unflatten(k, tensors): _unflatten(v, tensors) for k, v in obj["__items__"]}
-        return {k: _unflatten(v, tensors) for k, v in obj.items()}
-    return obj
-
-
-def save_checkpoint(path, model, extra: dict | None = None) -> Path:
-    """Write ``model``'s full training state to one safetensors file, atomically.
-
-    Tensors (``state_dict()`` and the optimiser's) go into the file; the rest of
-    ``training_state()``, the parameters and ``extra`` (JSON-safe) into its metadata.
-    """
-    path = Path(path)
-    tensors: dict = {}
-    tree = _flatten({"model": model.state_dict(), "training": model.training_state()}, tensors)
-    meta = {"format": CHECKPOINT_FORMAT, "format_version": str(FORMAT_VERSION),
-            "model": type(model).__name__, "epoch": str(model.epoch_),
-            "config": json.dumps({"params": model.get_params(), "n_data": int(model.n_data_),
-                                  "n_features": int(model.n_features_), "state": tree,
-                                  "extra": extra or {}})}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{_tag()}")
-    try:
-        tmp.write_bytes(safetensors_bytes(tensors, metadata=meta))
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
-
-
-def load_checkpoint(path, device: str | None = None):
-    """Rebuild a model from :func:`save_checkpoint`, ready for ``continue_fit(X)``.
-
-    Returns ``(model, extra)``; ``device`` overrides the saved ``device`` parameter.
-    """
-    path = Path(path)
-    tensors, meta = _load_tensors(path, f"checkpoint {path}")
-    if (meta.get("format"), meta.get("format_version")) != (CHECKPOINT_FORMAT, str(FORMAT_VERSION)):
-        raise RunError(f"{path} is not a checkpoint this bpetopics reads (format {meta.get('format')!r} "
-                       f"version {meta.get('format_version')!r}): start the training again")
-    try:
-        config = json.loads(meta["config"])
-        tree = _unflatten(config["state"], tensors)
-        params, n_data, n_features = config["params"], config["n_data"], config["n_features"]
-    except (KeyError, TypeError, ValueError) as exc:
-        raise RunError(f"{path} is corrupted (unreadable metadata: {_first_line(exc)})") from None
-    model = _build_model(meta.get("model"), params, tree["model"], n_data, n_features,
-                         tree["training"], device, f"checkpoint {path}")
-    return model, config.get("extra", {})
+# Checkpoints (one safetensors file while training) live in bpetopics.checkpoints.
+from bpetopics.checkpoints import load_checkpoint, save_checkpoint  # noqa: E402,F401
