@@ -32,13 +32,18 @@ def format_info(run) -> str:
         lines += ["", f"Result: {s['documents']:,} documents, {s['n_topics']} topics, mean active bits "
                       f"{s['mean_active_bits']:.2f}, bits used {s['bits_used']} of {s['n_bits']}, "
                       f"{s['train_seconds']:.1f} s of training"]
-    lines += ["", "Training history:", "  epoch     objective  active bits  seconds"]
-    lines += [f"  {h['epoch']:>5}  {h['objective']:>12.3f}  {h['active_bits']:>11.3f}  {h['seconds']:>7.2f}"
-              for h in run.model.history_]
+    lines += ["", "Training history:", "  epoch     objective  active bits  topic overlap  seconds"]
+    lines += [f"  {h['epoch']:>5}  {h['objective']:>12.3f}  {h['active_bits']:>11.3f}  "
+              f"{_cell(h.get('topic_overlap'), 13)}  {h['seconds']:>7.2f}" for h in run.model.history_]
     now = library_versions()
     lines += ["", "Library versions (saved / now):"]
     lines += [f"  {name:<13} {saved} / {now.get(name)}" for name, saved in (cfg.get("versions") or {}).items()]
     return "\n".join(lines)
+
+
+def _cell(value, width) -> str:
+    """A number to 3 decimals, or '-' where older runs did not record it."""
+    return f"{value:>{width}.3f}" if value is not None else f"{'-':>{width}}"
 
 
 @main.command()

@@ -101,6 +101,7 @@ def test_info(runner, trained_run):
         assert fragment in text, fragment
     history = text.split("Training history:")[1].split("Library")[0].strip().splitlines()
     assert [row.split()[0] for row in history[1:]] == ["1", "2"]
+    assert "topic overlap" in history[0] and all(len(row.split()) == 5 for row in history[1:])
     data = json.loads(runner.invoke(main, ["info", str(out), "--format", "json"]).output)
     assert data["config"]["n_data"] == 300 and data["summary"]["n_topics"] == 5
 
