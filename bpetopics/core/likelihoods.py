@@ -153,7 +153,9 @@ class PoissonLikelihood(nn.Module):
         beta_nz = F.embedding(batch.cols, beta)             # (P, L, T): beta[w_nl, :]
         mix = self.link(out)                                # (P, C, T)
         phi = torch.bmm(beta_nz, mix.transpose(1, 2))       # (P, L, C)
-        return torch.log(phi.clamp_min(1e-30))
+        if torch.is_grad_enabled():
+            return torch.log(phi.clamp_min(1e-30))
+        return phi.clamp_min_(1e-30).log_()                 # the pursuit: no copies
 
     def data_term(self, out: torch.Tensor, batch: PaddedCounts, beta=None) -> torch.Tensor:
         """sum_w x_nw ln [beta f(z_n)]_w, shape (P,) or (P, C)."""
