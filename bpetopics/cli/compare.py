@@ -40,7 +40,7 @@ def _lda_description(lda_params: dict) -> str:
 @click.option("--reference", type=Choice(("test", "train")), default="test", show_default=True,
               help="Split whose texts are the reference corpus for coherence.")
 @click.option("--gensim/--no-gensim", default=True, show_default=True,
-              help="Also compute gensim's c_npmi next to ours (slower).")
+              help="Also compute gensim's c_npmi (the reference for ours), C_V, UMass and UCI (slower).")
 @click.option("--overwrite", is_flag=True, help="Replace a comparison already in --out.")
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True,
@@ -53,8 +53,9 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
     and measured the same way on the same held-out documents (the test split; for a
     folder of texts, 20% of its documents drawn with --corpus-seed): NPMI (ours and
     gensim's c_npmi, on the --reference texts; topics with non-finite NPMI are counted),
-    topic diversity, completion perplexity, code sparsity (PoissBPE), accuracy of a
-    logistic regression on the document-topic mixtures, training and inference time.
+    gensim's C_V, UMass and UCI, topic diversity, completion perplexity, code sparsity
+    (PoissBPE), accuracy of a logistic regression on the document-topic mixtures,
+    training and inference time.
 
     LDA is LDABaseline with its documented defaults (online variational Bayes, 10
     passes, 50 iterations, alpha learnt, eta 1/T); PoissBPE uses its own defaults.
@@ -75,6 +76,7 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
       bpetopics compare 20newsgroups --categories sci.space,rec.autos --max-docs 500 \\
           --topics 5 --seeds 1 --epochs 2 --lda-passes 2 --out /tmp/quick
     """
+    from bpetopics.evaluation.coherence import GENSIM_MEASURES
     from bpetopics.evaluation.compare import FILES, compare_models, holdout_split, write_comparison
 
     if out.exists() and not out.is_dir():
@@ -110,7 +112,7 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
                f"{train.n_words:,} words, {n_topics} topics, {seeds} seed(s)", err=True)
     try:
         results = compare_models(train, test, n_topics, range(seeds), bpe_params=bpe_params, lda_params=lda_params,
-                                 reference=reference, gensim_measures=("c_npmi",) if gensim else (),
+                                 reference=reference, gensim_measures=GENSIM_MEASURES if gensim else (),
                                  log=lambda m: click.echo(m, err=True))
     except ValueError as exc:
         raise UserError(str(exc).strip().splitlines()[0]) from None

@@ -121,6 +121,7 @@ def evaluate_run(run, reference: str = "test", top_n: int = 10, seed: int = 0, g
     recorded training time.
     """
     from bpetopics.evaluation import evaluate_topic_model
+    from bpetopics.evaluation.coherence import GENSIM_MEASURES
 
     splits = run_splits(run)
     train = splits["train"]
@@ -142,7 +143,7 @@ def evaluate_run(run, reference: str = "test", top_n: int = 10, seed: int = 0, g
         train_labels=train.labels if heldout == "test" else None,
         test_labels=test.labels if heldout == "test" else None,
         codes=model.transform(test_counts), top_n=top_n, seed=seed,
-        gensim_measures=("c_npmi",) if gensim else ())
+        gensim_measures=GENSIM_MEASURES if gensim else ())
     seconds = run.summary.get("train_seconds")
     if seconds is None:
         seconds = sum(h.get("seconds", 0.0) for h in model.history_)
@@ -174,13 +175,14 @@ def format_metrics(result: dict) -> str:
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the completion split and of the classifier.")
 @click.option("--gensim/--no-gensim", default=True, show_default=True,
-              help="Also compute gensim's c_npmi (the reference implementation; slower).")
+              help="Also compute gensim's c_npmi (the reference for ours), C_V, UMass and UCI (slower).")
 def evaluate(run, reference, out, top_n, seed, gensim):
     """Measure a trained run on its corpus's held-out documents.
 
     \b
     Prints, and with --out writes as JSON:
       npmi, gensim_c_npmi   coherence of the top words (and topics with non-finite NPMI)
+      gensim_c_v, gensim_u_mass, gensim_c_uci   gensim's other coherence measures
       diversity             share of unique words among the topics' top 25
       perplexity            document completion on the test split
       accuracy              logistic regression on the doc-topic mixtures

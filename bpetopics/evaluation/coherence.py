@@ -48,6 +48,7 @@ __all__ = [
     "gensim_coherence",
     "EPSILON",
     "MEASURE_FLOORS",
+    "GENSIM_MEASURES",
 ]
 
 #: gensim's ``direct_confirmation_measure.EPSILON``.
@@ -62,6 +63,11 @@ MEASURE_FLOORS = {
     "c_uci": float(np.log(EPSILON)),
     "u_mass": float(np.log(EPSILON)),
 }
+
+
+#: The gensim measures that ``evaluate`` and ``compare`` report (c_npmi first: the
+#: reference for our NPMI).
+GENSIM_MEASURES = ("c_npmi", "c_v", "u_mass", "c_uci")
 
 
 @dataclass(frozen=True)

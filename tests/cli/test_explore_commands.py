@@ -79,6 +79,7 @@ def test_evaluate_a_run_with_a_test_split(runner, run_with_test, corpus_with_tes
     assert res["n_train"] == 300 and res["n_heldout"] == 300 and res["n_topics"] == 5
     assert res["npmi"] == pytest.approx(res["gensim_c_npmi"], abs=1e-6)
     assert res["npmi_nonfinite"] == res["gensim_c_npmi_nonfinite"]
+    assert -1 <= res["gensim_c_v"] <= 1 and res["gensim_u_mass"] <= 0 and np.isfinite(res["gensim_c_uci"])
     assert 0 < res["accuracy"] <= 1 and 0 < res["diversity"] <= 1 and res["perplexity"] > 1
     assert res["code_mean_active"] >= 0 and res["fit_seconds"] > 0 and len(res["top_words"]) == 5
 
@@ -284,10 +285,12 @@ def test_compare_writes_three_files_with_both_models(runner, corpus_with_test, t
     for r in rows:
         assert r["n_train"] == r["n_test"] == "300"
         assert float(r["npmi"]) == pytest.approx(float(r["gensim_c_npmi"]), abs=1e-6)
+        assert -1 <= float(r["gensim_c_v"]) <= 1 and float(r["gensim_u_mass"]) <= 0
         assert float(r["fit_seconds"]) > 0 and float(r["infer_seconds"]) > 0 and r["accuracy"]
     assert rows[0]["code_mean_active"] and not rows[1]["code_mean_active"]
     md = (out / "comparison.md").read_text()
     assert "| metric | PoissBPE | LDA |" in md and "LDABaseline(passes=2" in md
+    assert "| C_V (gensim) ↑ |" in md and "| UMass (gensim) ↑ |" in md and "| UCI (gensim) ↑ |" in md
     assert (out / "comparison.png").read_bytes()[:4] == b"\x89PNG"
 
     one_line_error(runner.invoke(main, args), "already holds a comparison", "--overwrite")
