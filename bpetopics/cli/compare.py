@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from bpetopics.cli import Choice, IntRange, UserError, main
-from bpetopics.cli.corpus import vocabulary_options
+from bpetopics.cli.corpus import corpus_settings, vocabulary_options
 from bpetopics.cli.train import _prepare
 
 
@@ -85,9 +85,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
         raise UserError(f"{out} already holds a comparison: pass --overwrite to replace it, or choose another --out")
     if device not in ("cpu", "auto") and not device.startswith("cuda"):
         raise UserError(f"--device must be cpu, cuda or auto; got {device!r}")
-    settings = {"vocab_size": vocab_size or None, "min_df": min_df, "max_df": max_df, "stopwords": stopwords,
-                "data_home": data_home, "max_docs": max_docs, "random_state": corpus_seed,
-                "categories": None if categories is None else [c.strip() for c in categories.split(",") if c.strip()]}
+    settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
+                               corpus_seed)
     splits = _prepare(corpus, settings)
     train = splits["train"]
     test = splits.get("test")

@@ -109,6 +109,17 @@ def vocabulary_options(command):
     return command
 
 
+def corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
+                    seed) -> dict:
+    """The shared corpus options as ``prepare_corpus`` keyword arguments (0 words means
+    all of them; ``--categories`` split on commas)."""
+    return {"vocab_size": vocab_size or None, "min_df": min_df, "max_df": max_df,
+            "stopwords": stopwords, "data_home": data_home, "max_docs": max_docs,
+            "random_state": seed,
+            "categories": None if categories is None
+            else [c.strip() for c in categories.split(",") if c.strip()]}
+
+
 @main.command()
 @click.argument("source")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
@@ -145,21 +156,11 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
     saved = Path(source).is_dir() and is_saved_corpus(source)
     if out is None and not saved:
         out = _default_out(source)
-    cats = None if categories is None else [c.strip() for c in categories.split(",") if c.strip()]
     with corpus_errors():
         if out is not None:
             check_destination(out, overwrite)
-        splits = prepare_corpus(
-            source,
-            vocab_size=vocab_size or None,
-            min_df=min_df,
-            max_df=max_df,
-            stopwords=stopwords,
-            data_home=data_home,
-            categories=cats,
-            max_docs=max_docs,
-            random_state=seed,
-        )
+        splits = prepare_corpus(source, **corpus_settings(vocab_size, min_df, max_df, stopwords,
+                                                          data_home, categories, max_docs, seed))
         if out is not None:
             save_splits(splits, out, overwrite=overwrite)
     if out is None:

@@ -18,7 +18,7 @@ import click
 from click.core import ParameterSource
 
 from bpetopics.cli import UserError, corpus_errors, main
-from bpetopics.cli.corpus import vocabulary_options
+from bpetopics.cli.corpus import corpus_settings, vocabulary_options
 
 #: Options named differently from the model's parameters.
 OPTION_NAMES = {"n_topics": "topics", "n_bits": "bits", "random_state": "seed"}
@@ -286,13 +286,8 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
                                 "or --overwrite to start again")
         params["progress"] = False
         check_model_params(params)
-        if vocab_size < 0:
-            raise UserError(f"--vocab-size must be 0 (all words) or more; got {vocab_size}")
-        if max_docs is not None and max_docs < 1:
-            raise UserError(f"--max-docs must be a positive integer; got {max_docs}")
-        settings = {"vocab_size": vocab_size or None, "min_df": min_df, "max_df": max_df, "stopwords": stopwords,
-                    "data_home": data_home, "max_docs": max_docs, "random_state": corpus_seed,
-                    "categories": None if categories is None else [c.strip() for c in categories.split(",") if c.strip()]}
+        settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
+                                   corpus_seed)
         splits = _prepare(corpus, settings)
         train_corpus = splits["train"]
         if train_corpus.n_docs == 0:
