@@ -1,10 +1,60 @@
-"""Writing folders safely: build in a temporary sibling, then move into place."""
+"""Writing safely: build beside the target, then rename into place (one helper for all).
+
+* :func:`atomic_path` / :func:`write_bytes_atomic` / :func:`write_text_atomic`: one file
+  (a temporary file in the destination folder, then ``os.replace``: a reader sees the
+  old file or the complete new one, never half of one);
+* :func:`staging_folder` / :func:`replace_folder`: a whole folder (a run, a saved corpus).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
+import uuid
 from pathlib import Path
+from typing import Iterator
+
+
+def unique_tag() -> str:
+    """A tag unique to this process and call, for temporary sibling names."""
+    return f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; on success rename it onto ``path``.
+
+    The temporary file lives in the destination folder, so ``os.replace`` is an atomic
+    rename on POSIX: a reader sees either the old file or the complete new one, never a
+    half-written file. On error the temporary file is removed and ``path`` is untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp = Path(tmp)
+    os.chmod(tmp, 0o644)  # mkstemp makes 0600; give the final file ordinary permissions
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically and return the path."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(data)
+    return Path(path)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` (UTF-8) to ``path`` atomically and return the path."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def replace_folder(tmp: Path, out: Path, tag: str) -> None:
@@ -20,3 +70,20 @@ def replace_folder(tmp: Path, out: Path, tag: str) -> None:
         shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(tmp, out)
+
+
+@contextlib.contextmanager
+def staging_folder(out: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``out``; on success it replaces ``out``
+    (:func:`replace_folder`); on error it is deleted and ``out`` is untouched."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tag = unique_tag()
+    tmp = out.parent / f".{out.name}.tmp-{tag}"
+    try:
+        tmp.mkdir()
+        yield tmp
+        replace_folder(tmp, out, tag)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)

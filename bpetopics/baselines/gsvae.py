@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from bpetopics.images._base import BaseVAE, mlp
+from bpetopics.baselines.vae_base import BaseVAE, mlp
 
 __all__ = ["GumbelSoftmaxVAE", "categorical_kl_uniform", "bernoulli_log_likelihood",
            "gumbel_softmax_sample", "gumbel_temperature"]
@@ -114,7 +114,7 @@ class GumbelSoftmaxVAE(BaseVAE):
     tau0, anneal_rate, anneal_every, min_tau : temperature schedule (module docstring).
     lr_decay : learning-rate factor applied every ``anneal_every`` steps (0.9; 1 = off).
     hard : straight-through Gumbel-softmax during training (False, as in the paper's VAE).
-    n_epochs, batch_size, learning_rate : Adam training (lr 1e-3, batches of 100).
+    epochs, batch_size, lr : Adam training (lr 1e-3, batches of 100).
     random_state, device ('auto' | 'cpu' | 'cuda'), progress : as in GaussianVAE.
 
     Fitted attributes: ``net_``, ``tau_`` (final temperature), ``history_`` (per epoch:
@@ -124,8 +124,8 @@ class GumbelSoftmaxVAE(BaseVAE):
 
     def __init__(self, n_variables=30, n_categories=10, *, encoder_hidden=(512, 256),
                  decoder_hidden=(256, 512), activation="relu", tau0=1.0, anneal_rate=3e-5,
-                 anneal_every=1000, min_tau=0.5, lr_decay=0.9, hard=False, n_epochs=10,
-                 batch_size=100, learning_rate=1e-3, random_state=None, device="auto",
+                 anneal_every=1000, min_tau=0.5, lr_decay=0.9, hard=False, epochs=10,
+                 batch_size=100, lr=1e-3, random_state=None, device="auto",
                  progress=True):
         self.n_variables = n_variables
         self.n_categories = n_categories
@@ -138,9 +138,9 @@ class GumbelSoftmaxVAE(BaseVAE):
         self.min_tau = min_tau
         self.lr_decay = lr_decay
         self.hard = hard
-        self.n_epochs = n_epochs
+        self.epochs = epochs
         self.batch_size = batch_size
-        self.learning_rate = learning_rate
+        self.lr = lr
         self.random_state = random_state
         self.device = device
         self.progress = progress

@@ -142,6 +142,6 @@ class LDABaseline:
 
     def top_words(self, vocabulary, n: int = 10) -> list:
         """Each topic's ``n`` most probable words, list of T lists of str."""
-        from bpetopics.evaluation.coherence import top_words
+        from bpetopics.topwords import top_words
 
         return top_words(self.topic_word_, vocabulary, n)

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from bpetopics.images._base import BaseVAE, mlp
+from bpetopics.baselines.vae_base import BaseVAE, mlp
 
 __all__ = ["GaussianVAE", "gaussian_kl_standard", "gaussian_log_likelihood"]
 
@@ -103,7 +103,7 @@ class GaussianVAE(BaseVAE):
         (GS-VAE mirror: (256, 512), 'relu').
     obs_var : 'learned' (minibatch maximum likelihood, see the module docstring) or a
         positive float (fixed sigma^2).
-    n_epochs, batch_size, learning_rate : Adam training (lr 1e-3, batches of 100).
+    epochs, batch_size, lr : Adam training (lr 1e-3, batches of 100).
     random_state : int seed, or None.
     device : 'auto' (CUDA if available), 'cpu' or 'cuda'.
     progress : show a tqdm bar while fitting.
@@ -115,7 +115,7 @@ class GaussianVAE(BaseVAE):
 
     def __init__(self, n_latent=50, *, encoder_hidden=(500,), decoder_hidden=(256, 512),
                  encoder_activation="tanh", decoder_activation="relu", obs_var="learned",
-                 n_epochs=10, batch_size=100, learning_rate=1e-3, random_state=None,
+                 epochs=10, batch_size=100, lr=1e-3, random_state=None,
                  device="auto", progress=True):
         self.n_latent = n_latent
         self.encoder_hidden = encoder_hidden
@@ -123,9 +123,9 @@ class GaussianVAE(BaseVAE):
         self.encoder_activation = encoder_activation
         self.decoder_activation = decoder_activation
         self.obs_var = obs_var
-        self.n_epochs = n_epochs
+        self.epochs = epochs
         self.batch_size = batch_size
-        self.learning_rate = learning_rate
+        self.lr = lr
         self.random_state = random_state
         self.device = device
         self.progress = progress
@@ -164,7 +164,7 @@ class GaussianVAE(BaseVAE):
         return {"obs_var": var}
 
     def _end_fit(self):
-        if not hasattr(self, "obs_var_"):  # n_epochs == 0
+        if not hasattr(self, "obs_var_"):  # epochs == 0
             mode = self._obs_var_mode()
             self.obs_var_ = 1.0 if mode == "mle" else mode
 

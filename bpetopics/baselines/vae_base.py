@@ -22,7 +22,9 @@ from sklearn.exceptions import NotFittedError
 from torch import nn
 from tqdm.auto import tqdm
 
-ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "elu": nn.ELU}
+from bpetopics.core.decoder import ACTIVATIONS
+from bpetopics.core.device import resolve_device
+
 
 
 def mlp(sizes, activation="relu", last_activation=False) -> nn.Sequential:
@@ -35,13 +37,6 @@ def mlp(sizes, activation="relu", last_activation=False) -> nn.Sequential:
         if i < len(sizes) - 2 or last_activation:
             layers.append(act())
     return nn.Sequential(*layers)
-
-
-def resolve_device(device) -> torch.device:
-    """'auto' picks CUDA when available, else the CPU; 'cpu'/'cuda'/'cuda:1' as given."""
-    if device is None or device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
 
 
 def check_array(X, n_features=None) -> np.ndarray:
@@ -73,7 +68,7 @@ class BaseVAE(BaseEstimator):
 
     # ------------------------------------------------------------------ training
     def fit(self, X, y=None):
-        """Train on X (n_samples, n_features) for ``n_epochs`` epochs; returns self."""
+        """Train on X (n_samples, n_features) for ``epochs`` epochs; returns self."""
         X = check_array(X)
         seed = _seed(self.random_state)
         self.device_ = resolve_device(self.device)
@@ -83,16 +78,16 @@ class BaseVAE(BaseEstimator):
             self.net_ = self._build(X.shape[1]).to(self.device_)
         self._generator = torch.Generator(device=self.device_).manual_seed(seed)
         order_rng = np.random.default_rng(seed)
-        optimizer = torch.optim.Adam(self.net_.parameters(), lr=self.learning_rate)
+        optimizer = torch.optim.Adam(self.net_.parameters(), lr=self.lr)
         Xt = torch.as_tensor(X, device=self.device_)
         n, bs = X.shape[0], int(self.batch_size)
         steps_per_epoch = -(-n // bs)
         self.history_, step = [], 0
-        bar = tqdm(total=self.n_epochs * steps_per_epoch, disable=not self.progress,
+        bar = tqdm(total=self.epochs * steps_per_epoch, disable=not self.progress,
                    desc=type(self).__name__, leave=False)
         self.net_.train()
         try:
-            for epoch in range(self.n_epochs):
+            for epoch in range(self.epochs):
                 t0, sums = time.perf_counter(), {}
                 perm = torch.as_tensor(order_rng.permutation(n), device=self.device_)
                 for start in range(0, n, bs):

@@ -1,13 +1,18 @@
 """The ``bpetopics`` command line: parse, call the library, print.
 
-Each command lives in its own module of this package and registers itself on ``main``.
-Errors a user can fix are raised as :class:`click.UsageError` / :class:`UserError`
-(one line, exit code 2, no traceback).
+Each command lives in its own module of this package (a new command is a new module,
+listed in ``COMMAND_MODULES``) and registers itself on ``main``. Command modules never
+import each other: what two commands share is either library code (``bpetopics.runs``,
+``bpetopics.text``, ...) or one of the click-level helpers here (one-line errors, option
+types, the corpus options, :func:`open_run`). Errors a user can fix are raised as
+:class:`click.UsageError` / :class:`UserError` (one line, exit code 2, no traceback).
 """
 
 import contextlib
 import importlib
+import re
 import warnings
+from pathlib import Path
 
 import click
 
@@ -65,6 +70,68 @@ def corpus_errors():
                     click.echo(f"Warning: {w.message}", err=True)
                 else:
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+@contextlib.contextmanager
+def run_errors(suffix: str = ""):
+    """Run library work on runs: a RunError (one line) becomes a UserError."""
+    from bpetopics.runs.folder import RunError
+
+    try:
+        yield
+    except RunError as exc:
+        raise UserError(f"{exc}{suffix}") from None
+
+
+def open_run(path, device="cpu"):
+    """:func:`bpetopics.runs.load_run`, with its one-line errors turned into :class:`UserError`."""
+    from bpetopics.runs.folder import load_run
+
+    with run_errors():
+        return load_run(path, device=device)
+
+
+class DocFrequency(OneLine, click.ParamType):
+    """A document frequency: an integer count (``5``) or a fraction (``0.5``)."""
+
+    name = "COUNT|FRACTION"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, (int, float)):
+            return value
+        text = str(value).strip()
+        try:
+            if re.fullmatch(r"[+-]?\d+", text):
+                return int(text)
+            return float(text)
+        except ValueError:
+            self.fail(f"{value!r} is not a number: give a document count (5) or a fraction (0.5)", param, ctx)
+
+
+# The corpus options of `corpus`, `train` and `compare` (prepare_corpus's parameters).
+_VOCABULARY_OPTIONS = [
+    click.option("--vocab-size", type=IntRange(min=0), default=2000, show_default=True,
+                 help="Keep the most frequent words; 0 keeps them all."),
+    click.option("--min-df", type=DocFrequency(), default="5", show_default=True,
+                 help="Drop words in fewer documents: a count (5) or a fraction (0.01)."),
+    click.option("--max-df", type=DocFrequency(), default="0.5", show_default=True,
+                 help="Drop words in more documents: a fraction (0.5) or a count (1000)."),
+    click.option("--stopwords", default="nltk", show_default=True,
+                 help="Stop-word list: nltk, sklearn, gensim, none, or a file (one word per line)."),
+    click.option("--data-home", type=click.Path(path_type=Path), default=None,
+                 help="Folder with scikit-learn's 20 Newsgroups cache [default: $SCIKIT_LEARN_DATA]."),
+    click.option("--categories", default=None, metavar="A,B,...",
+                 help="Keep only these labels (20 Newsgroups groups or subfolder names), comma-separated."),
+    click.option("--max-docs", type=IntRange(min=1), default=None,
+                 help="Keep at most this many documents per split, drawn at random with the seed."),
+]
+
+
+def vocabulary_options(command):
+    """Add the shared corpus options to a click command."""
+    for option in reversed(_VOCABULARY_OPTIONS):
+        command = option(command)
+    return command
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

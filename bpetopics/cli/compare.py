@@ -6,15 +6,13 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, IntRange, UserError, main
-from bpetopics.cli.corpus import corpus_settings, vocabulary_options
-from bpetopics.cli.train import _prepare
+from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, vocabulary_options
 
 
 def _lda_description(lda_params: dict) -> str:
     import inspect
 
-    from bpetopics.evaluation import LDABaseline
+    from bpetopics.baselines import LDABaseline
 
     params = {n: p.default for n, p in inspect.signature(LDABaseline.__init__).parameters.items()
               if n not in ("self", "n_topics", "random_state")}
@@ -77,7 +75,9 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
           --topics 5 --seeds 1 --epochs 2 --lda-passes 2 --out /tmp/quick
     """
     from bpetopics.evaluation.coherence import GENSIM_MEASURES
-    from bpetopics.evaluation.compare import FILES, compare_models, holdout_split, write_comparison
+    from bpetopics.experiments.text_comparison import FILES, compare_models, holdout_split, write_comparison
+    from bpetopics.text import prepare_corpus
+    from bpetopics.text.sources import corpus_settings
 
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file: give a folder")
@@ -87,7 +87,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
         raise UserError(f"--device must be cpu, cuda or auto; got {device!r}")
     settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
                                corpus_seed)
-    splits = _prepare(corpus, settings)
+    with corpus_errors():
+        splits = prepare_corpus(corpus, **settings)
     train = splits["train"]
     test = splits.get("test")
     heldout = "the test split"

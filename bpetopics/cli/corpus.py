@@ -7,24 +7,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import IntRange, OneLine, corpus_errors, main
-
-
-class DocFrequency(OneLine, click.ParamType):
-    """A document frequency: an integer count (``5``) or a fraction (``0.5``)."""
-
-    name = "COUNT|FRACTION"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, (int, float)):
-            return value
-        text = str(value).strip()
-        try:
-            if re.fullmatch(r"[+-]?\d+", text):
-                return int(text)
-            return float(text)
-        except ValueError:
-            self.fail(f"{value!r} is not a number: give a document count (5) or a fraction (0.5)", param, ctx)
+from bpetopics.cli import corpus_errors, main, vocabulary_options
 
 
 def _default_out(source: str) -> Path:
@@ -83,43 +66,6 @@ def format_summary(splits: dict) -> str:
     return "\n".join(lines)
 
 
-# The corpus options of `corpus`, `train` and `compare` (prepare_corpus's parameters).
-_VOCABULARY_OPTIONS = [
-    click.option("--vocab-size", type=IntRange(min=0), default=2000, show_default=True,
-                 help="Keep the most frequent words; 0 keeps them all."),
-    click.option("--min-df", type=DocFrequency(), default="5", show_default=True,
-                 help="Drop words in fewer documents: a count (5) or a fraction (0.01)."),
-    click.option("--max-df", type=DocFrequency(), default="0.5", show_default=True,
-                 help="Drop words in more documents: a fraction (0.5) or a count (1000)."),
-    click.option("--stopwords", default="nltk", show_default=True,
-                 help="Stop-word list: nltk, sklearn, gensim, none, or a file (one word per line)."),
-    click.option("--data-home", type=click.Path(path_type=Path), default=None,
-                 help="Folder with scikit-learn's 20 Newsgroups cache [default: $SCIKIT_LEARN_DATA]."),
-    click.option("--categories", default=None, metavar="A,B,...",
-                 help="Keep only these labels (20 Newsgroups groups or subfolder names), comma-separated."),
-    click.option("--max-docs", type=IntRange(min=1), default=None,
-                 help="Keep at most this many documents per split, drawn at random with the seed."),
-]
-
-
-def vocabulary_options(command):
-    """Add the shared corpus options to a click command."""
-    for option in reversed(_VOCABULARY_OPTIONS):
-        command = option(command)
-    return command
-
-
-def corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
-                    seed) -> dict:
-    """The shared corpus options as ``prepare_corpus`` keyword arguments (0 words means
-    all of them; ``--categories`` split on commas)."""
-    return {"vocab_size": vocab_size or None, "min_df": min_df, "max_df": max_df,
-            "stopwords": stopwords, "data_home": data_home, "max_docs": max_docs,
-            "random_state": seed,
-            "categories": None if categories is None
-            else [c.strip() for c in categories.split(",") if c.strip()]}
-
-
 @main.command()
 @click.argument("source")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
@@ -146,14 +92,10 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
       bpetopics corpus path/to/texts --min-df 2 --max-df 0.9 --out corpora/mytexts
       bpetopics corpus corpora/20ng
     """
-    from bpetopics.text import (
-        check_destination,
-        is_saved_corpus,
-        prepare_corpus,
-        save_splits,
-    )
+    from bpetopics.text import check_destination, prepare_corpus, save_splits
+    from bpetopics.text.sources import SAVED, corpus_settings, source_kind
 
-    saved = Path(source).is_dir() and is_saved_corpus(source)
+    saved = source_kind(source) == SAVED
     if out is None and not saved:
         out = _default_out(source)
     with corpus_errors():

@@ -5,14 +5,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import uuid
 from pathlib import Path
 
 import click
 
-from bpetopics.cli import UserError, corpus_errors, main
-from bpetopics.cli.topics import open_run
+from bpetopics.files import write_bytes_atomic
+
+from bpetopics.cli import UserError, corpus_errors, main, open_run
 
 EXTENSIONS = (".csv", ".npz", ".json")
 
@@ -117,13 +116,7 @@ def encode(run, input_path, out, top_topics, device, overwrite):
     mixtures = trained.model.code_topic(codes)
     n_words = counts.sum(axis=1).A1
     data = encoded_bytes(fmt, ids, n_words, codes, mixtures, top_topics, run)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-    try:
-        tmp.write_bytes(data)
-        os.replace(tmp, out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_bytes_atomic(out, data)
     empty = int((n_words == 0).sum())
     click.echo(f"Encoded {len(ids):,} document(s) from {input_path} with {run} to {out}: "
                f"mean active bits {codes.sum(1).mean():.2f}"

@@ -6,55 +6,9 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, FloatRange, IntRange, UserError, main
+from bpetopics.cli import Choice, FloatRange, IntRange, UserError, main, open_run, run_errors
 
 RULES = ("threshold", "top_mass")
-
-
-def run_graph(run, rule: str = "threshold", threshold: float | None = None, mass: float | None = None,
-              top_n: int = 10):
-    """The co-activation graph of a run's training documents (networkx.Graph).
-
-    Mixtures are f(z_n) = ``model.code_topic(codes_)``; documents sharing a code are
-    counted once per code. Node ``probability`` is the topic's share of the training
-    tokens, from the saved training counts (``counts.npz``); for a run saved without
-    them, the share recorded by training (``summary.json``), else the mean mixture. The
-    corpus is never rebuilt.
-    """
-    import numpy as np
-
-    from bpetopics.cli.evaluate import run_train_counts
-    from bpetopics.cli.topics import topic_shares
-    from bpetopics.viz import DEFAULT_MASS, DEFAULT_THRESHOLD, coactivation_graph
-
-    model = run.model
-    codes = getattr(model, "codes_", None)
-    if codes is None:
-        raise UserError(f"{run.path} has no codes of its training documents (doc_codes.npz): train it again")
-    codes = np.asarray(codes, dtype=np.uint8)
-    lengths = np.asarray(run_train_counts(run).sum(axis=1)).ravel() if run.has_counts() else None
-    G = coactivation_graph(model.code_topic(codes), model.topic_word_, run.vocabulary, codes=codes,
-                           rule=rule, threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
-                           mass=DEFAULT_MASS if mass is None else mass, top_n=top_n, doc_lengths=lengths)
-    shares = topic_shares(run) if lengths is None else None
-    if shares is not None and len(shares) == G.number_of_nodes() and sum(shares) > 0:
-        total = float(sum(shares))
-        for t, s in enumerate(shares):
-            G.nodes[t]["probability"] = float(s) / total
-    return G
-
-
-def run_bit_table(run, labels=None):
-    """One row per bit (usage, the topics it raises most): :func:`bpetopics.viz.bit_table`."""
-    import numpy as np
-
-    from bpetopics.viz import bit_table
-
-    model = run.model
-    codes = getattr(model, "codes_", None)
-    return bit_table(model.code_topic, model.n_bits, labels=labels,
-                     codes=None if codes is None else np.asarray(codes), topic_word=model.topic_word_,
-                     vocabulary=run.vocabulary)
 
 
 @main.command()
@@ -91,9 +45,9 @@ def graph(run, out, rule, threshold, mass, min_weight, top_n, bits_path, seed):
       bpetopics graph runs/20ng --out figs/graph.png --threshold 0.2 --min-weight 5
       bpetopics graph runs/20ng --out figs/mass.png --rule top_mass --mass 0.9
     """
-    from bpetopics.cli.topics import open_run
+    from bpetopics.files import atomic_path
+    from bpetopics.runs.explore import run_bit_table, run_graph
     from bpetopics.viz import draw_graph, write_graph
-    from bpetopics.viz._files import atomic_path
 
     if out.suffix.lower() != ".png":
         raise UserError(f"--out must be a .png file (graph.graphml and graph.gexf go beside it); got {out}")
@@ -101,7 +55,8 @@ def graph(run, out, rule, threshold, mass, min_weight, top_n, bits_path, seed):
         raise UserError(f"--out {out} is a folder: give a file name such as {out / 'graph.png'}")
     bits_path = out.with_name("bits.csv") if bits_path is None else bits_path
     loaded = open_run(run)
-    G = run_graph(loaded, rule=rule, threshold=threshold, mass=mass, top_n=top_n)
+    with run_errors():
+        G = run_graph(loaded, rule=rule, threshold=threshold, mass=mass, top_n=top_n)
     table = run_bit_table(loaded, labels=[G.nodes[t]["label"] for t in sorted(G.nodes)])
     graphml, gexf = write_graph(G, out.with_suffix(""))
     with atomic_path(bits_path) as tmp:

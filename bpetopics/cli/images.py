@@ -13,7 +13,7 @@ PUBLIC_BUDGETS = ("small", "full")
 
 
 def _budget(ctx, param, value):
-    from bpetopics.images.table import BUDGETS
+    from bpetopics.experiments.image_table import BUDGETS
 
     if value not in BUDGETS:
         raise click.BadParameter(f"{value!r} is not one of {', '.join(PUBLIC_BUDGETS)}")
@@ -21,7 +21,7 @@ def _budget(ctx, param, value):
 
 
 def _datasets(ctx, param, value):
-    from bpetopics.images.table import DATASETS
+    from bpetopics.experiments.image_table import DATASETS
 
     names = [n.strip() for item in value for n in item.split(",") if n.strip()]
     unknown = [n for n in names if n not in DATASETS]
@@ -76,8 +76,8 @@ def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs
     """
     from dataclasses import replace
 
-    from bpetopics.core.model import resolve_device
-    from bpetopics.images.table import BUDGETS, run_table
+    from bpetopics.core.device import resolve_device
+    from bpetopics.experiments.image_table import BUDGETS, run_table
 
     try:
         resolve_device(device)

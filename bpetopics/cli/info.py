@@ -7,13 +7,12 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import main
-from bpetopics.cli.topics import open_run
+from bpetopics.cli import main, open_run
 
 
 def format_info(run) -> str:
     """The text printed by ``bpetopics info``."""
-    from bpetopics.io import library_versions
+    from bpetopics.runs import library_versions
 
     cfg, s = run.config, run.summary
     lines = [f"Run {run.path}: {cfg['model']} (format {cfg['format']} version {cfg['format_version']})", "",

@@ -6,32 +6,9 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, IntRange, UserError, main
+from bpetopics.cli import Choice, IntRange, UserError, main, open_run, run_errors
 
 MDS_CHOICES = ("pcoa", "mmds", "tsne")
-
-
-def run_ldavis_inputs(run) -> dict:
-    """The arrays pyLDAvis needs, from a run and its saved training counts.
-
-    ``topic_word`` = ``model.topic_word_``; ``doc_topic`` = f(z_n) =
-    ``model.code_topic(codes_)``; ``doc_lengths`` and ``term_frequency`` = row and
-    column sums of the training counts (``counts.npz``; rebuilt from the recorded corpus
-    only for runs saved before that file existed).
-    """
-    import numpy as np
-
-    from bpetopics.cli.evaluate import run_train_counts
-
-    model = run.model
-    codes = getattr(model, "codes_", None)
-    if codes is None:
-        raise UserError(f"{run.path} has no codes of its training documents (doc_codes.npz): train it again")
-    counts = run_train_counts(run)
-    return {"topic_word": model.topic_word_, "doc_topic": model.code_topic(np.asarray(codes, dtype=np.uint8)),
-            "doc_lengths": np.asarray(counts.sum(axis=1)).ravel(),
-            "vocabulary": list(run.vocabulary),
-            "term_frequency": np.asarray(counts.sum(axis=0)).ravel()}
 
 
 @main.command()
@@ -57,7 +34,7 @@ def ldavis(run, out, mds, R, seed):
       bpetopics ldavis runs/20ng --out runs/20ng/topics.html
       bpetopics ldavis runs/20ng --out topics.html --mds tsne --terms 20
     """
-    from bpetopics.cli.topics import open_run
+    from bpetopics.runs.explore import run_ldavis_inputs
     from bpetopics.viz import write_ldavis_html
 
     if out.is_dir():
@@ -65,7 +42,8 @@ def ldavis(run, out, mds, R, seed):
     if out.suffix.lower() not in (".html", ".htm"):
         raise UserError(f"--out must be an .html file; got {out}")
     loaded = open_run(run)
-    data = run_ldavis_inputs(loaded)
+    with run_errors():
+        data = run_ldavis_inputs(loaded)
     write_ldavis_html(data["topic_word"], data["doc_topic"], data["doc_lengths"], data["vocabulary"],
                       data["term_frequency"], out, seed=seed, mds=mds, R=R,
                       title=f"Topics of {loaded.path.name}")

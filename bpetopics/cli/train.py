@@ -1,31 +1,26 @@
 """``bpetopics train CORPUS --out RUN``: fit a PoissBPE topic model and save the run.
 
 Every parameter of :class:`bpetopics.PoissBPE` is an option whose default is read from
-its signature (so the two never drift). Training keeps a checkpoint after every epoch
-in ``RUN.partial/`` and writes ``RUN`` only when it has finished.
+its signature and whose rule is the estimator's own (``_parameter_rules``), so the two
+never drift. The job itself (a checkpoint after every epoch in ``RUN.partial/``, resume,
+``RUN`` written only when training has finished) is :mod:`bpetopics.runs.job`.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
-import os
 import shlex
-import shutil
 from pathlib import Path
 
 import click
 from click.core import ParameterSource
 
-from bpetopics.cli import UserError, corpus_errors, main
-from bpetopics.cli.corpus import corpus_settings, vocabulary_options
+from bpetopics.cli import UserError, corpus_errors, main, open_run, run_errors, vocabulary_options
 
 #: Options named differently from the model's parameters.
 OPTION_NAMES = {"n_topics": "topics", "n_bits": "bits", "random_state": "seed"}
 #: Model parameters that are not options (the command line drives these itself).
 NOT_OPTIONS = ("self", "callback", "progress")
-#: Parameters that must be positive integers.
-POSITIVE_INTS = ("n_topics", "n_bits", "epochs", "batch_size")
 MODEL_HELP = {
     "n_topics": "T, the number of topics.",
     "n_bits": "K, the length of each document's binary code.",
@@ -50,10 +45,6 @@ MODEL_HELP = {
     "random_state": "Seed of the model: initialisation and minibatch order.",
     "device": "cpu, cuda, or auto (CUDA when present).",
 }
-JOB_FILE = "job.json"
-CORPUS_DIR = "corpus"
-
-
 class IntTuple(click.ParamType):
     """Comma-separated integers, e.g. ``128,64``; empty for none."""
 
@@ -113,93 +104,48 @@ class TrainCommand(click.Command):
 
 
 def check_model_params(params: dict) -> None:
-    """Fail fast, with one line, on parameters the model would refuse."""
-    from bpetopics.core.decoder import ACTIVATIONS
-    from bpetopics.core.model import resolve_device
-    from bpetopics.core.prior import BetaProcessPrior
+    """Fail fast, with one line naming the option, on parameters the model would refuse
+    (the estimator's own rules: :meth:`bpetopics.core.model.BPEBase.validate`)."""
     from bpetopics.models import PoissBPE
 
-    for name in POSITIVE_INTS:
-        if params[name] < 1:
-            raise UserError(f"{_option_flag(name)} must be a positive integer; got {params[name]}")
-    for name in ("alpha", "tau", "lr"):
-        if params[name] is not None and not params[name] > 0:
-            raise UserError(f"{_option_flag(name)} must be positive; got {params[name]}")
-    for name in ("topic_init_docs", "prior_ramp_epochs", "topic_repulsion"):
-        if params[name] < 0:
-            raise UserError(f"{_option_flag(name)} must be zero or more; got {params[name]}")
-    if params["max_bits"] is not None and params["max_bits"] < 1:
-        raise UserError(f"--max-bits must be a positive integer; got {params['max_bits']}")
-    if any(h < 1 for h in params["hidden"]):
-        raise UserError(f"--hidden sizes must be positive integers; got {','.join(map(str, params['hidden']))}")
-    if params["activation"] not in ACTIVATIONS:
-        raise UserError(f"unknown --activation {params['activation']!r}; choose from {', '.join(sorted(ACTIVATIONS))}")
     try:
-        resolve_device(params["device"])
-        PoissBPE(**params)._validate_params()
-        alpha = 1.0 if params["alpha"] is None else params["alpha"]
-        gamma = params["n_bits"] / 4 if params["gamma"] is None else params["gamma"]
-        BetaProcessPrior(params["n_bits"], 1, alpha, gamma, params["tau"], params["kappa"])
+        PoissBPE(**params).validate(label=_option_flag)
     except ValueError as exc:
         raise UserError(str(exc)) from None
 
 
-def _prepare(source, settings: dict):
-    """``prepare_corpus`` with its one-line errors and its warnings printed."""
-    from bpetopics.text import prepare_corpus
-
-    with corpus_errors():
-        return prepare_corpus(source, **settings)
-
-
-def _read_job(partial: Path) -> dict:
-    try:
-        job = json.loads((partial / JOB_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"nothing to resume: {partial} holds no interrupted training (train without --resume)") from None
-    except (ValueError, UnicodeDecodeError):
-        raise UserError(f"{partial / JOB_FILE} is corrupted: start again with --overwrite") from None
-    if not isinstance(job, dict) or job.get("format") != "bpetopics.train_job" or "params" not in job:
-        raise UserError(f"{partial / JOB_FILE} is not a bpetopics training job: start again with --overwrite")
-    return job
-
-
-def _fit(model, X, checkpoint: Path, quiet: bool, resume_hint: str, ctx) -> None:
-    """Train (or continue) with a checkpoint and a progress bar after every epoch; Ctrl-C
-    leaves the last checkpoint and exits with 130."""
+def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
+    """Run the job with a progress bar after every epoch; Ctrl-C leaves the last
+    checkpoint and exits with 130."""
     from tqdm import tqdm
 
-    from bpetopics import io as run_io
+    from bpetopics.runs import job as jobs
+    from bpetopics.runs.folder import RunError
 
+    model = job.model
     bar = tqdm(total=model.epochs, initial=getattr(model, "epoch_", 0), desc="training", unit="epoch", disable=quiet,
                dynamic_ncols=True)
 
     def after_epoch(m, info):
-        run_io.save_checkpoint(checkpoint, m)
         bar.set_postfix_str(f"objective {info['objective']:.2f}, mean active bits {info['active_bits']:.2f}",
                             refresh=False)
         bar.update(1)
 
-    model.callback = after_epoch
     try:
-        if hasattr(model, "decoder_"):  # loaded from a checkpoint
-            model.continue_fit(X)
-        else:
-            model.fit(X)
+        jobs.run_job(job, after_epoch)
     except KeyboardInterrupt:
         bar.close()
         try:  # check that the last checkpoint loads, and say how far it got
-            saved = run_io.load_checkpoint(checkpoint, device="cpu")[0].epoch_ if checkpoint.is_file() else None
-        except run_io.RunError as exc:
+            saved = jobs.checkpoint_epoch(job)
+        except RunError as exc:
             click.echo(f"\nInterrupted, and the checkpoint is unusable ({exc}): start again with --overwrite", err=True)
             ctx.exit(130)
         where = ("no epoch had finished; resuming starts from the beginning" if saved is None
-                 else f"the checkpoint after epoch {saved} of {model.epochs} is in {checkpoint.parent}")
+                 else f"the checkpoint after epoch {saved} of {model.epochs} is in {job.partial}")
         click.echo(f"\nInterrupted: {where}. Resume with:\n  {resume_hint}", err=True)
         ctx.exit(130)
     finally:
         bar.close()
-        model.callback = None
 
 
 @main.command(cls=TrainCommand)
@@ -233,25 +179,21 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
       bpetopics train path/to/texts --vocab-size 5000 --min-df 2 --device cpu --out runs/mine
       bpetopics train --out runs/20ng --resume
     """
-    from bpetopics import io as run_io
-    from bpetopics.models import PoissBPE
-    from bpetopics.text import Corpus, CorpusError, is_saved_corpus
-    from bpetopics.text.loaders import is_newsgroups
+    from bpetopics.runs import job as jobs
+    from bpetopics.runs.folder import check_run_destination
+    from bpetopics.runs.topics import format_rows, topic_rows
+    from bpetopics.text import prepare_corpus
+    from bpetopics.text.sources import corpus_record, corpus_settings
 
-    from bpetopics.cli.topics import format_rows, open_run, topic_rows
-
-    partial = run_io.partial_path(out)
-    checkpoint = partial / run_io.CHECKPOINT_FILE
     resume_hint = f"bpetopics train --out {shlex.quote(str(out))} --resume"
-    try:
-        run_io.check_run_destination(out, overwrite)
-    except run_io.RunError as exc:
-        raise UserError(str(exc)) from None
+    with run_errors():
+        check_run_destination(out, overwrite)
     if top < 1:
         raise UserError(f"--top must be a positive integer; got {top}")
 
     if resume:
-        job = _read_job(partial)
+        with run_errors():
+            record = jobs.read_job(out)
         explicit = [p.opts[-1] for p in ctx.command.get_params(ctx)
                     if p.name not in ("out", "resume", "overwrite", "quiet", "top", "device")
                     and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE]
@@ -259,64 +201,38 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
             click.echo(f"Note: {', '.join(explicit)} ignored with --resume: the interrupted run's settings are kept",
                        err=True)
         if ctx.get_parameter_source("device") is ParameterSource.COMMANDLINE:
-            job["params"]["device"] = params["device"]
-        check_model_params(job["params"])
-        try:
-            train_corpus = Corpus.load(partial / CORPUS_DIR)
-        except CorpusError as exc:
-            raise UserError(f"{exc} (start again with --overwrite)") from None
-        if checkpoint.is_file():
-            try:
-                model, _ = run_io.load_checkpoint(checkpoint, device=job["params"]["device"])
-            except run_io.RunError as exc:
-                raise UserError(f"{exc} (start again with --overwrite)") from None
-        else:
-            model = PoissBPE(**job["params"])
+            record["params"]["device"] = params["device"]
+        check_model_params(record["params"])
+        with run_errors():
+            job = jobs.resume_job(out, record=record)
         if not quiet:
-            click.echo(f"Resuming {out} at epoch {getattr(model, 'epoch_', 0)} of {model.epochs}", err=True)
+            click.echo(f"Resuming {out} at epoch {getattr(job.model, 'epoch_', 0)} of {job.model.epochs}", err=True)
     else:
         if corpus is None:
             raise UserError("give a CORPUS to train on (20newsgroups, a folder of texts or a saved corpus), "
                             "or --resume")
-        if partial.exists():
-            if not (partial / JOB_FILE).is_file():
-                raise UserError(f"{partial} exists and is not an interrupted bpetopics training: move it away")
-            if not overwrite:
-                raise UserError(f"{partial} holds an interrupted training: pass --resume to continue it, "
-                                "or --overwrite to start again")
+        with run_errors():
+            jobs.check_job_destination(out, overwrite)
         params["progress"] = False
         check_model_params(params)
         settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
                                    corpus_seed)
-        splits = _prepare(corpus, settings)
+        with corpus_errors():
+            splits = prepare_corpus(corpus, **settings)
         train_corpus = splits["train"]
         if train_corpus.n_docs == 0:
             raise UserError(f"the corpus {corpus} has no training document with a word of its vocabulary")
-        # paths are recorded absolute, so that the run's corpus can be rebuilt from any folder
-        source = corpus if is_newsgroups(corpus) else os.path.abspath(corpus)
-        settings["data_home"] = None if data_home is None else os.path.abspath(data_home)
-        if is_saved_corpus(corpus) and not is_newsgroups(corpus):  # loaded as saved: the options played no part
-            settings = {"saved_corpus": source}
-        corpus_info = {"source": source, "settings": settings,
-                       "splits": {name: c.summary() for name, c in splits.items()}}
-        if partial.exists():
-            shutil.rmtree(partial)
-        partial.mkdir(parents=True)
-        job = {"format": "bpetopics.train_job", "params": params, "corpus": corpus_info}
-        (partial / JOB_FILE).write_text(json.dumps(job, indent=1) + "\n", encoding="utf-8")
-        train_corpus.save(partial / CORPUS_DIR)
-        model = PoissBPE(**params)
+        with run_errors():
+            job = jobs.start_job(out, params, train_corpus, corpus_record(corpus, settings, splits),
+                                 overwrite=overwrite)
         if not quiet:
             s = train_corpus.summary()
             click.echo(f"Training on {corpus}: {s['documents']:,} documents, {s['vocabulary']:,} words, "
                        f"{s['tokens']:,} tokens", err=True)
 
-    _fit(model, train_corpus.counts, checkpoint, quiet, resume_hint, ctx)
-    try:
-        run_io.save_run(out, model, train_corpus, corpus_info=job["corpus"], overwrite=overwrite)
-    except run_io.RunError as exc:
-        raise UserError(str(exc)) from None
-    shutil.rmtree(partial, ignore_errors=True)
+    _fit(job, quiet, resume_hint, ctx)
+    with run_errors():
+        jobs.finish_job(job, overwrite=overwrite)
     run = open_run(out, device=None)
     s = run.summary
     click.echo(f"Saved run to {out}: {s['n_topics']} topics, {s['n_bits']} bits, {s['epochs']} epoch(s), "

@@ -13,7 +13,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "softplus": nn.Softplus,
+#: The one activation table of the package (BPE decoders and the VAE baselines).
+ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "softplus": nn.Softplus, "sigmoid": nn.Sigmoid,
                "elu": nn.ELU, "leaky_relu": nn.LeakyReLU, "gelu": nn.GELU}
 
 

@@ -9,18 +9,61 @@ Each likelihood turns the decoder's unconstrained outputs into its parameters an
 * ``data_upper_bound(batch)``: a bound no code's data term can exceed (the pursuit drops
   bits whose prior penalty already rules them out), or None;
 * ``batch(X)``: the tensors it needs for rows of X, on the model's device.
+
+:class:`Likelihood` lists every method the pursuit and the estimator call; a new
+likelihood implements it (and its model, in :mod:`bpetopics.models`, returns it from
+``_make_likelihood``).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+# ------------------------------------------------------------------------- the protocol
+@runtime_checkable
+class Likelihood(Protocol):
+    """What the pursuit (:mod:`bpetopics.core.pursuit`) and the estimator
+    (:class:`bpetopics.core.model.BPEBase`) call on a likelihood. Implementations are
+    ``torch.nn.Module`` s (their parameters, if any, are part of theta and saved with the
+    model), so ``parameters``, ``to``, ``state_dict`` and ``load_state_dict`` come with them.
+    """
+
+    def batch(self, X, device):
+        """The tensors the likelihood needs for rows of X (N, D), on ``device``:
+        a batch with ``len``, ``width`` and ``take(idx)`` (e.g. :class:`PaddedCounts`)."""
+
+    def batch_order(self, X) -> np.ndarray:
+        """An order of the rows of X in which to encode them (similar rows together,
+        e.g. by length, so that padded batches stay small), shape (N,)."""
+
+    def link(self, out: torch.Tensor) -> torch.Tensor:
+        """The likelihood's parameters f(z) from the decoder's outputs (..., n_out)."""
+
+    def data_term(self, out: torch.Tensor, batch) -> torch.Tensor:
+        """The part of the score L(z) that depends on z: (P, n_out) -> (P,), or
+        (P, C, n_out) -> (P, C) for C candidate codes per point."""
+
+    def theta_loss(self, out: torch.Tensor, batch) -> torch.Tensor:
+        """The scalar one Adam step on theta minimises at the current codes."""
+
+    def data_upper_bound(self, batch):
+        """A bound (P,) that no code's data term can exceed, or None when there is none
+        (the pursuit then keeps every candidate bit)."""
+
+    def parameters(self):
+        """Its learnable tensors (torch.nn.Module)."""
+
+    def to(self, device):
+        """Move it to ``device`` (torch.nn.Module)."""
+
 
 # ---------------------------------------------------------------------------- batches
 

@@ -8,7 +8,8 @@ One training step on a minibatch S (MODEL.md, "One training step")::
     4. one Adam step on theta (decoder, and beta for text) at the codes z_S
 
 The variants (PoissBPE, GaussBPE, BernBPE in :mod:`bpetopics.models`) only choose a
-likelihood, its defaults and how parameters start.
+likelihood (:class:`~bpetopics.core.likelihoods.Likelihood`), its defaults and how
+parameters start. Minibatches come from a batch source (:mod:`bpetopics.core.batches`).
 """
 
 from __future__ import annotations
@@ -19,32 +20,39 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from bpetopics.core.decoder import CodeDecoder
+from bpetopics.core import params as P
+from bpetopics.core.batches import InMemoryBatches
+from bpetopics.core.decoder import ACTIVATIONS, CodeDecoder
+from bpetopics.core.device import resolve_device
+from bpetopics.core.likelihoods import Likelihood
 from bpetopics.core.prior import BetaProcessPrior
 from bpetopics.core.pursuit import greedy_pursuit
 
-
-def resolve_device(device) -> torch.device:
-    """'auto' -> CUDA when present, else CPU; 'cuda' without CUDA is an error."""
-    device = "auto" if device is None else str(device)
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError("device 'cuda' was asked for but CUDA is not available; use --device cpu")
-    if device != "cpu" and not device.startswith("cuda"):
-        raise ValueError(f"unknown device {device!r}; use 'cpu', 'cuda' or 'auto'")
-    return torch.device(device)
+__all__ = ["BPEBase", "resolve_device"]
 
 
 class BPEBase:
     """Beta-Bernoulli-process sparse coding with a deep decoder (shared machinery).
 
-    Hyperparameters are stored unchanged by ``__init__`` (scikit-learn's contract);
-    fitted state ends in ``_``. Subclasses implement ``_make_likelihood(shape)`` and may
-    override ``_n_out(shape)`` and ``_init_params(X, generator)``.
+    Hyperparameters are stored unchanged by ``__init__`` (scikit-learn's contract:
+    ``get_params(deep)``, ``set_params``, so ``sklearn.base.clone``, ``Pipeline`` and
+    ``GridSearchCV`` work); fitted state ends in ``_``. Their rules are declared once in
+    ``_parameter_rules`` (:mod:`bpetopics.core.params`) and checked by ``fit`` and the
+    CLI alike. Subclasses implement ``_make_likelihood(shape)`` and may override
+    ``_n_out(shape)`` and ``_init_params(X, generator)``.
     """
 
-    def __init__(self, n_bits=64, hidden=(128,), activation="relu", alpha=1.0, gamma=2.0,
+    _parameter_rules = {
+        "n_bits": P.POSITIVE_INT, "hidden": P.Rule("ints", low=1),
+        "activation": P.Rule("choice", choices=tuple(ACTIVATIONS)),
+        "alpha": P.POSITIVE_OR_NONE, "gamma": P.POSITIVE_OR_NONE, "tau": P.POSITIVE,
+        "kappa": P.Rule("real", low=0.5, low_open=True), "epochs": P.POSITIVE_INT,
+        "batch_size": P.POSITIVE_INT, "lr": P.POSITIVE, "max_bits": P.POSITIVE_INT_OR_NONE,
+        "flat_start": P.BOOL, "prior_ramp_epochs": P.NON_NEGATIVE, "random_state": P.Rule("int"),
+        "device": P.ANY, "progress": P.BOOL, "callback": P.ANY,
+    }
+
+    def __init__(self, n_bits=64, *, hidden=(128,), activation="relu", alpha=1.0, gamma=2.0,
                  tau=1.0, kappa=0.7, epochs=20, batch_size=256, lr=1e-2, max_bits=None,
                  flat_start=True, prior_ramp_epochs=1.0, random_state=0, device="auto",
                  progress=True, callback=None):
@@ -93,20 +101,13 @@ class BPEBase:
 
     # ---------------------------------------------------------------------- set-up
     def _validate_params(self):
-        for name in ("n_bits", "epochs", "batch_size"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValueError(f"{name} must be a positive integer; got {value!r}")
-        if self.alpha is not None and self.alpha <= 0:
-            raise ValueError(f"alpha must be positive (or None for N); got {self.alpha}")
-        if self.lr <= 0:
-            raise ValueError(f"lr must be positive; got {self.lr}")
-        if self.max_bits is not None and self.max_bits < 1:
-            raise ValueError(f"max_bits must be None or >= 1; got {self.max_bits}")
+        """Check the parameters against ``_parameter_rules`` (ValueError, one line)."""
+        P.check_params(self.get_params(deep=False), self._parameter_rules)
 
-    def _setup(self, X):
-        """Build decoder, likelihood, prior and optimiser (seeded) and initialise them."""
-        self._build(X.shape[0], X.shape[1])
+    def _setup(self, X, n_data=None):
+        """Build decoder, likelihood, prior and optimiser (seeded) and initialise them;
+        ``n_data`` (default: the rows of X) is N, the corpus size that scales the prior."""
+        self._build(X.shape[0] if n_data is None else n_data, X.shape[1])
         generator = torch.Generator().manual_seed(int(self.random_state))
         self._init_params(X, generator)
 
@@ -121,6 +122,8 @@ class BPEBase:
             self.decoder_ = CodeDecoder(self.n_bits, self._n_out(shape), tuple(self.hidden),
                                         self.activation)
             self.likelihood_ = self._make_likelihood(shape)
+        if not isinstance(self.likelihood_, Likelihood):
+            raise TypeError(f"{type(self.likelihood_).__name__} does not implement the Likelihood protocol")
         self.decoder_.to(self.device_)
         self.likelihood_.to(self.device_)
         self.prior_ = BetaProcessPrior(self.n_bits, self.n_data_, *self.prior_hyperparameters(),
@@ -130,11 +133,20 @@ class BPEBase:
         self.epoch_ = 0
         self.step_ = 0
 
-    def prior_hyperparameters(self) -> tuple[float, float]:
+    def validate(self, n_data: int = 1, label=str) -> None:
+        """Check every parameter before any work (ValueError, one line): the declared
+        rules, the device, and the prior that ``n_data`` points would get (gamma < K,
+        kappa <= 1). ``label`` names parameters in the message (the CLI: its options)."""
+        P.check_params(self.get_params(deep=False), self._parameter_rules, label)
+        resolve_device(self.device)
+        BetaProcessPrior(self.n_bits, n_data, *self.prior_hyperparameters(n_data), self.tau, self.kappa)
+
+    def prior_hyperparameters(self, n_data=None) -> tuple[float, float]:
         """(alpha, gamma) with the defaults resolved: ``alpha=None`` is N, the number of
         training points (the prior weighs as much as the data), ``gamma=None`` is K / 4
-        (prior mean E[pi_k] = gamma / K = 1/4)."""
-        alpha = float(self.n_data_) if self.alpha is None else float(self.alpha)
+        (prior mean E[pi_k] = gamma / K = 1/4). ``n_data`` defaults to the fitted N."""
+        n_data = self.n_data_ if n_data is None else n_data
+        alpha = float(n_data) if self.alpha is None else float(self.alpha)
         gamma = self.n_bits / 4 if self.gamma is None else float(self.gamma)
         return alpha, gamma
 
@@ -181,19 +193,32 @@ class BPEBase:
         self.codes_ = self.transform(X)
         return self
 
-    def partial_fit(self, X, y=None):
-        """One pass (one epoch) over X, building the model on the first call."""
+    def partial_fit(self, X, y=None, total_samples=None):
+        """One pass (one epoch) over the chunk X, building the model on the first call.
+
+        ``total_samples`` is N, the size of the whole corpus streamed in chunks (as in
+        scikit-learn's online LDA): the prior's natural-gradient step scales each
+        minibatch by N / |S|, so it must be the corpus size, not the chunk's. Without it
+        N is the first chunk's size (and stays so).
+        """
         X = self._check_X(X)
         if not hasattr(self, "decoder_"):
-            self._setup(X)
+            self._setup(X, n_data=total_samples)
+        elif total_samples is not None and int(total_samples) != self.n_data_:
+            self.n_data_ = int(total_samples)
+            self.prior_.n_data = self.n_data_
         self._train(X, 1)
         return self
+
+    def _batches(self, X) -> InMemoryBatches:
+        """The batch source of the epoch about to run (``epoch_`` done so far)."""
+        return InMemoryBatches(X, self.batch_size, self.random_state, self.epoch_)
 
     def _train(self, X, n_epochs):
         bar = tqdm(range(n_epochs), desc="epochs", unit="epoch", disable=not self.progress,
                    leave=False)
         for _ in bar:
-            info = self._run_epoch(X)
+            info = self._run_epoch(X, self._batches(X))
             bar.set_postfix(objective=f"{info['objective']:.1f}",
                             bits=f"{info['active_bits']:.2f}")
             if self.callback is not None:
@@ -205,24 +230,21 @@ class BPEBase:
         resumed run continues the same schedule."""
         return self.lr
 
-    def _run_epoch(self, X):
-        """One shuffled pass of minibatch steps; appends to ``history_``."""
+    def _run_epoch(self, X, batches):
+        """One pass of minibatch steps over the batch source ``batches`` (for the
+        in-memory X: shuffled by seed and epoch, :mod:`bpetopics.core.batches`);
+        appends to ``history_``."""
         start = time.perf_counter()
         for group in self.optimizer_.param_groups:
             group["lr"] = self._learning_rate()
-        # The epoch's order depends only on the seed and the epoch number, so a run
-        # resumed from a checkpoint takes the same minibatches as an uninterrupted one.
-        gen = torch.Generator().manual_seed(int(self.random_state) * 1_000_003 + self.epoch_)
-        order = torch.randperm(X.shape[0], generator=gen).numpy()
         total_score, total_bits = 0.0, 0.0
-        for begin in range(0, X.shape[0], self.batch_size):
-            rows = order[begin:begin + self.batch_size]
-            score, bits = self._train_step(X[rows])
+        for X_batch in batches:
+            score, bits = self._train_step(X_batch)
             total_score += score
             total_bits += bits
         self.epoch_ += 1
-        info = {"epoch": self.epoch_, "objective": total_score / X.shape[0],
-                "active_bits": total_bits / X.shape[0]}
+        info = {"epoch": self.epoch_, "objective": total_score / batches.n_samples,
+                "active_bits": total_bits / batches.n_samples}
         info.update(self._end_of_epoch(X))
         info["seconds"] = time.perf_counter() - start
         self.history_.append(info)
@@ -247,12 +269,32 @@ class BPEBase:
         return float(score.sum()), float(codes.sum())
 
     # ------------------------------------------------------------------ saving state
-    def get_params(self) -> dict:
-        """Hyperparameters as given to ``__init__`` (JSON-safe; callback left out)."""
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
         import inspect
 
-        names = [p for p in inspect.signature(type(self).__init__).parameters
-                 if p not in ("self", "callback")]
+        return sorted(p for p in inspect.signature(cls.__init__).parameters if p != "self")
+
+    def get_params(self, deep=True) -> dict:
+        """Hyperparameters as given to ``__init__`` (scikit-learn's contract; no
+        parameter is itself an estimator, so ``deep`` changes nothing)."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Set hyperparameters (scikit-learn's contract); returns self."""
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; valid: {', '.join(valid)}")
+            setattr(self, name, value)
+        return self
+
+    def config_params(self) -> dict:
+        """The hyperparameters as a run's config.json records them (JSON-safe; callback
+        left out, ``hidden`` a list), in ``__init__``'s order."""
+        import inspect
+
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p not in ("self", "callback")]
         params = {name: getattr(self, name) for name in names}
         params["hidden"] = list(params["hidden"])
         return params

@@ -13,7 +13,24 @@ when bit k is switched on.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
+
+
+@dataclass
+class CodeStatistics:
+    """The sufficient statistics of a set of codes for q(pi)'s step.
+
+    on : torch.Tensor, shape (K,), float64 -- per-bit count of codes with the bit on
+    n_codes : int -- number of codes, |S|
+    """
+
+    on: torch.Tensor
+    n_codes: int
+
+    def __add__(self, other: "CodeStatistics") -> "CodeStatistics":
+        return CodeStatistics(self.on + other.on.to(self.on.device), self.n_codes + other.n_codes)
 
 
 class BetaProcessPrior:
@@ -67,26 +84,37 @@ class BetaProcessPrior:
         """eta_t = (t + tau) ** -kappa."""
         return float((self.t + self.tau) ** -self.kappa)
 
-    def step(self, codes: torch.Tensor) -> None:
-        """Natural-gradient step on q(pi) from one minibatch S of codes.
-
-        a'_k = alpha gamma / K     + (N / |S|) sum_{n in S} z_nk
-        b'_k = alpha (1 - gamma/K) + (N / |S|) sum_{n in S} (1 - z_nk)
-        a_k <- (1 - eta_t) a_k + eta_t a'_k ;  b_k likewise.
+    def statistics(self, codes: torch.Tensor) -> "CodeStatistics":
+        """What a minibatch S of codes contributes to a step: per-bit counts of ones and
+        |S|. Statistics of several minibatches (or workers) add up with ``+``.
 
         Parameters
         ----------
         codes : torch.Tensor, shape (|S|, K), entries in {0, 1}
         """
         codes = codes.to(self.a.dtype)
-        scale = self.n_data / codes.shape[0]
-        on = codes.sum(0)
+        return CodeStatistics(on=codes.sum(0), n_codes=int(codes.shape[0]))
+
+    def apply(self, stats: "CodeStatistics") -> None:
+        """Natural-gradient step on q(pi) from (summed) minibatch statistics.
+
+        a'_k = alpha gamma / K     + (N / |S|) sum_{n in S} z_nk
+        b'_k = alpha (1 - gamma/K) + (N / |S|) sum_{n in S} (1 - z_nk)
+        a_k <- (1 - eta_t) a_k + eta_t a'_k ;  b_k likewise.
+        """
+        on = stats.on.to(device=self.a.device, dtype=self.a.dtype)
+        scale = self.n_data / stats.n_codes
         a_hat = self.prior_a + scale * on
-        b_hat = self.prior_b + scale * (codes.shape[0] - on)
+        b_hat = self.prior_b + scale * (stats.n_codes - on)
         eta = self.step_size()
         self.a = (1 - eta) * self.a + eta * a_hat
         self.b = (1 - eta) * self.b + eta * b_hat
         self.t += 1
+
+    def step(self, codes: torch.Tensor) -> None:
+        """One natural-gradient step from a minibatch of codes (shape (|S|, K)):
+        ``apply(statistics(codes))``."""
+        self.apply(self.statistics(codes))
 
     def bit_log_odds(self) -> torch.Tensor:
         """psi(a_k) - psi(b_k): change of E_q[ln p(z | pi)] when bit k switches on.

@@ -1,11 +1,9 @@
 """A diversity-inducing prior on the topics of PoissBPE (MAP in the theta step).
 
-Maximum likelihood does not pin the topics down: with near one-hot codes (about 1.4 bits
-per document on 20 Newsgroups) a code's mixture is shared by every document that has it,
-so each topic has to carry the generic words ("one", "would", "use") of its documents,
-and the same generic words fill the top of many topics. Measured with the plain data
-term on 20 Newsgroups (T = 20, seed 0): "one" was among the top 25 words of 13 topics and
-topic diversity was 0.68, below LDA's 0.77.
+Maximum likelihood does not pin the topics down: with near one-hot codes a code's mixture
+is shared by every document that has it, so each topic has to carry the generic words
+("one", "would", "use") of its documents, and the same generic words fill the top of many
+topics (README measures it on 20 Newsgroups).
 
 The remedy is a prior on beta that repels topics from each other, in the spirit of the
 diversity-promoting priors of Xie, Zhu and Xing ("Diversity-promoting Bayesian learning of
@@ -23,20 +21,16 @@ term per token, and the prior enters it as
 
 with u_t = mean_n f_t(z_n), topic t's use in the minibatch (held fixed in the gradient):
 the cosines summed over all ordered pairs of topics, with weights that average 1. Two
-choices, both measured on 20 Newsgroups (seed 0):
+choices (README has the measurements behind them):
 
 - Weighting by use. A topic's data gradient is proportional to how much the documents
-  use it; an unweighted prior pushes every topic alike, so rarely used topics were driven
-  into words no other topic has: at T = 50 diversity rose to 0.73 but NPMI fell from 0.07
-  to 0.03 with junk topics ("cold math thought requires"). Weighted, the push on topic t
-  scales with u_t, like its data gradient (lambda 3 against 1: the same diversity, NPMI
-  0.09).
+  use it; an unweighted prior pushes every topic alike, so rarely used topics are driven
+  into words no other topic has (junk topics). Weighted, the push on topic t scales with
+  u_t, like its data gradient.
 - A sum over pairs, as in Xie et al., not a mean: a mean dilutes the push between two
-  overlapping topics as T grows, and T = 50 then needed about four times the lambda of
-  T = 20; a factor T - 1 alone still left T = 20 over-regularised (diversity 0.92 but
-  completion perplexity 945) at the strength T = 50 needed. With the sum, the default
-  lambda = 0.0025 is 0.95 times the weighted mean cosine at T = 20 and 6.1 times at T = 50.
-  It is weak for a handful of topics (0.075 at T = 6): raise it there.
+  overlapping topics as T grows, so the right lambda would depend on T. With the sum one
+  default lambda serves T = 20 and T = 50; it is weak for a handful of topics: raise it
+  there.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Evaluation of topic models: coherence, diversity, completion perplexity, code sparsity,
-classification, the gensim LDA baseline, and the two compared over seeds
-(:func:`compare_models`, :func:`write_comparison`).
+classification. (The gensim LDA baseline is in :mod:`bpetopics.baselines`, the
+comparison over seeds in :mod:`bpetopics.experiments.text_comparison`.)
 
 Every function takes the topic-model contract of ``docs/CONTRACTS.md``: ``topic_word_``
 (T x W, rows on the simplex) and ``doc_topic(X)`` (N x T), so LDA and BPE models are
@@ -15,11 +15,9 @@ from bpetopics.evaluation.coherence import (
     top_word_ids,
     top_words,
 )
-from bpetopics.evaluation.compare import compare_models, write_comparison
 from bpetopics.evaluation.cooccurrence import EncodedTexts, encode_texts, window_cooccurrence
 from bpetopics.evaluation.diversity import code_stats, hoyer_sparsity, topic_diversity, unused_topic_share
 from bpetopics.evaluation.evaluate import evaluate_topic_model
-from bpetopics.evaluation.lda import LDABaseline
 from bpetopics.evaluation.perplexity import (
     PerplexityResult,
     completion_perplexity,
@@ -30,11 +28,9 @@ from bpetopics.evaluation.perplexity import (
 __all__ = [
     "CoherenceScores",
     "EncodedTexts",
-    "LDABaseline",
     "PerplexityResult",
     "classification_accuracy",
     "code_stats",
-    "compare_models",
     "completion_perplexity",
     "encode_texts",
     "evaluate_topic_model",
@@ -48,5 +44,4 @@ __all__ = [
     "topic_diversity",
     "unused_topic_share",
     "window_cooccurrence",
-    "write_comparison",
 ]

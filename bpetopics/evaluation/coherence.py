@@ -39,6 +39,7 @@ from typing import Sequence
 import numpy as np
 
 from bpetopics.evaluation.cooccurrence import EncodedTexts, encode_texts, window_cooccurrence
+from bpetopics.topwords import top_word_ids, top_words  # noqa: F401  (re-exported)
 
 __all__ = [
     "CoherenceScores",
@@ -103,28 +104,6 @@ class CoherenceScores:
     def n_nonfinite(self) -> int:
         """Number of topics whose raw score was non-finite (scored at the floor)."""
         return int(self.nonfinite.sum())
-
-
-def top_word_ids(topic_word: np.ndarray, top_n: int = 10) -> np.ndarray:
-    """Indices of each topic's ``top_n`` most probable words, most probable first.
-
-    Parameters
-    ----------
-    topic_word : np.ndarray, shape (T, W)
-    top_n : int
-
-    Returns
-    -------
-    np.ndarray of int64, shape (T, top_n)
-        Ties are broken by the lower word index (stable sort).
-    """
-    topic_word = np.asarray(topic_word)
-    return np.argsort(-topic_word, axis=1, kind="stable")[:, :top_n].astype(np.int64)
-
-
-def top_words(topic_word: np.ndarray, vocabulary: Sequence[str], top_n: int = 10) -> list:
-    """Each topic's ``top_n`` words as strings, shape (T, top_n) as a list of lists."""
-    return [[vocabulary[i] for i in row] for row in top_word_ids(topic_word, top_n)]
 
 
 def _topics_to_ids(topics, vocabulary: Sequence[str]) -> np.ndarray:

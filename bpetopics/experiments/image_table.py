@@ -165,15 +165,15 @@ def _fit_vae(make, X, log):
 
 def _vae_rows(kind, X, Xt, budget, device, seed, progress, log):
     """[(model name, fitted VAE, metrics row, reconstructions)] for one data set."""
-    from bpetopics.images.gsvae import GumbelSoftmaxVAE
-    from bpetopics.images.vae import GaussianVAE
+    from bpetopics.baselines.gsvae import GumbelSoftmaxVAE
+    from bpetopics.baselines.vae import GaussianVAE
 
     out = []
     if kind == "gauss":
         for name, obs_var in ((VAE_FIXED, 1.0), (VAE_LEARNED, "learned")):
             log(f"  {name}")
             vae, seconds = _fit_vae(lambda: GaussianVAE(
-                obs_var=obs_var, n_epochs=budget.vae_epochs, random_state=seed,
+                obs_var=obs_var, epochs=budget.vae_epochs, random_state=seed,
                 device=device, progress=progress), X, log)
             start = time.perf_counter()
             value, sparsity = vae.mse(Xt), vae.sparsity(Xt)
@@ -183,7 +183,7 @@ def _vae_rows(kind, X, Xt, budget, device, seed, progress, log):
     else:
         log("  GS-VAE")
         vae, seconds = _fit_vae(lambda: GumbelSoftmaxVAE(
-            n_epochs=budget.gsvae_epochs, random_state=seed, device=device,
+            epochs=budget.gsvae_epochs, random_state=seed, device=device,
             progress=progress), X, log)
         start = time.perf_counter()
         row = {"metric": "NLL", "value": vae.reconstruction_nll(Xt),
@@ -315,8 +315,8 @@ def write_outputs(out, rows, grids, histories, budget, device, total_seconds):
     """Write table1.csv, table1.md, history.json and the figures; returns the paths."""
     import pandas as pd
 
-    from bpetopics.images.table_plots import plot_seconds_per_epoch, save_reconstruction_grid
-    from bpetopics.viz._files import atomic_path, write_text_atomic
+    from bpetopics.experiments.image_table_plots import plot_seconds_per_epoch, save_reconstruction_grid
+    from bpetopics.files import atomic_path, write_text_atomic
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -353,7 +353,7 @@ def run_table(data_root, out, budget="small", datasets=None, device="auto", seed
     rows : list of dict (one per data set and model, the CSV's columns)
     paths : list of Path written
     """
-    from bpetopics.core.model import resolve_device
+    from bpetopics.core.device import resolve_device
 
     if isinstance(budget, str):
         if budget not in BUDGETS:

@@ -35,7 +35,7 @@ def save_reconstruction_grid(grid, dataset, path):
     Grey images share one colour scale per figure: [0, 1], or symmetric [-m, m] with
     zero at mid-grey when the originals have negative values (scaled MNIST).
     """
-    from bpetopics.viz._files import atomic_path
+    from bpetopics.files import atomic_path
 
     plt = _pyplot()
     names = list(grid)
@@ -66,7 +66,7 @@ def save_reconstruction_grid(grid, dataset, path):
 
 def plot_seconds_per_epoch(rows, path):
     """Bars of mean training seconds per epoch, one group per data set (log scale)."""
-    from bpetopics.viz._files import atomic_path
+    from bpetopics.files import atomic_path
 
     plt = _pyplot()
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))

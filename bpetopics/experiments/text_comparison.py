@@ -37,7 +37,7 @@ import pandas as pd
 
 from bpetopics.evaluation.cooccurrence import encode_texts
 from bpetopics.evaluation.evaluate import evaluate_topic_model
-from bpetopics.evaluation.lda import LDABaseline
+from bpetopics.baselines.lda import LDABaseline
 
 __all__ = ["MODEL_NAMES", "METRICS", "compare_models", "holdout_split", "summarize", "summary_markdown",
            "plot_comparison", "write_comparison"]
@@ -250,7 +250,7 @@ def plot_comparison(results: pd.DataFrame, path: str | os.PathLike, dpi: int = 1
     """comparison.png: one panel per metric, a bar per model (mean, std error bar, seeds as dots)."""
     from matplotlib.figure import Figure
 
-    from bpetopics.viz._files import atomic_path
+    from bpetopics.files import atomic_path
 
     stats = summarize(results)
     labels = {c: label + {"+": " ↑", "-": " ↓"}.get(d, "") for c, label, d in METRICS}
@@ -285,7 +285,7 @@ def write_comparison(results: pd.DataFrame, out: str | os.PathLike, settings: di
     Each file is written to a temporary file beside it and renamed into place. Returns
     ``{"csv": path, "md": path, "png": path}``.
     """
-    from bpetopics.viz._files import write_text_atomic
+    from bpetopics.files import write_text_atomic
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

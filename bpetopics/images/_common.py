@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 import urllib.request
 from pathlib import Path
 
@@ -77,23 +76,17 @@ def _md5(path: Path) -> str:
 
 def _download(urls, dest: Path, md5: str | None) -> Path:
     """Fetch the first URL that works into ``dest`` (atomically), checking md5."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
     errors = []
     for url in urls:
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, suffix=".part")
-        os.close(fd)
         try:
-            with urllib.request.urlopen(url, timeout=60) as resp, open(tmp, "wb") as out:
-                shutil.copyfileobj(resp, out)
-            if md5 is not None and _md5(Path(tmp)) != md5:
-                raise OSError(f"md5 mismatch for {url}")
-            os.replace(tmp, dest)
+            with atomic_path(dest) as tmp:
+                with urllib.request.urlopen(url, timeout=60) as resp, open(tmp, "wb") as out:
+                    shutil.copyfileobj(resp, out)
+                if md5 is not None and _md5(tmp) != md5:
+                    raise OSError(f"md5 mismatch for {url}")
             return dest
         except Exception as exc:  # try the next mirror
             errors.append(f"{url}: {exc}")
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
     raise OSError("download failed:\n  " + "\n  ".join(errors))
 
 

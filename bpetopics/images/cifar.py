@@ -34,10 +34,11 @@ import itertools
 import os
 import pickle
 import tarfile
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from bpetopics.files import atomic_path
 
 from bpetopics.images._common import (
     _check_split, _download, _rng, balanced_subset, default_cache_dir, default_data_root,
@@ -201,11 +202,8 @@ def _cache_path(cache: Path | None, tar_path: Path, split: str) -> Path | None:
 
 def _save_cache(path: Path, images, labels) -> None:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
-        with os.fdopen(fd, "wb") as fh:
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
             np.savez(fh, images=images, labels=labels)
-        os.replace(tmp, path)
     except OSError:  # a read-only cache only costs speed
         pass
 

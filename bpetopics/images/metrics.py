@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bpetopics.sparsity import hoyer_sparsity
+
 __all__ = ["reconstruction_mse", "bernoulli_nll", "hoyer_sparsity", "mean_hoyer"]
 
 
@@ -49,19 +51,6 @@ def bernoulli_nll(X, *, logits=None, probs=None, eps=1e-7) -> float:
         P = np.clip(_np(probs).reshape(X.shape), eps, 1.0 - eps)
         per_pixel = -(X * np.log(P) + (1.0 - X) * np.log1p(-P))
     return float(np.mean(np.sum(per_pixel, axis=1)))
-
-
-def hoyer_sparsity(Z) -> np.ndarray:
-    """Hoyer sparsity of each row of Z (n, K), K >= 2; all-zero rows give 1."""
-    Z = np.abs(_np(Z))
-    if Z.ndim == 1:
-        Z = Z[None, :]
-    K = Z.shape[1]
-    if K < 2:
-        raise ValueError("Hoyer sparsity needs at least 2 dimensions")
-    l1, l2 = Z.sum(axis=1), np.sqrt((Z ** 2).sum(axis=1))
-    ratio = np.divide(l1, l2, out=np.ones_like(l1), where=l2 > 0)
-    return (np.sqrt(K) - ratio) / (np.sqrt(K) - 1.0)
 
 
 def mean_hoyer(Z) -> float:

@@ -6,25 +6,29 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 import torch.nn.functional as F
+from sklearn.base import BaseEstimator, TransformerMixin
 
+from bpetopics.core import params as P
 from bpetopics.core.likelihoods import BernoulliLikelihood, GaussianLikelihood
 from bpetopics.core.model import BPEBase
 
 
-class _ImageBPE(BPEBase):
+class _ImageBPE(BPEBase, TransformerMixin, BaseEstimator):
     """What GaussBPE and BernBPE share: dense float32 images and a decaying learning rate."""
+
+    _parameter_rules = {**BPEBase._parameter_rules, "lr_decay": P.BOOL, "prototype_init": P.BOOL}
+
+    def fit_transform(self, X, y=None):
+        """``fit(X)``, then the codes of X (the same as ``transform(X)``): (N, K) uint8."""
+        return self.fit(X).codes_
 
     def _check_X(self, X):
         return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float32)
 
     def _learning_rate(self):
-        """lr / sqrt(1 + e) for epoch e (from 0) when ``lr_decay``, else lr.
-
-        With a constant lr = 1e-3, BernBPE on binarised MNIST (60,000 images, H200)
-        reached a held-out NLL of 82.3 after 5 epochs and then drifted to 90.2 after 15
-        while its training objective fell too; with the decay (30,000 images) the NLL was
-        80.0 after 8 epochs and still falling, against 81.8 with the constant rate (README).
-        """
+        """lr / sqrt(1 + e) for epoch e (from 0) when ``lr_decay``, else lr (with a
+        constant rate the held-out NLL of BernBPE drifted up after a few epochs while the
+        training objective kept falling; README has the figures)."""
         return self.lr / np.sqrt(1.0 + self.epoch_) if self.lr_decay else self.lr
 
 
@@ -39,10 +43,8 @@ class GaussBPE(_ImageBPE):
     sigma : float
         Noise standard deviation. It sets the price of detail: a bit is switched on when
         it lowers the squared error (at the best scale) by more than about
-        2 sigma^2 |psi(a_k) - psi(b_k)|, so a larger sigma gives sparser codes. Measured
-        on 1,000-2,000 MNIST images (pixels in [0, 1], K = 100, a few epochs): sigma = 1
-        gave near one-hot codes (0.8 bits, test MSE 34), 0.3 about 4 bits (MSE 21,
-        Hoyer 0.89), 0.2 about 5 bits (MSE 20, Hoyer 0.86).
+        2 sigma^2 |psi(a_k) - psi(b_k)|, so a larger sigma gives sparser codes (README
+        has the trade-off measured on MNIST).
     c : float
         Prior variance of the scale lambda_n.
     prototype_init : bool
@@ -54,7 +56,9 @@ class GaussBPE(_ImageBPE):
         ``_ImageBPE._learning_rate``); False keeps it constant.
     """
 
-    def __init__(self, n_bits=200, hidden=(256, 512), activation="relu", sigma=0.3, c=1.0,
+    _parameter_rules = {**_ImageBPE._parameter_rules, "sigma": P.POSITIVE, "c": P.POSITIVE}
+
+    def __init__(self, n_bits=200, *, hidden=(256, 512), activation="relu", sigma=0.3, c=1.0,
                  alpha=1.0, gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128,
                  lr=1e-3, lr_decay=True, max_bits=None, flat_start=True,
                  prior_ramp_epochs=1.0, prototype_init=True, random_state=0, device="auto",
@@ -104,7 +108,7 @@ class BernBPE(_ImageBPE):
     default) divides Adam's learning rate by sqrt(1 + epoch), as in GaussBPE.
     """
 
-    def __init__(self, n_bits=200, hidden=(256, 512), activation="relu", alpha=1.0,
+    def __init__(self, n_bits=200, *, hidden=(256, 512), activation="relu", alpha=1.0,
                  gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128, lr=1e-3,
                  lr_decay=True, max_bits=None, flat_start=True, prior_ramp_epochs=1.0,
                  prototype_init=True, random_state=0, device="auto", progress=True,
@@ -137,12 +141,11 @@ def _prototype_init(model, targets, generator, blend=0.5, steps=300, lr=3e-3) ->
     target of a random training point.
 
     The image analogue of PoissBPE's ``topic_init_docs``. From torch's random decoder
-    every bit is a small random nudge: on MNIST the codes either all shared the same ~10
-    bits (MSE 50, the mean image) or collapsed to the empty code. Starting from
-    prototypes, the first pursuit picks different bits for different images. Blending
-    with the mean matters for Bernoulli data: a sharp prototype (blend 1) costs ~4 nats
-    per mismatched pixel, loses to the empty code, and 87% of the codes stayed empty
-    (300 binarised MNIST images, K = 48; 6% with blend 0.5).
+    every bit is a small random nudge, and the codes either all share the same few bits
+    or collapse to the empty code; starting from prototypes, the first pursuit picks
+    different bits for different images. Blending with the mean matters for Bernoulli
+    data: a sharp prototype (blend 1) costs ~4 nats per mismatched pixel and loses to the
+    empty code, so most codes stay empty.
 
     targets : np.ndarray (N, D) in [0, 1], what f(z) should approach (sigmoid link).
     """

@@ -1,22 +1,22 @@
-"""The public models: thin variants of the shared estimator, one likelihood each.
-
-PoissBPE (text) lives here; GaussBPE and BernBPE (images) in
-:mod:`bpetopics.image_models`, re-exported here.
-"""
+"""PoissBPE: the text model, a thin variant of the shared estimator with the Poisson
+likelihood (GaussBPE and BernBPE, for images, are in :mod:`bpetopics.models.images`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 import torch
+from sklearn.base import BaseEstimator, TransformerMixin
 
+from bpetopics.core import params as P
 from bpetopics.core.likelihoods import PoissonLikelihood
 from bpetopics.core.model import BPEBase
 from bpetopics.core.pursuit import greedy_pursuit
 from bpetopics.core.topic_prior import topic_overlap
+from bpetopics.topwords import top_word_ids
 
 
-class PoissBPE(BPEBase):
+class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
     """Poisson BPE topic model: x_n ~ Poisson(lambda_n beta f(z_n)).
 
     A document's sparse binary code z_n (K bits) is found by greedy pursuit; the
@@ -31,14 +31,12 @@ class PoissBPE(BPEBase):
         K, length of the binary codes.
     hidden : tuple of int
         Decoder hidden sizes. The default ``()`` is a linear map from the code to the
-        topic logits, f(z) = softmax(b + W z): on 20 Newsgroups hidden layers gave
-        peakier mixtures, fewer distinct codes and lower topic diversity (README).
+        topic logits, f(z) = softmax(b + W z) (README compares it with hidden layers).
     alpha, gamma : float or None
         Beta-process prior Beta(alpha gamma / K, alpha (1 - gamma / K)): prior mean
         gamma / K, strength alpha. ``None`` gives alpha = N and gamma = K / 4: a prior
         as strong as the data with mean 1/4, so a bit that no document uses costs
-        ln 7 = 1.9 nats instead of ~ln(N K / (alpha gamma)) (README: it raised NPMI,
-        diversity and accuracy on 20 Newsgroups and matches planted sparsity).
+        ln 7 = 1.9 nats instead of ~ln(N K / (alpha gamma)) (README measures it).
     epochs, batch_size, lr : training schedule (Adam learning rate).
     topic_init_docs : int
         Each topic starts from the smoothed word counts of this many random training
@@ -48,9 +46,7 @@ class PoissBPE(BPEBase):
         the theta step minimises the negative data term per token plus lambda times the
         cosine similarities between topics summed over all pairs (each pair weighted by
         the two topics' use in the minibatch, weights averaging 1). 0 is maximum
-        likelihood. On 20 Newsgroups (3 seeds) the default lifted topic diversity from
-        0.68 to 0.88 at T = 20 and from 0.54 to 0.79 at T = 50, with NPMI 0.095 -> 0.105
-        and 0.072 -> 0.053 and completion perplexity 871 -> 911 and 846 -> 905 (README).
+        likelihood (README measures the default against it).
     reseed_similarity : float or None
         In the first half of training, dead topics and topics whose cosine similarity to
         a more used one exceeds this are restarted from badly explained documents
@@ -75,7 +71,10 @@ class PoissBPE(BPEBase):
         (mean cosine between topics), restarted_topics, seconds.
     """
 
-    def __init__(self, n_topics=20, n_bits=64, hidden=(), activation="relu", alpha=None,
+    _parameter_rules = {**BPEBase._parameter_rules, "n_topics": P.POSITIVE_INT, "topic_init_docs": P.Rule("int", low=0),
+                        "topic_repulsion": P.NON_NEGATIVE, "reseed_similarity": P.NON_NEGATIVE_OR_NONE}
+
+    def __init__(self, n_topics=20, *, n_bits=64, hidden=(), activation="relu", alpha=None,
                  gamma=None, tau=1.0, kappa=0.7, epochs=15, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
                  topic_repulsion=0.0025, reseed_similarity=0.7, random_state=0,
@@ -103,13 +102,6 @@ class PoissBPE(BPEBase):
             raise ValueError(f"X has {X.shape[1]} words but the model was fitted on "
                              f"{self.likelihood_.topic_logits.shape[0]}; use the model's vocabulary")
         return X
-
-    def _validate_params(self):
-        super()._validate_params()
-        if not isinstance(self.n_topics, (int, np.integer)) or self.n_topics < 1:
-            raise ValueError(f"n_topics must be a positive integer; got {self.n_topics!r}")
-        if not float(self.topic_repulsion) >= 0:
-            raise ValueError(f"topic_repulsion must be zero or more; got {self.topic_repulsion!r}")
 
     def _n_out(self, shape):
         return self.n_topics
@@ -214,11 +206,15 @@ class PoissBPE(BPEBase):
         """Topic mixtures f(z_n) of documents, (N, W) counts -> (N, T)."""
         return self.code_topic(self.transform(X))
 
+    def fit_transform(self, X, y=None):
+        """``fit(X)``, then the codes of X (the same as ``transform(X)``): (N, K) uint8."""
+        return self.fit(X).codes_
+
     def top_words(self, vocabulary, n=10):
-        """The n most probable words of each topic: list of T lists of str."""
+        """The n most probable words of each topic (ties in vocabulary order): list of T
+        lists of str."""
         vocabulary = np.asarray(vocabulary)
-        order = np.argsort(-self.topic_word_, axis=1)[:, :n]
-        return [list(vocabulary[row]) for row in order]
+        return [list(vocabulary[row]) for row in top_word_ids(self.topic_word_, n)]
 
     def perplexity(self, X) -> float:
         """exp(-sum_n sum_w x_nw ln [beta f(z_n)]_w / sum x), with codes pursued on X.
@@ -246,6 +242,3 @@ def _smoothed_log_topics(counts, X) -> np.ndarray:
     smoothed = counts + corpus_freq * counts.sum(1, keepdims=True).clip(1) + 1e-3
     return np.log(smoothed / smoothed.sum(1, keepdims=True))
 
-
-# GaussBPE and BernBPE: the image variants, public from here too.
-from bpetopics.image_models import BernBPE, GaussBPE  # noqa: E402,F401

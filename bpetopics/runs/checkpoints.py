@@ -3,21 +3,21 @@
 The tensors (``state_dict()`` and the optimiser's) go into the file; everything else
 (``training_state()``'s counters and history, the parameters, the caller's ``extra``)
 into its metadata as JSON, with tensors replaced by references. Loading rebuilds the
-model through the same path as :func:`bpetopics.io.load_run`, so nothing is executed.
+model through the same path as :func:`bpetopics.runs.load_run`, so nothing is executed.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 import torch
 from safetensors.torch import save as safetensors_bytes
 
-from bpetopics.io import (CHECKPOINT_FORMAT, FORMAT_VERSION, RunError, _build_model,
-                          _first_line, _load_tensors, _tag)
+from bpetopics.files import write_bytes_atomic
+from bpetopics.runs.folder import (CHECKPOINT_FORMAT, FORMAT_VERSION, RunError, _build_model, _first_line,
+                                   _load_tensors)
 
 
 def _flatten(obj, tensors: dict):
@@ -64,16 +64,10 @@ def save_checkpoint(path, model, extra: dict | None = None) -> Path:
     tree = _flatten({"model": model.state_dict(), "training": model.training_state()}, tensors)
     meta = {"format": CHECKPOINT_FORMAT, "format_version": str(FORMAT_VERSION),
             "model": type(model).__name__, "epoch": str(model.epoch_),
-            "config": json.dumps({"params": model.get_params(), "n_data": int(model.n_data_),
+            "config": json.dumps({"params": model.config_params(), "n_data": int(model.n_data_),
                                   "n_features": int(model.n_features_), "state": tree,
                                   "extra": extra or {}})}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{_tag()}")
-    try:
-        tmp.write_bytes(safetensors_bytes(tensors, metadata=meta))
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_bytes_atomic(path, safetensors_bytes(tensors, metadata=meta))
     return path
 
 

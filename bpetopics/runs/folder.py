@@ -15,8 +15,8 @@ A run folder (written by :func:`save_run`, read back by :func:`load_run`)::
     history.csv        epoch, objective, active_bits, topic_overlap, restarted_topics, seconds
     summary.json       sizes, final objective, topic shares, top words
 
-It is written beside its target and renamed into place. Checkpoints
-(:mod:`bpetopics.checkpoints`) are re-exported here.
+It is written beside its target and renamed into place. Checkpoints live in
+:mod:`bpetopics.runs.checkpoints` (which imports this module, never the reverse).
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ import io
 import json
 import os
 import platform
-import shutil
-import uuid
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -37,7 +35,8 @@ import scipy.sparse as sp
 from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
-from bpetopics.files import replace_folder
+from bpetopics.files import staging_folder
+from bpetopics.topwords import top_word_ids
 
 FORMAT = "bpetopics.run"
 FORMAT_VERSION = 1
@@ -49,9 +48,6 @@ HISTORY_COLUMNS = ("epoch", "objective", "active_bits", "topic_overlap", "restar
                    "seconds")
 DOC_CODES_FILE, DOC_TOPICS_FILE, COUNTS_FILE = "doc_codes.npz", "doc_topics.npz", "counts.npz"
 CHECKPOINT_FILE = "checkpoint.safetensors"  # inside RUN.partial/ while training
-
-_MODEL_NAMES = ("PoissBPE", "GaussBPE", "BernBPE")
-
 
 class RunError(ValueError):
     """A run folder or checkpoint that cannot be used; the message is one line."""
@@ -138,10 +134,6 @@ def check_run_destination(out: str | os.PathLike, overwrite: bool = False) -> Pa
     return out
 
 
-def _tag() -> str:
-    return f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-
-
 def _json_bytes(obj) -> bytes:
     return (json.dumps(obj, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
@@ -167,12 +159,12 @@ def _first_line(exc) -> str:
 
 def _build_model(name, params, state, n_data, n_features, training, device, where):
     """A fitted model of class ``name`` from its parameters and tensors (RunError if they disagree)."""
-    from bpetopics import models
-    from bpetopics.core.model import resolve_device
+    from bpetopics.core.device import resolve_device
+    from bpetopics.models.registry import MODELS
 
-    if name not in _MODEL_NAMES:
-        raise RunError(f"{where} holds an unknown model class {name!r} (expected one of {', '.join(_MODEL_NAMES)})")
-    cls = getattr(models, name)
+    if name not in MODELS:
+        raise RunError(f"{where} holds an unknown model class {name!r} (expected one of {', '.join(MODELS)})")
+    cls = MODELS[name]
     params = dict(params, progress=False)
     if device is not None:
         params["device"] = device
@@ -228,7 +220,7 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
     doc_topic = model.code_topic(codes).astype(np.float32)
     lengths = np.asarray(counts.sum(axis=1), dtype=float).ravel() if counts is not None else np.ones(n_docs)
     share = (lengths @ doc_topic) / max(float(lengths.sum()), 1e-12)
-    order = np.argsort(-topic_word, axis=1)[:, :n_top_words]
+    order = top_word_ids(topic_word, n_top_words)  # ties in vocabulary order, as `bpetopics topics`
     history = [dict(h) for h in model.history_]
 
     corpus_cfg = {"source": getattr(corpus, "source", None), "split": getattr(corpus, "split", None),
@@ -236,7 +228,7 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
                   "pipeline": pipeline.to_dict() if pipeline is not None else None}
     corpus_cfg.update(corpus_info or {})
     config = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": type(model).__name__,
-              "params": model.get_params(), "seed": model.random_state, "n_data": int(model.n_data_),
+              "params": model.config_params(), "seed": model.random_state, "n_data": int(model.n_data_),
               "n_features": int(model.n_features_), "corpus": corpus_cfg, "versions": library_versions(),
               "training": {"epoch": int(model.epoch_), "step": int(model.step_), "history": history}}
     summary = {"documents": n_docs, "vocabulary": len(vocabulary), "n_topics": int(topic_word.shape[0]),
@@ -247,11 +239,7 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
                "train_seconds": float(sum(h.get("seconds", 0.0) for h in history)),
                "topic_share": [float(x) for x in share], "top_words": [[vocabulary[j] for j in row] for row in order]}
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tag = _tag()
-    tmp = out.parent / f".{out.name}.tmp-{tag}"
-    try:
-        tmp.mkdir()
+    with staging_folder(out) as tmp:
         state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
         (tmp / WEIGHTS_FILE).write_bytes(safetensors_bytes(
             state, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)}))
@@ -268,10 +256,6 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
             HISTORY_COLUMNS, ([h.get(c) for c in HISTORY_COLUMNS] for h in history)))
         (tmp / SUMMARY_FILE).write_bytes(_json_bytes(summary))
         (tmp / CONFIG_FILE).write_bytes(_json_bytes(config))
-        replace_folder(tmp, out, tag)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 
@@ -350,6 +334,3 @@ def load_run(path, device: str | None = "cpu") -> Run:
     summary = _read_json(path / SUMMARY_FILE) if (path / SUMMARY_FILE).is_file() else {}
     return Run(model=model, pipeline=pipeline, vocabulary=vocabulary, config=config, path=path, summary=summary)
 
-
-# Checkpoints (one safetensors file while training) live in bpetopics.checkpoints.
-from bpetopics.checkpoints import load_checkpoint, save_checkpoint  # noqa: E402,F401

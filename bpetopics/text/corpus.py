@@ -10,15 +10,13 @@ import gzip
 import io
 import json
 import os
-import shutil
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from bpetopics.files import replace_folder
+from bpetopics.files import staging_folder
 from bpetopics.text.errors import CorpusError
 from bpetopics.text.pipeline import TextPipeline
 
@@ -302,10 +300,7 @@ def save_splits(splits: dict[str, Corpus], out: str | os.PathLike, overwrite: bo
         or a non-empty folder that is not a saved corpus (never deleted).
     """
     out = check_destination(out, overwrite)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tag = f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp = out.parent / f".{out.name}.tmp-{tag}"
-    try:
+    with staging_folder(out) as tmp:
         for name, corpus in splits.items():
             corpus.save(tmp / name)
         _write_json(
@@ -317,10 +312,6 @@ def save_splits(splits: dict[str, Corpus], out: str | os.PathLike, overwrite: bo
                 "summary": {name: corpus.summary() for name, corpus in splits.items()},
             },
         )
-        replace_folder(tmp, out, tag)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return out
 
 

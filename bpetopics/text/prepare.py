@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 
@@ -11,11 +10,11 @@ from bpetopics.text.corpus import (
     EMPTY_AFTER_CLEANING,
     NO_VOCABULARY_WORD,
     Corpus,
-    is_saved_corpus,
     load_splits,
 )
-from bpetopics.text.loaders import RawDocuments, is_newsgroups, load_source
+from bpetopics.text.loaders import RawDocuments, load_source
 from bpetopics.text.pipeline import TextPipeline
+from bpetopics.text.sources import NEWSGROUPS, SAVED, source_kind
 
 
 def _build(docs: RawDocuments, tokens: list[list[str]], pipeline: TextPipeline) -> Corpus:
@@ -124,7 +123,8 @@ def prepare_corpus(
         Any problem the user can fix (missing path, empty folder, no text files, bad
         ``min_df``/``max_df``, empty vocabulary, missing stop-word data), one line each.
     """
-    if not is_newsgroups(source) and isinstance(source, (str, os.PathLike)) and is_saved_corpus(Path(source)):
+    kind = source_kind(source)
+    if kind == SAVED:
         return load_splits(source)
     pipeline = TextPipeline(
         vocab_size=vocab_size, min_df=min_df, max_df=max_df, stopwords=stopwords, **cleaning
@@ -133,7 +133,7 @@ def prepare_corpus(
     # the settings, then (before loading 20 Newsgroups, which takes seconds) the stop
     # words, whose data may be missing.
     pipeline.check_settings()
-    if is_newsgroups(source):
+    if kind == NEWSGROUPS:
         pipeline.stop_words  # noqa: B018
     raw = load_source(source, data_home=data_home, categories=categories, download_if_missing=download_if_missing)
     pipeline.stop_words  # noqa: B018

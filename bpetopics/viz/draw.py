@@ -16,7 +16,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
-from ._files import atomic_path
+from bpetopics.files import atomic_path
 
 __all__ = ["graph_layout", "draw_graph"]
 

@@ -22,7 +22,8 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from ._files import atomic_path
+from bpetopics.files import atomic_path
+from bpetopics.topwords import top_word_ids
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -60,8 +61,7 @@ def top_word_lists(topic_word: np.ndarray, vocabulary: Sequence[str], n: int = 1
             f"got shape {topic_word.shape}"
         )
     n = int(min(n, topic_word.shape[1]))
-    order = np.argsort(-topic_word, axis=1, kind="stable")[:, :n]
-    return [[str(w) for w in vocabulary[row]] for row in order]
+    return [[str(w) for w in vocabulary[row]] for row in top_word_ids(topic_word, n)]
 
 
 def topic_labels(topic_word: np.ndarray, vocabulary: Sequence[str], n: int = 3) -> list[str]:

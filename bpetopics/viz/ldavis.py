@@ -45,7 +45,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ._files import write_text_atomic
+from bpetopics.files import write_text_atomic
 
 __all__ = ["ldavis_data", "topic_coordinates", "prepare_ldavis", "ldavis_html", "write_ldavis_html"]
 

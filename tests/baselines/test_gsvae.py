@@ -7,8 +7,9 @@ import pytest
 import torch
 from torch.distributions import Categorical, kl_divergence
 
-from bpetopics.images import GumbelSoftmaxVAE, bernoulli_nll
-from bpetopics.images.gsvae import (
+from bpetopics.baselines import GumbelSoftmaxVAE
+from bpetopics.images import bernoulli_nll
+from bpetopics.baselines.gsvae import (
     bernoulli_log_likelihood,
     categorical_kl_uniform,
     gumbel_softmax_sample,
@@ -75,7 +76,7 @@ def test_temperature_schedule():
 
 def _tiny_model():
     """3 pixels, N=2 variables of K=3 classes, encoder 3-4-6, decoder 6-4-3, ReLU."""
-    m = GumbelSoftmaxVAE(2, 3, encoder_hidden=(4,), decoder_hidden=(4,), n_epochs=0,
+    m = GumbelSoftmaxVAE(2, 3, encoder_hidden=(4,), decoder_hidden=(4,), epochs=0,
                          random_state=0, device="cpu", progress=False)
     m.fit(np.zeros((1, 3), dtype=np.float32))
     rng, w = np.random.default_rng(1), {}
@@ -142,7 +143,7 @@ def small_binary_mnist(data_root):
 
 def test_short_fit_reduces_the_loss_with_annealing(small_binary_mnist):
     X = small_binary_mnist
-    m = GumbelSoftmaxVAE(n_epochs=4, anneal_every=6, anneal_rate=0.01, lr_decay=0.95,
+    m = GumbelSoftmaxVAE(epochs=4, anneal_every=6, anneal_rate=0.01, lr_decay=0.95,
                          random_state=0, device="cpu", progress=False).fit(X)
     losses = [h["loss"] for h in m.history_]
     assert losses[-1] < losses[0] - 100
@@ -166,7 +167,7 @@ def test_short_fit_reduces_the_loss_with_annealing(small_binary_mnist):
 
 def test_same_seed_same_model(small_binary_mnist):
     X = small_binary_mnist[:200]
-    kw = dict(n_variables=5, encoder_hidden=(32,), decoder_hidden=(32,), n_epochs=2,
+    kw = dict(n_variables=5, encoder_hidden=(32,), decoder_hidden=(32,), epochs=2,
               batch_size=50, device="cpu", progress=False)
     a = GumbelSoftmaxVAE(random_state=3, **kw).fit(X)
     b = GumbelSoftmaxVAE(random_state=3, **kw).fit(X)

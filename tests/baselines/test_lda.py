@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from bpetopics.evaluation import LDABaseline
+from bpetopics.baselines import LDABaseline
 from tests.evaluation.synthetic import block_corpus
 
 

@@ -7,8 +7,9 @@ from scipy.stats import norm
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from bpetopics.images import GaussianVAE, reconstruction_mse
-from bpetopics.images.vae import gaussian_kl_standard, gaussian_log_likelihood
+from bpetopics.baselines import GaussianVAE
+from bpetopics.images import reconstruction_mse
+from bpetopics.baselines.vae import gaussian_kl_standard, gaussian_log_likelihood
 
 
 @pytest.fixture(autouse=True)
@@ -33,10 +34,10 @@ def test_gaussian_kl_and_log_likelihood_by_hand():
 
 
 def _tiny_model(obs_var):
-    """A fitted-shape model with n_epochs=0 (network built, not trained): 3 pixels,
+    """A fitted-shape model with epochs=0 (network built, not trained): 3 pixels,
     encoder 3-2 (tanh) -> 2 latents, decoder 2-2 (relu) -> 3 (linear)."""
     vae = GaussianVAE(n_latent=2, encoder_hidden=(2,), decoder_hidden=(2,), obs_var=obs_var,
-                      n_epochs=0, random_state=0, device="cpu", progress=False)
+                      epochs=0, random_state=0, device="cpu", progress=False)
     vae.fit(np.zeros((1, 3), dtype=np.float32))
     rng = np.random.default_rng(0)
     weights = {}
@@ -85,7 +86,7 @@ def test_negative_elbo_estimate_converges_to_the_exact_expectation():
     """With a linear decoder the expected log-likelihood has a closed form:
     E||x - (W z + b)||^2 = ||x - (W mu + b)||^2 + sum_j ||W_:j||^2 exp(logvar_j)."""
     vae = GaussianVAE(n_latent=2, encoder_hidden=(3,), decoder_hidden=(), obs_var=0.5,
-                      n_epochs=0, random_state=0, device="cpu", progress=False)
+                      epochs=0, random_state=0, device="cpu", progress=False)
     vae.fit(np.zeros((1, 4), dtype=np.float32))
     x = np.array([[0.1, 0.4, 0.9, 0.3]], dtype=np.float32)
     with torch.no_grad():
@@ -107,7 +108,7 @@ def small_mnist(data_root):
 
 def test_short_fit_reduces_the_loss_and_beats_the_mean_image(small_mnist):
     X = small_mnist
-    vae = GaussianVAE(n_latent=10, n_epochs=4, random_state=0, device="cpu",
+    vae = GaussianVAE(n_latent=10, epochs=4, random_state=0, device="cpu",
                       progress=False).fit(X)
     losses = [h["loss"] for h in vae.history_]
     assert len(losses) == 4 and losses[-1] < losses[0] - 50
@@ -121,7 +122,7 @@ def test_short_fit_reduces_the_loss_and_beats_the_mean_image(small_mnist):
 
 def test_same_seed_same_model_and_estimator_contract(small_mnist):
     X = small_mnist[:200]
-    params = dict(n_latent=4, encoder_hidden=(32,), decoder_hidden=(32,), n_epochs=2,
+    params = dict(n_latent=4, encoder_hidden=(32,), decoder_hidden=(32,), epochs=2,
                   batch_size=50, device="cpu", progress=False)
     a = GaussianVAE(random_state=5, **params).fit(X)
     b = GaussianVAE(random_state=5, **params).fit(X)

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from bpetopics.cli import main
-from bpetopics.io import load_run
+from bpetopics.runs import load_run
 from tests.cli.conftest import one_line_error
 
 

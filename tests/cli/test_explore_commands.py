@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from bpetopics.cli import main
-from bpetopics.io import load_run
+from bpetopics.runs import load_run
 from tests.cli.conftest import TINY, one_line_error
 
 COMMANDS = ("evaluate", "graph", "ldavis", "compare")
@@ -63,7 +63,7 @@ def test_help_has_examples(runner, command):
 # ------------------------------------------------------------------------- evaluate
 def test_evaluate_a_run_with_a_test_split(runner, run_with_test, corpus_with_test, tmp_path, monkeypatch):
     from bpetopics.evaluation import evaluate_topic_model
-    from bpetopics.io import Run
+    from bpetopics.runs import Run
     from bpetopics.text import load_splits
 
     read = []
@@ -144,7 +144,7 @@ def test_train_on_20newsgroups_then_evaluate(runner, shared_data, tmp_path, monk
 
 # ------------------------------------------------------------- graph and ldavis: no rebuild
 def _no_rebuild(monkeypatch):
-    import bpetopics.cli.evaluate as evaluate_module
+    import bpetopics.runs.corpus as evaluate_module
 
     def refuse(run):
         raise AssertionError("the corpus was rebuilt")
@@ -160,8 +160,8 @@ def _old_run(run_dir, dst):
 
 
 def test_graph_and_ldavis_use_the_saved_counts(runner, trained_run, saved_corpus, tmp_path, monkeypatch):
-    from bpetopics.cli.graph import run_graph
-    from bpetopics.cli.ldavis import run_ldavis_inputs
+    from bpetopics.runs.explore import run_graph
+    from bpetopics.runs.explore import run_ldavis_inputs
     from bpetopics.text import load_splits
 
     run_dir = trained_run[0]
@@ -196,7 +196,7 @@ def test_graph_and_ldavis_use_the_saved_counts(runner, trained_run, saved_corpus
 
 
 def test_ldavis_rebuilds_the_counts_of_an_old_run(trained_run, saved_corpus, tmp_path):
-    from bpetopics.cli.ldavis import run_ldavis_inputs
+    from bpetopics.runs.explore import run_ldavis_inputs
     from bpetopics.text import load_splits
 
     counts = load_splits(saved_corpus)["train"].counts

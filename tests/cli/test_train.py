@@ -13,7 +13,7 @@ import scipy.sparse as sp
 import torch
 from click.testing import CliRunner
 
-import bpetopics.io as run_io
+import bpetopics.runs as run_io
 from bpetopics.cli import main
 from tests.cli.conftest import TINY, one_line_error
 
@@ -135,6 +135,8 @@ def test_train_on_a_folder_of_texts(runner, raw_folder, tmp_path, monkeypatch):
 
 
 def _interrupt_after_epoch(monkeypatch, epoch):
+    import bpetopics.runs.job as run_job
+
     real = run_io.save_checkpoint
 
     def save_then_interrupt(path, model, extra=None):
@@ -142,7 +144,7 @@ def _interrupt_after_epoch(monkeypatch, epoch):
         if model.epoch_ == epoch:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(run_io, "save_checkpoint", save_then_interrupt)
+    monkeypatch.setattr(run_job, "save_checkpoint", save_then_interrupt)
 
 
 def test_interrupted_training_resumes_to_the_same_model(saved_corpus, tmp_path, monkeypatch):

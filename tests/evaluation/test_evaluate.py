@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from bpetopics.evaluation import LDABaseline, evaluate_topic_model
+from bpetopics.baselines import LDABaseline
+from bpetopics.evaluation import evaluate_topic_model
 
 
 def test_evaluate_topic_model_on_20newsgroups(news3):

@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bpetopics.evaluation import LDABaseline, evaluate_topic_model
-from bpetopics.evaluation.compare import (
+from bpetopics.baselines import LDABaseline
+from bpetopics.evaluation import evaluate_topic_model
+from bpetopics.experiments.text_comparison import (
     MODEL_NAMES,
     compare_models,
     holdout_split,

@@ -113,7 +113,7 @@ def test_prototype_init_makes_each_bit_decode_to_an_image(mnist300):
 
 # --------------------------------------------------------------------------- the table
 def test_checks_and_markdown_on_hand_made_rows():
-    from bpetopics.images.table import BUDGETS, VAE_FIXED, VAE_LEARNED, checks, markdown
+    from bpetopics.experiments.image_table import BUDGETS, VAE_FIXED, VAE_LEARNED, checks, markdown
 
     base = dict(sec_per_epoch=1.0, epochs=2, paper_value=1.0, paper_sparsity=0.5)
     rows = [dict(dataset="mnist", model="GaussBPE", metric="MSE", value=10.0, sparsity=0.9,

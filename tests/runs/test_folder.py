@@ -1,4 +1,4 @@
-"""bpetopics.io: a saved run loads back to a model that encodes identically; checkpoints
+"""bpetopics.runs: a saved run loads back to a model that encodes identically; checkpoints
 resume to the same model; damaged runs give one-line RunErrors and never run code."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from bpetopics import PoissBPE
-from bpetopics import io as run_io
-from bpetopics.io import RunError, load_checkpoint, load_run, save_checkpoint, save_run
+from bpetopics.runs import folder as run_io
+from bpetopics.runs import RunError, load_checkpoint, load_run, save_checkpoint, save_run
 
 TINY = dict(n_topics=5, n_bits=8, epochs=2, device="cpu", progress=False)
 
@@ -54,7 +54,7 @@ def test_a_loaded_run_encodes_identically(saved, fitted, corpus):
     np.testing.assert_array_equal(run.model.code_topic(fitted.codes_), fitted.code_topic(fitted.codes_))
     np.testing.assert_array_equal(run.model.topic_word_, fitted.topic_word_)
     assert run.model.history_ == fitted.history_ and run.model.epoch_ == 2
-    params = fitted.get_params()
+    params = fitted.config_params()
     assert {k: v for k, v in run.config["params"].items()} == params
     assert run.vocabulary == corpus.vocabulary
     assert run.pipeline.to_dict() == corpus.pipeline.to_dict()

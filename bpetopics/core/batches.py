@@ -1,0 +1,62 @@
+"""Batch sources: where training reads its minibatches from.
+
+Training (:meth:`bpetopics.core.model.BPEBase._run_epoch`) iterates over a batch source:
+an iterable of minibatches (rows of the data: a CSR matrix for text, a dense array for
+images) in a defined order, with ``n_samples``, the number of rows it yields per pass.
+The in-memory matrix is one implementation, :class:`InMemoryBatches`; a streaming
+reader (documents read from disk in chunks, ``text/sharded.py``) or one worker's shard of
+a distributed run (``runs/distributed.py``) would be others.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Protocol, runtime_checkable
+
+import torch
+
+
+@runtime_checkable
+class BatchSource(Protocol):
+    """An iterable of minibatches (rows of the data), in a defined order."""
+
+    n_samples: int
+
+    def __iter__(self) -> Iterator: ...
+
+
+def epoch_order(n_samples: int, seed: int, epoch: int):
+    """The permutation of ``range(n_samples)`` used in epoch ``epoch`` (from 0).
+
+    It depends only on the seed and the epoch number, so a run resumed from a
+    checkpoint takes the same minibatches as an uninterrupted one.
+    """
+    gen = torch.Generator().manual_seed(int(seed) * 1_000_003 + int(epoch))
+    return torch.randperm(n_samples, generator=gen).numpy()
+
+
+class InMemoryBatches:
+    """The rows of an in-memory matrix ``X`` (N, D), shuffled by :func:`epoch_order`,
+    in minibatches of ``batch_size`` (the last one may be smaller).
+
+    Parameters
+    ----------
+    X : scipy.sparse.csr_matrix or np.ndarray, shape (N, D)
+    batch_size : int
+    seed, epoch : int
+        The permutation's seed and epoch number.
+    """
+
+    def __init__(self, X, batch_size: int, seed: int, epoch: int):
+        self.X = X
+        self.batch_size = int(batch_size)
+        self.seed = int(seed)
+        self.epoch = int(epoch)
+        self.n_samples = int(X.shape[0])
+
+    def __len__(self) -> int:
+        return -(-self.n_samples // self.batch_size)
+
+    def __iter__(self):
+        order = epoch_order(self.n_samples, self.seed, self.epoch)
+        for begin in range(0, self.n_samples, self.batch_size):
+            yield self.X[order[begin:begin + self.batch_size]]

@@ -1,0 +1,14 @@
+"""The public models: thin variants of the shared estimator (:mod:`bpetopics.core.model`),
+one likelihood each.
+
+:mod:`~bpetopics.models.poissbpe` (PoissBPE, text), :mod:`~bpetopics.models.images`
+(GaussBPE, BernBPE), :mod:`~bpetopics.models.registry` (name -> class, used to load
+saved runs). A new likelihood goes in :mod:`bpetopics.core.likelihoods` (it implements
+:class:`bpetopics.core.likelihoods.Likelihood`), its model here, and one entry in the
+registry.
+"""
+
+from bpetopics.models.images import BernBPE, GaussBPE
+from bpetopics.models.poissbpe import PoissBPE
+
+__all__ = ["PoissBPE", "GaussBPE", "BernBPE"]

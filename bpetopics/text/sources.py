@@ -1,0 +1,62 @@
+"""What a corpus argument names, decided in one place.
+
+A corpus argument (``bpetopics train CORPUS``, ``corpus``, ``compare``, a run's recorded
+``corpus.source``) is one of three things, in this order of precedence:
+
+* ``"20newsgroups"`` (or ``20ng``; only when no path of that name exists),
+* a corpus saved by ``bpetopics corpus`` / :func:`~bpetopics.text.save_splits`,
+* a folder of text files (one document per file).
+
+A streaming reader (documents read in chunks rather than all at once) would be a fourth
+kind here, with its loader beside :mod:`~bpetopics.text.loaders` (e.g. ``text/sharded.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bpetopics.text.corpus import is_saved_corpus
+from bpetopics.text.loaders import is_newsgroups
+
+NEWSGROUPS, SAVED, FOLDER = "20newsgroups", "saved", "folder"
+
+
+def source_kind(source) -> str:
+    """``"20newsgroups"``, ``"saved"`` (a saved corpus folder) or ``"folder"`` (anything
+    else: a folder of texts, or a path that the loader will report as missing)."""
+    if is_newsgroups(source):
+        return NEWSGROUPS
+    if isinstance(source, (str, os.PathLike)) and Path(source).is_dir() and is_saved_corpus(Path(source)):
+        return SAVED
+    return FOLDER
+
+
+def recorded_source(source) -> str:
+    """The source as a run records it: ``20newsgroups`` as given, a path made absolute
+    (so that the run's corpus can be rebuilt from any folder)."""
+    return source if source_kind(source) == NEWSGROUPS else os.path.abspath(source)
+
+
+def corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed) -> dict:
+    """The shared corpus options as ``prepare_corpus`` keyword arguments (0 words means
+    all of them; ``categories`` a comma-separated string, split on commas)."""
+    return {"vocab_size": vocab_size or None, "min_df": min_df, "max_df": max_df,
+            "stopwords": stopwords, "data_home": data_home, "max_docs": max_docs,
+            "random_state": seed,
+            "categories": None if categories is None
+            else [c.strip() for c in categories.split(",") if c.strip()]}
+
+
+def corpus_record(source, settings: dict, splits: dict) -> dict:
+    """What a run records about its corpus (``config["corpus"]``): the source, the
+    settings that rebuild it (for a saved corpus only its path: the options played no
+    part) and each split's summary."""
+    recorded = recorded_source(source)
+    settings = dict(settings)
+    data_home = settings.get("data_home")
+    settings["data_home"] = None if data_home is None else os.path.abspath(data_home)
+    if source_kind(source) == SAVED:
+        settings = {"saved_corpus": recorded}
+    return {"source": recorded, "settings": settings,
+            "splits": {name: c.summary() for name, c in splits.items()}}
