@@ -69,3 +69,20 @@ def test_bad_hyperparameters_are_refused():
         BetaProcessPrior(4, 10, gamma=4)
     with pytest.raises(ValueError, match="kappa"):
         BetaProcessPrior(4, 10, kappa=0.5)
+
+
+def test_statistics_of_two_halves_add_up_to_one_step_on_the_whole():
+    """The step split into statistics (summable, as workers would send them) and apply."""
+    gen = torch.Generator().manual_seed(3)
+    codes = (torch.rand(10, 6, generator=gen) < 0.3).float()
+    whole = BetaProcessPrior(6, n_data=200, alpha=2.0, gamma=1.5, tau=1.0, kappa=0.7)
+    halves = BetaProcessPrior(6, n_data=200, alpha=2.0, gamma=1.5, tau=1.0, kappa=0.7)
+    whole.step(codes)
+    stats = halves.statistics(codes[:4]) + halves.statistics(codes[4:])
+    assert stats.n_codes == 10 and torch.equal(stats.on, codes.double().sum(0))
+    halves.apply(stats)
+    assert torch.allclose(halves.a, whole.a, rtol=0, atol=1e-12) and torch.allclose(halves.b, whole.b, rtol=0, atol=1e-12)
+    assert halves.t == whole.t == 1
+    one_half = BetaProcessPrior(6, n_data=200, alpha=2.0, gamma=1.5, tau=1.0, kappa=0.7)
+    one_half.apply(one_half.statistics(codes[:4]))
+    assert not torch.allclose(one_half.a, whole.a)  # the halves differ from the whole: the sum matters

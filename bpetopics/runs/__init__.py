@@ -1,0 +1,31 @@
+"""Training runs on disk and the training job.
+
+:mod:`~bpetopics.runs.folder` (the run folder: :func:`save_run`, :func:`load_run`,
+:class:`Run`), :mod:`~bpetopics.runs.checkpoints` (one safetensors file per checkpoint),
+:mod:`~bpetopics.runs.job` (start, checkpoint every epoch, resume, finish atomically:
+what ``bpetopics train`` runs, callable from a notebook). A multi-process trainer would
+live beside them, in ``runs/distributed.py``, summing the prior's statistics
+(:meth:`bpetopics.core.prior.BetaProcessPrior.statistics`) across workers.
+"""
+
+import importlib
+
+# Imported on first use (saving and loading need torch and safetensors; the command line
+# must start without them).
+_EXPORTS = {
+    "load_checkpoint": "checkpoints", "save_checkpoint": "checkpoints",
+    "CHECKPOINT_FILE": "folder", "Run": "folder", "RunError": "folder", "check_run_destination": "folder",
+    "is_run": "folder", "library_versions": "folder", "load_run": "folder", "partial_path": "folder",
+    "save_run": "folder",
+    "TrainingJob": "job", "start_job": "job", "resume_job": "job", "run_job": "job", "finish_job": "job",
+    "train_run": "job",
+    "run_splits": "corpus", "run_train_counts": "corpus",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"bpetopics.runs.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'bpetopics.runs' has no attribute {name!r}")

@@ -1,0 +1,78 @@
+"""A run's corpus, rebuilt from what ``config.json`` records (``corpus.source``,
+``corpus.settings``, ``corpus.pipeline``): :func:`run_splits` (train and test splits, for
+``evaluate``) and :func:`run_train_counts` (the saved training counts, for ``graph`` and
+``ldavis``)."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+from bpetopics.runs.folder import RunError
+
+
+def run_splits(run) -> dict:
+    """The corpus a run was trained on, rebuilt: ``{"train": Corpus, "test": Corpus}``.
+
+    A saved corpus (``bpetopics corpus``) is read back as it is; 20 Newsgroups or a folder
+    of texts is loaded again with the recorded settings (categories, ``max_docs`` draw)
+    and cleaned with the run's saved text pipeline (its stop words; the vocabulary is
+    fitted again on the train split, exactly as in training). The result is checked
+    against the run: the same vocabulary and, when known, the same training documents
+    in the same order; otherwise a :class:`RunError` (one line) says why.
+    """
+    from bpetopics.text import CorpusError, CorpusWarning, TextPipeline, corpus_from_documents, load_source, load_splits
+    from bpetopics.text.sources import NEWSGROUPS, SAVED, source_kind
+
+    cfg = run.config.get("corpus") or {}
+    source = cfg.get("source")
+    where = f"{run.path}/config.json"
+    if not source:
+        raise RunError(f"{where} does not record the corpus the run was trained on (corpus.source), "
+                       "so its documents cannot be rebuilt")
+    settings = cfg.get("settings")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", CorpusWarning)
+            kind = source_kind(source)
+            if kind == SAVED:
+                splits = load_splits(source)
+            else:
+                if settings is None or cfg.get("pipeline") is None:
+                    raise RunError(f"{where} does not record how the corpus was prepared (corpus.settings and "
+                                   "corpus.pipeline): retrain with `bpetopics train`, or from a saved corpus")
+                if kind != NEWSGROUPS and not Path(source).exists():
+                    raise RunError(f"the run's corpus {source} is not there any more (runs of older bpetopics "
+                                   "record paths relative to where `bpetopics train` ran): run from that "
+                                   "folder, or restore it")
+                pipeline = TextPipeline.from_dict(cfg["pipeline"])
+                raw = load_source(source, data_home=settings.get("data_home"),
+                                  categories=settings.get("categories"))
+                raw = {name: docs.sample(settings.get("max_docs"), settings.get("random_state", 0))
+                       for name, docs in raw.items()}
+                splits = corpus_from_documents(raw, pipeline)
+    except CorpusError as exc:
+        raise RunError(f"cannot rebuild the corpus of {run.path}: {exc}") from None
+    train = splits["train"]
+    if list(train.vocabulary) != list(run.vocabulary):
+        raise RunError(f"the corpus {source} no longer gives the run's vocabulary ({len(train.vocabulary)} words "
+                       f"vs {len(run.vocabulary)}): its documents or settings changed since training")
+    try:
+        ids, _ = run.doc_topics()
+    except (OSError, KeyError, ValueError):
+        ids = None
+    if ids is not None and list(map(str, train.ids)) != ids:
+        raise RunError(f"the corpus {source} no longer gives the run's {len(ids):,} training documents "
+                       f"(it gives {train.n_docs:,}): its documents or settings changed since training")
+    return splits
+
+
+def run_train_counts(run):
+    """The training counts of a run (CSR, N x W, rows in the order of its ids).
+
+    Read from ``counts.npz``; a run saved before that file existed has its corpus rebuilt
+    with :func:`run_splits` instead. A damaged file is a :class:`RunError`.
+    """
+    if not run.has_counts():
+        return run_splits(run)["train"].counts
+    return run.counts()

@@ -1,0 +1,187 @@
+"""The training job: start, checkpoint every epoch, resume, finish atomically.
+
+What ``bpetopics train`` runs, as library functions a notebook can call::
+
+    job = start_job("runs/20ng", params, corpus, corpus_info)   # writes runs/20ng.partial/
+    run_job(job)                                                # a checkpoint after every epoch
+    finish_job(job)                                             # runs/20ng, atomically
+
+    job = resume_job("runs/20ng")       # after an interruption: the same model as if never stopped
+    run_job(job); finish_job(job)
+
+While training, ``RUN.partial/`` holds ``job.json`` (the model parameters and the corpus
+record), ``corpus/`` (the training corpus, saved) and ``checkpoint.safetensors`` (after
+the first epoch). ``RUN`` itself is written only by :func:`finish_job`. Every problem a
+user can fix is a one-line :class:`~bpetopics.runs.folder.RunError`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from bpetopics.files import write_bytes_atomic
+from bpetopics.runs.checkpoints import load_checkpoint, save_checkpoint
+from bpetopics.runs.folder import CHECKPOINT_FILE, RunError, check_run_destination, partial_path, save_run
+
+JOB_FILE = "job.json"
+CORPUS_DIR = "corpus"
+JOB_FORMAT = "bpetopics.train_job"
+
+
+@dataclass
+class TrainingJob:
+    """A training in progress: the run folder it will write, its model and corpus, and
+    ``record`` (the content of ``job.json``: format, params, corpus)."""
+
+    out: Path
+    model: object
+    corpus: object
+    record: dict
+
+    @property
+    def partial(self) -> Path:
+        """``RUN.partial/``, where the job lives until it finishes."""
+        return partial_path(self.out)
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.partial / CHECKPOINT_FILE
+
+
+def _model_class(name: str = "PoissBPE"):
+    from bpetopics.models.registry import MODELS
+
+    return MODELS[name]
+
+
+def check_job_destination(out, overwrite: bool = False) -> Path:
+    """Check, before slow work, that a new job may train ``out``; returns ``RUN.partial``.
+
+    RunError when ``out`` holds a finished run (unless ``overwrite``) or something else,
+    or when ``RUN.partial`` is not a training job, or is one and ``overwrite`` is false.
+    """
+    check_run_destination(out, overwrite)
+    partial = partial_path(out)
+    if partial.exists():
+        if not (partial / JOB_FILE).is_file():
+            raise RunError(f"{partial} exists and is not an interrupted bpetopics training: move it away")
+        if not overwrite:
+            raise RunError(f"{partial} holds an interrupted training: pass --resume to continue it, "
+                           "or --overwrite to start again")
+    return partial
+
+
+def start_job(out, params: dict, corpus, corpus_info: dict, *, overwrite: bool = False,
+              model: str = "PoissBPE") -> TrainingJob:
+    """Begin training a ``model`` (registry name) with ``params`` on ``corpus`` (a
+    :class:`~bpetopics.text.Corpus`, its ``counts`` the training matrix).
+
+    Writes ``RUN.partial/job.json`` and the corpus; ``corpus_info`` (JSON-safe, e.g.
+    :func:`bpetopics.text.sources.corpus_record`) is recorded in the run's config. Refuses
+    (RunError) a finished run at ``out`` or an interrupted one unless ``overwrite``.
+    """
+    out = Path(out)
+    partial = check_job_destination(out, overwrite)
+    if corpus.n_docs == 0:
+        raise RunError(f"the corpus {corpus_info.get('source', '')} has no training document with a word of "
+                       "its vocabulary")
+    instance = _model_class(model)(**params)
+    if partial.exists():
+        shutil.rmtree(partial)
+    partial.mkdir(parents=True)
+    record = {"format": JOB_FORMAT, "params": params, "corpus": corpus_info}
+    if model != "PoissBPE":
+        record["model"] = model
+    write_bytes_atomic(partial / JOB_FILE, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+    corpus.save(partial / CORPUS_DIR)
+    return TrainingJob(out, instance, corpus, record)
+
+
+def read_job(out) -> dict:
+    """The ``job.json`` of the interrupted training of ``out`` (RunError when there is none)."""
+    partial = partial_path(out)
+    try:
+        job = json.loads((partial / JOB_FILE).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunError(f"nothing to resume: {partial} holds no interrupted training (train without --resume)") from None
+    except (ValueError, UnicodeDecodeError):
+        raise RunError(f"{partial / JOB_FILE} is corrupted: start again with --overwrite") from None
+    if not isinstance(job, dict) or job.get("format") != JOB_FORMAT or "params" not in job:
+        raise RunError(f"{partial / JOB_FILE} is not a bpetopics training job: start again with --overwrite")
+    return job
+
+
+def resume_job(out, *, device: str | None = None, record: dict | None = None) -> TrainingJob:
+    """The interrupted training of ``out``, from its last checkpoint (or from the start
+    when no epoch had finished). ``device`` replaces the recorded one; ``record`` is
+    ``read_job(out)`` when the caller has read (and perhaps checked) it already."""
+    from bpetopics.text import Corpus, CorpusError
+
+    out = Path(out)
+    record = read_job(out) if record is None else record
+    if device is not None:
+        record["params"]["device"] = device
+    partial = partial_path(out)
+    try:
+        corpus = Corpus.load(partial / CORPUS_DIR)
+    except CorpusError as exc:
+        raise RunError(f"{exc} (start again with --overwrite)") from None
+    checkpoint = partial / CHECKPOINT_FILE
+    if checkpoint.is_file():
+        try:
+            model, _ = load_checkpoint(checkpoint, device=record["params"]["device"])
+        except RunError as exc:
+            raise RunError(f"{exc} (start again with --overwrite)") from None
+    else:
+        model = _model_class(record.get("model", "PoissBPE"))(**record["params"])
+    return TrainingJob(out, model, corpus, record)
+
+
+def checkpoint_epoch(job: TrainingJob) -> int | None:
+    """The epoch of the job's last checkpoint (None when no epoch had finished); RunError
+    when the checkpoint is unusable."""
+    if not job.checkpoint.is_file():
+        return None
+    return load_checkpoint(job.checkpoint, device="cpu")[0].epoch_
+
+
+def run_job(job: TrainingJob, after_epoch=None):
+    """Train (or continue) ``job.model`` on the job's corpus, saving a checkpoint after
+    every epoch, then calling ``after_epoch(model, info)``. Returns the fitted model.
+
+    An interruption (e.g. KeyboardInterrupt) leaves the last checkpoint, from which
+    :func:`resume_job` continues with the same result as an uninterrupted run.
+    """
+    model = job.model
+
+    def callback(m, info):
+        save_checkpoint(job.checkpoint, m)
+        if after_epoch is not None:
+            after_epoch(m, info)
+
+    model.callback = callback
+    try:
+        if hasattr(model, "decoder_"):  # loaded from a checkpoint
+            model.continue_fit(job.corpus.counts)
+        else:
+            model.fit(job.corpus.counts)
+    finally:
+        model.callback = None
+    return model
+
+
+def finish_job(job: TrainingJob, *, overwrite: bool = False) -> Path:
+    """Write the run folder ``job.out`` (atomically) and remove ``RUN.partial/``."""
+    save_run(job.out, job.model, job.corpus, corpus_info=job.record["corpus"], overwrite=overwrite)
+    shutil.rmtree(job.partial, ignore_errors=True)
+    return job.out
+
+
+def train_run(out, params: dict, corpus, corpus_info: dict, *, overwrite: bool = False, after_epoch=None) -> Path:
+    """Start, run and finish a training job in one call; returns the run folder."""
+    job = start_job(out, params, corpus, corpus_info, overwrite=overwrite)
+    run_job(job, after_epoch)
+    return finish_job(job, overwrite=overwrite)

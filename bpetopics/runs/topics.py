@@ -1,0 +1,58 @@
+"""A run's topics as rows and text: what ``bpetopics topics`` prints and ``train`` shows
+at its end (the same order as the run's ``topics.csv``: :func:`bpetopics.topwords.top_word_ids`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from bpetopics.topwords import top_word_ids
+
+
+def topic_shares(run):
+    """Each topic's share of the corpus's tokens (from summary.json), or None when unknown."""
+    share = run.summary.get("topic_share")
+    if share is None:
+        try:
+            share = run.doc_topics()[1].mean(0).tolist()
+        except (OSError, KeyError, ValueError):
+            return None
+    return [float(s) for s in share]
+
+
+def topic_rows(run, top: int = 10) -> list[dict]:
+    """One dict per topic: ``topic``, ``share``, ``words`` and ``weights`` (top ``top``)."""
+    topic_word = run.model.topic_word_
+    shares = topic_shares(run)
+    order = top_word_ids(topic_word, top)  # the order of topics.csv
+    return [{"topic": t, "share": None if shares is None else shares[t],
+             "words": [run.vocabulary[j] for j in row],
+             "weights": [round(float(topic_word[t, j]), 6) for j in row]}
+            for t, row in enumerate(order)]
+
+
+def format_table(rows: list[dict]) -> str:
+    """Topics as aligned text: topic, share of the corpus, top words with their weights."""
+    lines = ["topic   share  top words (weight)"]
+    for row in rows:
+        share = "     -" if row["share"] is None else f"{row['share']:6.1%}"
+        words = "  ".join(f"{w} {p:.3f}" for w, p in zip(row["words"], row["weights"]))
+        lines.append(f"{row['topic']:>5}  {share}  {words}")
+    return "\n".join(lines)
+
+
+def format_rows(rows: list[dict], fmt: str) -> str:
+    """``rows`` in ``fmt``: table, csv (long: topic, share, rank, word, weight) or json."""
+    if fmt == "table":
+        return format_table(rows)
+    if fmt == "json":
+        return json.dumps(rows, indent=1, ensure_ascii=False)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["topic", "share", "rank", "word", "weight"])
+    for row in rows:
+        share = "" if row["share"] is None else f"{row['share']:.6g}"
+        writer.writerows([row["topic"], share, rank, w, p]
+                         for rank, (w, p) in enumerate(zip(row["words"], row["weights"])))
+    return buf.getvalue().rstrip("\n")
