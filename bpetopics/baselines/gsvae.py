@@ -13,7 +13,7 @@ Model, per binary image x in {0,1}^D, with N categorical latents of K classes ea
   g ~ Gumbel(0, 1), and KL = sum_i sum_k q_ik ln(q_ik K).
   ``hard=True`` uses the straight-through one-hot sample instead.
 - Temperature: tau = max(min_tau, tau0 * exp(-anneal_rate * t)), recomputed every
-  ``anneal_every`` steps t, and the learning rate multiplied by ``lr_decay`` at the same
+  ``anneal_every`` steps t, and the learning rate multiplied by ``lr_factor`` at the same
   moments. Defaults follow Jang et al.'s released notebook (tau0 = 1, rate 3e-5, every
   1000 steps, floor 0.5, lr x 0.9); their paper lists r in {1e-5, 1e-4}, N in {500, 1000}.
 
@@ -112,7 +112,7 @@ class GumbelSoftmaxVAE(BaseVAE):
     n_variables, n_categories : N categorical latents of K classes (30, 10).
     encoder_hidden, decoder_hidden, activation : MLPs ((512, 256), (256, 512), 'relu').
     tau0, anneal_rate, anneal_every, min_tau : temperature schedule (module docstring).
-    lr_decay : learning-rate factor applied every ``anneal_every`` steps (0.9; 1 = off).
+    lr_factor : learning-rate factor applied every ``anneal_every`` steps (0.9; 1 = off).
     hard : straight-through Gumbel-softmax during training (False, as in the paper's VAE).
     epochs, batch_size, lr : Adam training (lr 1e-3, batches of 100).
     random_state, device ('auto' | 'cpu' | 'cuda'), progress : as in GaussianVAE.
@@ -124,7 +124,7 @@ class GumbelSoftmaxVAE(BaseVAE):
 
     def __init__(self, n_variables=30, n_categories=10, *, encoder_hidden=(512, 256),
                  decoder_hidden=(256, 512), activation="relu", tau0=1.0, anneal_rate=3e-5,
-                 anneal_every=1000, min_tau=0.5, lr_decay=0.9, hard=False, epochs=10,
+                 anneal_every=1000, min_tau=0.5, lr_factor=0.9, hard=False, epochs=10,
                  batch_size=100, lr=1e-3, random_state=None, device="auto",
                  progress=True):
         self.n_variables = n_variables
@@ -136,7 +136,7 @@ class GumbelSoftmaxVAE(BaseVAE):
         self.anneal_rate = anneal_rate
         self.anneal_every = anneal_every
         self.min_tau = min_tau
-        self.lr_decay = lr_decay
+        self.lr_factor = lr_factor
         self.hard = hard
         self.epochs = epochs
         self.batch_size = batch_size
@@ -161,7 +161,7 @@ class GumbelSoftmaxVAE(BaseVAE):
         self.tau_ = self.temperature(step)
         if step > 0 and step % int(self.anneal_every) == 0:
             for group in optimizer.param_groups:
-                group["lr"] *= self.lr_decay
+                group["lr"] *= self.lr_factor
 
     def _batch_loss(self, xb, step):
         loglik, kl = self.net_.elbo_terms(xb, self.tau_, hard=self.hard,

@@ -12,7 +12,7 @@ Fairness, by construction:
   split) for completion perplexity, inference time and the classifier's test features;
 * the same reference texts for NPMI (ours and gensim's ``c_npmi``), the same top-N words,
   the same completion split and classifier seed (the run's seed);
-* LDA is :class:`~bpetopics.evaluation.LDABaseline` with its documented defaults (online
+* LDA is :class:`~bpetopics.baselines.LDABaseline` with its documented defaults (online
   variational Bayes, 10 passes, 50 E-step iterations, ``alpha="auto"``, ``eta`` = 1/T,
   chunks of 2,000), a setting chosen on 20 Newsgroups in that class's docstring; only
   ``passes`` is usually changed (``--lda-passes``);
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -37,13 +38,44 @@ import pandas as pd
 
 from bpetopics.evaluation.cooccurrence import encode_texts
 from bpetopics.evaluation.evaluate import evaluate_topic_model
-from bpetopics.baselines.lda import LDABaseline
-
-__all__ = ["MODEL_NAMES", "METRICS", "compare_models", "holdout_split", "summarize", "summary_markdown",
+__all__ = ["TEXT_MODELS", "TextModel", "MODEL_NAMES", "METRICS", "compare_models", "holdout_split", "summarize",
+           "summary_markdown",
            "plot_comparison", "write_comparison"]
 
-#: The two models compared, in table order.
-MODEL_NAMES = ("PoissBPE", "LDA")
+@dataclass(frozen=True)
+class TextModel:
+    """A named model factory of the comparison.
+
+    make : (n_topics, seed, params) -> an unfitted topic model (``fit(X)``,
+        ``topic_word_``, ``doc_topic(X)``; docs/CONTRACTS.md)
+    warm_up : parameters of the small untimed warm-up fit (e.g. one epoch)
+    has_codes : True when ``transform(X)`` gives binary codes (their sparsity is measured)
+    """
+
+    make: Callable
+    warm_up: dict
+    has_codes: bool = False
+
+
+def _poissbpe(n_topics: int, seed: int, params: dict):
+    from bpetopics.models import PoissBPE
+
+    return PoissBPE(**{"progress": False, **params, "n_topics": n_topics, "random_state": seed})
+
+
+def _lda(n_topics: int, seed: int, params: dict):
+    from bpetopics.baselines.lda import LDABaseline
+
+    return LDABaseline(**{**params, "n_topics": n_topics, "random_state": seed})
+
+
+#: The models compared, in table order. A new baseline is one entry here (and its class
+#: in :mod:`bpetopics.baselines`).
+TEXT_MODELS = {
+    "PoissBPE": TextModel(_poissbpe, {"epochs": 1}, has_codes=True),
+    "LDA": TextModel(_lda, {"passes": 1}),
+}
+MODEL_NAMES = tuple(TEXT_MODELS)
 
 #: (column, label, direction): the rows of comparison.md ("+" higher is better, "-" lower).
 METRICS = (
@@ -90,26 +122,20 @@ def holdout_split(corpus, fraction: float = 0.2, seed: int = 0):
     return parts[0], parts[1]
 
 
-def _make(name: str, n_topics: int, seed: int, bpe_params: dict, lda_params: dict):
-    if name == "PoissBPE":
-        from bpetopics.models import PoissBPE
-
-        return PoissBPE(**{"progress": False, **bpe_params, "n_topics": n_topics, "random_state": seed})
-    return LDABaseline(**{**lda_params, "n_topics": n_topics, "random_state": seed})
-
-
-def _warm_up(n_topics: int, X, bpe_params: dict, lda_params: dict) -> None:
+def _warm_up(n_topics: int, X, models: Sequence[str], params: dict) -> None:
     """One small untimed fit of each model (lazy imports, thread pools, allocators)."""
     small = X[: min(64, X.shape[0])]
-    _make("PoissBPE", n_topics, 0, {**bpe_params, "epochs": 1}, lda_params).fit(small)
-    _make("LDA", n_topics, 0, bpe_params, {**lda_params, "passes": 1}).fit(small)
+    for name in models:
+        TEXT_MODELS[name].make(n_topics, 0, {**params[name], **TEXT_MODELS[name].warm_up}).fit(small)
 
 
 def compare_models(train, test, n_topics: int, seeds: Sequence[int] = (0, 1, 2), *,
                    bpe_params: dict | None = None, lda_params: dict | None = None, reference: str = "test",
                    top_n: int = 10, gensim_measures: Sequence[str] = ("c_npmi",), warm_up: bool = True,
-                   log: Callable[[str], None] | None = None) -> pd.DataFrame:
-    """Fit PoissBPE and LDA on ``train.counts`` for each seed and evaluate both the same way.
+                   log: Callable[[str], None] | None = None, models: Sequence[str] = MODEL_NAMES,
+                   params: dict | None = None) -> pd.DataFrame:
+    """Fit each of ``models`` (PoissBPE and LDA by default) on ``train.counts`` for each
+    seed and evaluate them all the same way.
 
     Parameters
     ----------
@@ -134,6 +160,11 @@ def compare_models(train, test, n_topics: int, seeds: Sequence[int] = (0, 1, 2),
         Do one small untimed fit of each model first (see the module docstring).
     log : callable, optional
         Called with one line per fitted model.
+    models : sequence of str
+        Names in :data:`TEXT_MODELS`, in table order.
+    params : dict, optional
+        Keyword arguments per model name (``bpe_params`` and ``lda_params`` are those of
+        "PoissBPE" and "LDA").
 
     Returns
     -------
@@ -149,20 +180,27 @@ def compare_models(train, test, n_topics: int, seeds: Sequence[int] = (0, 1, 2),
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError("give at least one seed")
-    bpe_params, lda_params = dict(bpe_params or {}), dict(lda_params or {})
+    unknown = [m for m in models if m not in TEXT_MODELS]
+    if unknown or not models:
+        raise ValueError(f"unknown models {unknown}; choose from {', '.join(TEXT_MODELS)}")
+    params = {name: dict((params or {}).get(name, {})) for name in models}
+    if "PoissBPE" in params:
+        params["PoissBPE"].update(bpe_params or {})
+    if "LDA" in params:
+        params["LDA"].update(lda_params or {})
     vocabulary = list(train.vocabulary)
     encoded = encode_texts((test if reference == "test" else train).texts, vocabulary)
     labels = train.labels is not None and test.labels is not None
     if warm_up:
-        _warm_up(n_topics, train.counts, bpe_params, lda_params)
+        _warm_up(n_topics, train.counts, models, params)
     rows = []
     for seed in seeds:
-        for name in MODEL_NAMES:
-            model = _make(name, n_topics, seed, bpe_params, lda_params)
+        for name in models:
+            model = TEXT_MODELS[name].make(n_topics, seed, params[name])
             t0 = time.perf_counter()
             model.fit(train.counts)
             fit_seconds = time.perf_counter() - t0
-            codes = model.transform(test.counts) if name == "PoissBPE" else None
+            codes = model.transform(test.counts) if TEXT_MODELS[name].has_codes else None
             res = evaluate_topic_model(
                 model, train.counts, test.counts, encoded, vocabulary,
                 train_labels=train.labels if labels else None, test_labels=test.labels if labels else None,
@@ -178,6 +216,11 @@ def compare_models(train, test, n_topics: int, seeds: Sequence[int] = (0, 1, 2),
     return pd.DataFrame(rows)
 
 
+def _models(results: pd.DataFrame) -> list:
+    """The models of ``results``, in their order of appearance."""
+    return list(dict.fromkeys(results["model"]))
+
+
 def _numeric(df: pd.DataFrame, column: str) -> pd.Series:
     return pd.to_numeric(df[column], errors="coerce") if column in df else pd.Series(np.nan, index=df.index)
 
@@ -189,7 +232,7 @@ def summarize(results: pd.DataFrame) -> pd.DataFrame:
     """
     out = []
     for column, _, _ in METRICS:
-        for name in MODEL_NAMES:
+        for name in _models(results):
             values = _numeric(results[results["model"] == name], column).dropna()
             out.append({"metric": column, "model": name, "n": len(values),
                         "mean": values.mean() if len(values) else np.nan,
@@ -219,7 +262,8 @@ def summary_markdown(results: pd.DataFrame, settings: dict | None = None) -> str
     stats = summarize(results)
     seeds = sorted(set(int(s) for s in results["seed"]))
     first = results.iloc[0]
-    lines = ["# PoissBPE vs LDA", "",
+    names = _models(results)
+    lines = ["# " + " vs ".join(names), "",
              f"{int(first['n_train']):,} training documents, {int(first['n_test']):,} held-out documents, "
              f"{int(first['n_words']):,} words, {int(first['n_topics'])} topics; "
              + (f"seeds {', '.join(map(str, seeds))}: mean ± standard deviation over seeds"
@@ -229,16 +273,16 @@ def summary_markdown(results: pd.DataFrame, settings: dict | None = None) -> str
         lines.append(f"- {key}: {value}")
     if settings:
         lines.append("")
-    lines += ["| metric | " + " | ".join(MODEL_NAMES) + " |", "|---|" + "---:|" * len(MODEL_NAMES)]
+    lines += ["| metric | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
     for column, label, direction in METRICS:
         if column not in results or results[column].isna().all():
             continue
         arrow = {"+": " ↑", "-": " ↓"}.get(direction, "")
-        cells = [_cell(column, stats.loc[(column, name)]) for name in MODEL_NAMES]
+        cells = [_cell(column, stats.loc[(column, name)]) for name in names]
         lines.append(f"| {label}{arrow} | " + " | ".join(cells) + " |")
     if "top_words" in results:
         lines += ["", f"## Topics (seed {seeds[0]}, top 10 words)"]
-        for name in MODEL_NAMES:
+        for name in names:
             row = results[(results["model"] == name) & (results["seed"] == seeds[0])]
             if len(row):
                 lines += ["", f"{name}:", ""]
@@ -258,20 +302,21 @@ def plot_comparison(results: pd.DataFrame, path: str | os.PathLike, dpi: int = 1
     ncols = 4
     nrows = -(-len(panels) // ncols)
     fig = Figure(figsize=(3.0 * ncols, 2.6 * nrows), dpi=dpi)
-    colors = ("#1f77b4", "#ff7f0e")
+    colors = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
+    names = _models(results)
     for i, column in enumerate(panels):
         ax = fig.add_subplot(nrows, ncols, i + 1)
-        for j, name in enumerate(MODEL_NAMES):
+        for j, name in enumerate(names):
             s = stats.loc[(column, name)]
-            ax.bar(j, s["mean"], yerr=None if not np.isfinite(s["std"]) else s["std"], color=colors[j],
+            ax.bar(j, s["mean"], yerr=None if not np.isfinite(s["std"]) else s["std"], color=colors[j % len(colors)],
                    alpha=0.8, capsize=4, width=0.6)
             values = _numeric(results[results["model"] == name], column).dropna().to_numpy()
             ax.scatter(np.full(len(values), j), values, color="k", s=8, zorder=3)
-        ax.set_xticks(range(len(MODEL_NAMES)), MODEL_NAMES)
+        ax.set_xticks(range(len(names)), names)
         ax.set_title(labels[column], fontsize=9)
         ax.tick_params(labelsize=8)
         ax.axhline(0, color="grey", linewidth=0.5)
-    fig.suptitle(f"PoissBPE vs LDA, {int(results['n_topics'].iloc[0])} topics, "
+    fig.suptitle(f"{' vs '.join(names)}, {int(results['n_topics'].iloc[0])} topics, "
                  f"{results['seed'].nunique()} seed(s)", fontsize=10)
     fig.tight_layout()
     with atomic_path(path) as tmp:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bpetopics.files import atomic_path
+
 SPLITS = {"train": 0, "test": 1}
 
 

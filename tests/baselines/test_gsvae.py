@@ -143,7 +143,7 @@ def small_binary_mnist(data_root):
 
 def test_short_fit_reduces_the_loss_with_annealing(small_binary_mnist):
     X = small_binary_mnist
-    m = GumbelSoftmaxVAE(epochs=4, anneal_every=6, anneal_rate=0.01, lr_decay=0.95,
+    m = GumbelSoftmaxVAE(epochs=4, anneal_every=6, anneal_rate=0.01, lr_factor=0.95,
                          random_state=0, device="cpu", progress=False).fit(X)
     losses = [h["loss"] for h in m.history_]
     assert losses[-1] < losses[0] - 100
