@@ -179,3 +179,10 @@ def test_python_dash_m_and_every_help_has_examples(runner):
     for command in ("train", "topics", "encode", "info"):
         result = runner.invoke(main, [command, "--help"])
         assert result.exit_code == 0 and "Examples:" in result.output and f"bpetopics {command} " in result.output
+
+
+def test_every_model_option_is_checked_by_the_estimators_own_rule():
+    from bpetopics.cli.train import model_parameters
+    from bpetopics.models import PoissBPE
+
+    assert set(model_parameters()) <= set(PoissBPE._parameter_rules)

@@ -1,0 +1,66 @@
+"""The training job as library calls (what `bpetopics train` runs, callable from a
+notebook): start, checkpoint every epoch, interrupt, resume, finish atomically."""
+
+import json
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+from bpetopics.runs import RunError, load_run
+from bpetopics.runs.job import (CORPUS_DIR, JOB_FILE, checkpoint_epoch, finish_job, read_job, resume_job, run_job,
+                                start_job, train_run)
+from bpetopics.text import Corpus
+
+PARAMS = dict(n_topics=3, n_bits=6, epochs=3, batch_size=20, device="cpu", progress=False, random_state=2)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    rng = np.random.default_rng(0)
+    topics = rng.dirichlet(np.full(25, 0.1), size=3)
+    counts = np.stack([rng.multinomial(30, topics[rng.integers(3)]) for _ in range(60)])
+    return Corpus(counts=sp.csr_matrix(counts), vocabulary=[f"w{j}" for j in range(25)],
+                  texts=[[] for _ in range(60)], ids=[f"d{i}" for i in range(60)])
+
+
+class Stop(Exception):
+    pass
+
+
+def test_interrupted_job_resumes_to_the_same_run(corpus, tmp_path):
+    whole = train_run(tmp_path / "whole", dict(PARAMS), corpus, {"source": "planted"})
+
+    job = start_job(tmp_path / "cut", dict(PARAMS), corpus, {"source": "planted"})
+    assert (job.partial / JOB_FILE).is_file() and (job.partial / CORPUS_DIR).is_dir()
+    assert read_job(tmp_path / "cut")["params"]["n_topics"] == 3
+
+    def stop_after_first(model, info):
+        if model.epoch_ == 1:
+            raise Stop
+
+    with pytest.raises(Stop):
+        run_job(job, stop_after_first)
+    assert checkpoint_epoch(job) == 1 and not (tmp_path / "cut").exists()
+    with pytest.raises(RunError, match="interrupted training"):
+        start_job(tmp_path / "cut", dict(PARAMS), corpus, {"source": "planted"})
+
+    resumed = resume_job(tmp_path / "cut")
+    assert resumed.model.epoch_ == 1
+    run_job(resumed)
+    finish_job(resumed)
+    assert not resumed.partial.exists()
+    a, b = load_run(whole), load_run(tmp_path / "cut")
+    sa, sb = a.model.state_dict(), b.model.state_dict()
+    assert sa.keys() == sb.keys() and all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert (a.model.codes_ == b.model.codes_).all()
+    assert json.loads((tmp_path / "cut" / "config.json").read_text())["corpus"]["source"] == "planted"
+
+
+def test_a_finished_run_is_refused_and_nothing_to_resume_is_one_line(corpus, tmp_path):
+    train_run(tmp_path / "r", dict(PARAMS, epochs=1), corpus, {})
+    with pytest.raises(RunError, match="already holds a finished run"):
+        start_job(tmp_path / "r", dict(PARAMS), corpus, {})
+    with pytest.raises(RunError, match="nothing to resume"):
+        resume_job(tmp_path / "other")
