@@ -57,8 +57,9 @@ class Rule:
         if self.kind == "int" and self.low is None:
             return "an integer"
         if self.kind == "int":
-            return "a positive integer" if (self.low, self.low_open) in ((1, False), (0, True)) else \
-                f"an integer >= {self.low}"
+            if (self.low, self.low_open) in ((1, False), (0, True)):
+                return "a positive integer"
+            return "an integer, zero or more" if (self.low, self.low_open) == (0, False) else f"an integer >= {self.low}"
         if (self.low, self.low_open) == (0, True):
             return "positive"
         if (self.low, self.low_open) == (0, False):
