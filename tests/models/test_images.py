@@ -1,11 +1,8 @@
-"""GaussBPE and BernBPE on a tiny MNIST subset, and the Table 1 command end to end."""
-
-import csv
+"""GaussBPE and BernBPE on a tiny MNIST subset (the Table 1 command: tests/experiments)."""
 
 import numpy as np
 import pytest
 import torch
-from click.testing import CliRunner
 
 from bpetopics import BernBPE, GaussBPE
 from bpetopics.images import (load_binarized_mnist, load_mnist, load_scaled_mnist,
@@ -109,82 +106,3 @@ def test_prototype_init_makes_each_bit_decode_to_an_image(mnist300):
     off = GaussBPE(prototype_init=False, **SMALL)
     off._setup(off._check_X(mnist300))
     assert not np.allclose(off.decode(np.eye(K, dtype=np.uint8)), protos)
-
-
-# --------------------------------------------------------------------------- the table
-def test_checks_and_markdown_on_hand_made_rows():
-    from bpetopics.experiments.image_table import BUDGETS, VAE_FIXED, VAE_LEARNED, checks, markdown
-
-    base = dict(sec_per_epoch=1.0, epochs=2, paper_value=1.0, paper_sparsity=0.5)
-    rows = [dict(dataset="mnist", model="GaussBPE", metric="MSE", value=10.0, sparsity=0.9,
-                 **base),
-            dict(dataset="mnist", model=VAE_FIXED, metric="MSE", value=20.0, sparsity=0.7,
-                 **base),
-            dict(dataset="mnist", model=VAE_LEARNED, metric="MSE", value=5.0, sparsity=0.2,
-                 **base),
-            dict(dataset="binary_mnist", model="BernBPE", metric="NLL", value=100.0,
-                 sparsity=0.9, **base),
-            dict(dataset="binary_mnist", model="GS-VAE", metric="NLL", value=95.0,
-                 neg_elbo=110.0, sparsity=0.3, **base)]
-    got = [ok for _, ok in checks(rows)]
-    assert got == [True, True, False, True, True, True]
-    md = markdown(rows, BUDGETS["tiny"], "cpu", 12.0)
-    assert md.count("\n| ") == 6 and "110.00" in md and "- [ ] MNIST: GaussBPE MSE" in md
-
-
-@pytest.mark.slow
-def test_table_command_tiny_budget(data_root, tmp_path):
-    from bpetopics.cli import main
-
-    out = tmp_path / "table"
-    result = CliRunner().invoke(main, ["images", "table", "--data-root", str(data_root),
-                                       "--out", str(out), "--budget", "tiny", "--device", "cpu"])
-    assert result.exit_code == 0, result.output
-    for name in ("table1.csv", "table1.md", "history.json", "seconds_per_epoch.png",
-                 "recon_mnist.png", "recon_scaled_mnist.png", "recon_binary_mnist.png"):
-        assert (out / name).is_file() and (out / name).stat().st_size > 0, name
-    with open(out / "table1.csv") as fh:
-        rows = list(csv.DictReader(fh))
-    models = [(r["dataset"], r["model"]) for r in rows]
-    assert len(models) == 8 and ("binary_mnist", "GS-VAE") in models
-    for r in rows:
-        assert np.isfinite(float(r["value"])) and 0 <= float(r["sparsity"]) <= 1
-        assert float(r["sec_per_epoch"]) > 0
-    gs = next(r for r in rows if r["model"] == "GS-VAE")
-    assert float(gs["neg_elbo"]) > 0 and float(gs["paper_value"]) == 81.55
-    assert (out / "seconds_per_epoch.png").read_bytes()[:4] == b"\x89PNG"
-    assert "| MNIST | GaussBPE | MSE |" in (out / "table1.md").read_text()
-
-
-def test_table_command_epoch_overrides(data_root, tmp_path):
-    from bpetopics.cli import main
-
-    out = tmp_path / "short"
-    result = CliRunner().invoke(main, ["images", "table", "--data-root", str(data_root),
-                                       "--out", str(out), "--budget", "tiny", "--datasets",
-                                       "binary_mnist", "--bpe-epochs", "1", "--vae-epochs",
-                                       "3", "--device", "cpu"])
-    assert result.exit_code == 0, result.output
-    with open(out / "table1.csv") as fh:
-        epochs = {r["model"]: int(r["epochs"]) for r in csv.DictReader(fh)}
-    assert epochs == {"BernBPE": 1, "GS-VAE": 3}
-
-
-def test_table_command_rejects_bad_input(tmp_path):
-    from bpetopics.cli import main
-
-    runner = CliRunner()
-    bad_budget = runner.invoke(main, ["images", "table", "--out", str(tmp_path), "--budget",
-                                      "huge"])
-    assert bad_budget.exit_code == 2 and "small, full" in bad_budget.output
-    bad_set = runner.invoke(main, ["images", "table", "--out", str(tmp_path), "--datasets",
-                                   "mnist,svhn"])
-    assert bad_set.exit_code == 2 and "svhn" in bad_set.output
-    missing = runner.invoke(main, ["images", "table", "--out", str(tmp_path), "--data-root",
-                                   str(tmp_path / "nothing"), "--datasets", "mnist"])
-    assert missing.exit_code == 2 and "MNIST" in missing.output
-    assert "Traceback" not in missing.output
-    helptext = runner.invoke(main, ["images", "table", "--help"]).output
-    assert "tiny" not in helptext and "--budget" in helptext
-    zero = runner.invoke(main, ["images", "table", "--out", str(tmp_path), "--bpe-epochs", "0"])
-    assert zero.exit_code == 2 and "--bpe-epochs" in zero.output
