@@ -40,10 +40,13 @@ def _lda_description(lda_params: dict) -> str:
 @click.option("--gensim/--no-gensim", default=True, show_default=True,
               help="Also compute gensim's c_npmi (the reference for ours), C_V, UMass and UCI (slower).")
 @click.option("--overwrite", is_flag=True, help="Replace a comparison already in --out.")
+@click.option("--models", default="PoissBPE,LDA", show_default=True,
+              help="The models compared, comma-separated, from the comparison's registry "
+                   "(bpetopics.experiments.text_comparison.TEXT_MODELS).")
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True,
               help="Seed of the --max-docs draw (and of the held-out draw for a folder).")
-def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, reference, gensim, overwrite,
+def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, reference, gensim, overwrite, models,
             vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed):
     """Compare PoissBPE with gensim LDA on CORPUS, over several seeds.
 
@@ -75,10 +78,14 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
           --topics 5 --seeds 1 --epochs 2 --lda-passes 2 --out /tmp/quick
     """
     from bpetopics.evaluation.coherence import GENSIM_MEASURES
-    from bpetopics.experiments.text_comparison import FILES, compare_models, holdout_split, write_comparison
+    from bpetopics.experiments.text_comparison import FILES, TEXT_MODELS, compare_models, holdout_split, write_comparison
     from bpetopics.text import prepare_corpus
     from bpetopics.text.sources import corpus_settings
 
+    names = [m.strip() for m in models.split(",") if m.strip()]
+    unknown = [m for m in names if m not in TEXT_MODELS]
+    if unknown or not names:
+        raise UserError(f"unknown --models {','.join(unknown) or repr(models)}; choose from {', '.join(TEXT_MODELS)}")
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file: give a folder")
     if not overwrite and any((out / f).exists() for f in FILES):
@@ -113,16 +120,17 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
     try:
         results = compare_models(train, test, n_topics, range(seeds), bpe_params=bpe_params, lda_params=lda_params,
                                  reference=reference, gensim_measures=GENSIM_MEASURES if gensim else (),
-                                 log=lambda m: click.echo(m, err=True))
+                                 log=lambda m: click.echo(m, err=True), models=names)
     except ValueError as exc:
         raise UserError(str(exc).strip().splitlines()[0]) from None
     described = {
         "corpus": f"{corpus} ({', '.join(f'{k}={v}' for k, v in settings.items() if v is not None)})",
         "held-out documents": heldout,
         "coherence reference": f"the {reference} split's texts (top 10 words, sliding windows of 10)",
-        "PoissBPE": "its defaults, with " + ", ".join(f"{k}={v!r}" for k, v in
-                                                        {"n_topics": n_topics, **bpe_params}.items()),
-        "LDA": _lda_description(lda_params),
+        **({"PoissBPE": "its defaults, with " + ", ".join(f"{k}={v!r}" for k, v in
+                                                           {"n_topics": n_topics, **bpe_params}.items())}
+           if "PoissBPE" in names else {}),
+        **({"LDA": _lda_description(lda_params)} if "LDA" in names else {}),
         "timing": "wall time of fit (after one untimed warm-up fit of each model) and of doc_topic "
                   "on the held-out documents",
     }

@@ -118,3 +118,19 @@ def test_holdout_split_and_checks(small):
         compare_models(other, test, 5, seeds=[0], warm_up=False)
     with pytest.raises(ValueError, match="reference"):
         compare_models(train, test, 5, seeds=[0], reference="dev", warm_up=False)
+
+
+def test_models_come_from_the_registry_of_named_factories(small, monkeypatch):
+    """Adding a baseline is one entry of TEXT_MODELS; the tables follow the models given."""
+    from bpetopics.experiments import text_comparison as tc
+
+    entry = tc.TextModel(lambda n_topics, seed, params: LDABaseline(n_topics=n_topics, random_state=seed,
+                                                                   **{**LDA, **params}), {"passes": 1})
+    monkeypatch.setitem(tc.TEXT_MODELS, "LDA-again", entry)
+    train, test = small
+    res = compare_models(train, test, 4, seeds=(0,), models=["LDA-again"], gensim_measures=(), warm_up=False)
+    assert list(res["model"]) == ["LDA-again"] and "code_mean_active" not in res  # no codes
+    md = summary_markdown(res)
+    assert md.startswith("# LDA-again\n") and "| metric | LDA-again |" in md
+    with pytest.raises(ValueError, match="unknown models"):
+        compare_models(train, test, 4, seeds=(0,), models=["NMF"])
