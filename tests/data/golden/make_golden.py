@@ -48,10 +48,14 @@ def train_run(workdir: Path, data: Path) -> Path:
 
     from bpetopics.cli import main
 
-    torch.set_num_threads(1)
-    corpus = small_corpus(workdir / "ng300", data)
-    out = workdir / "run"
-    result = CliRunner().invoke(main, ["train", str(corpus), "--out", str(out), *TRAIN_ARGS])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread: the same float summation order on every machine
+    try:
+        corpus = small_corpus(workdir / "ng300", data)
+        out = workdir / "run"
+        result = CliRunner().invoke(main, ["train", str(corpus), "--out", str(out), *TRAIN_ARGS])
+    finally:
+        torch.set_num_threads(threads)
     if result.exit_code != 0:
         raise RuntimeError(result.output)
     return out
