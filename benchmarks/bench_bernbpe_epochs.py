@@ -17,7 +17,7 @@ import numpy as np
 
 from bpetopics import BernBPE
 from bpetopics.images.metrics import bernoulli_nll
-from bpetopics.images.table import _bpe_logits, load_split
+from bpetopics.experiments.image_table import _bpe_logits, load_split
 
 SCHEDULES = {  # name -> (lr, lr_decay)
     "constant": (1e-3, False),

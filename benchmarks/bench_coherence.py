@@ -41,9 +41,8 @@ def load(vocab_size: int, data_home: str, max_docs: int | None):
 
 
 def main(argv=None):
-    from bpetopics.evaluation import (
-        LDABaseline, encode_texts, gensim_coherence, npmi_coherence, top_word_ids,
-    )
+    from bpetopics.baselines import LDABaseline
+    from bpetopics.evaluation import encode_texts, gensim_coherence, npmi_coherence, top_word_ids
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--topics", choices=["lda", "random"], default="lda")
