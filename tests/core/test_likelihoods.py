@@ -92,3 +92,27 @@ def test_bernoulli_score_is_stable_at_extreme_logits():
     assert torch.isfinite(term).all() and term.item() == pytest.approx(0.0, abs=1e-6)
     term = lik.data_term(torch.tensor([[-80.0, 80.0]]), x)
     assert term.item() == pytest.approx(-160.0, rel=1e-6)
+
+
+def test_every_likelihood_implements_the_protocol_and_the_estimator_checks_it():
+    from torch import nn
+
+    from bpetopics import PoissBPE
+    from bpetopics.core.likelihoods import (BernoulliLikelihood, GaussianLikelihood, Likelihood,
+                                            PoissonLikelihood)
+
+    for lik in (PoissonLikelihood(5, 2), GaussianLikelihood(), BernoulliLikelihood()):
+        assert isinstance(lik, Likelihood)
+        assert callable(lik.data_upper_bound)  # required (it may return None)
+
+    class NoBound(nn.Module):  # everything but data_upper_bound
+        batch = batch_order = link = data_term = theta_loss = staticmethod(lambda *a: None)
+
+    assert not isinstance(NoBound(), Likelihood)
+
+    class Broken(PoissBPE):
+        def _make_likelihood(self, shape):
+            return NoBound()
+
+    with pytest.raises(TypeError, match="Likelihood protocol"):
+        Broken(n_topics=2, n_bits=4, device="cpu", progress=False).fit(np.ones((3, 5)))
