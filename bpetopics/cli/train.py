@@ -25,7 +25,7 @@ MODEL_HELP = {
     "n_topics": "T, the number of topics.",
     "n_bits": "K, the length of each document's binary code.",
     "hidden": "Decoder hidden layer sizes, comma-separated ('' for a linear decoder).",
-    "activation": "Decoder activation: relu, tanh, softplus, elu, leaky_relu or gelu.",
+    "activation": "Decoder activation: relu, tanh, softplus, sigmoid, elu, leaky_relu or gelu.",
     "alpha": "Beta-process concentration alpha, the prior's strength [default: N, the number of documents].",
     "reseed_similarity": "Restart, in the first half of training, dead topics and topics this similar "
                          "(cosine) to a more used one.",
