@@ -8,7 +8,8 @@ import scipy.sparse as sp
 from bpetopics.sparsity import hoyer_sparsity
 from bpetopics.topwords import top_word_ids
 
-__all__ = ["topic_diversity", "hoyer_sparsity", "code_stats", "unused_topic_share"]
+__all__ = ["topic_diversity", "exclusive_topic_diversity", "hoyer_sparsity", "code_stats",
+           "unused_topic_share"]
 
 
 def topic_diversity(topic_word: np.ndarray, top_n: int = 25) -> float:
@@ -28,6 +29,27 @@ def topic_diversity(topic_word: np.ndarray, top_n: int = 25) -> float:
     """
     ids = top_word_ids(topic_word, top_n)
     return float(np.unique(ids).size / ids.size)
+
+
+def exclusive_topic_diversity(topic_word: np.ndarray, top_n: int = 25) -> float:
+    """Fraction of top-word slots held by a word that is in exactly one topic's list.
+
+    TopMost's ``TD`` (Wu et al. 2024): with c_w the number of topics whose top ``top_n``
+    words include w, TD = |{slots whose word has c_w = 1}| / (T * top_n). Stricter than
+    :func:`topic_diversity`: a word shared by two topics costs both slots.
+
+    Parameters
+    ----------
+    topic_word : np.ndarray, shape (T, W)
+    top_n : int
+
+    Returns
+    -------
+    float in [0, 1]
+    """
+    ids = top_word_ids(topic_word, top_n)
+    _, inverse, counts = np.unique(ids, return_inverse=True, return_counts=True)
+    return float((counts[inverse] == 1).sum() / ids.size)
 
 
 def code_stats(codes) -> dict:

@@ -140,7 +140,9 @@ def completion_perplexity(model, X, seed: int = 0) -> PerplexityResult:
     ----------
     model : object
         Any model with ``topic_word_`` (np.ndarray, shape (T, W), rows sum to 1) and
-        ``doc_topic(X)`` (csr (N, W) -> np.ndarray (N, T), rows sum to 1).
+        ``doc_topic(X)`` (csr (N, W) -> np.ndarray (N, T), rows sum to 1); a model whose
+        predictive is not the mixture theta . topic_word may instead provide
+        ``heldout_log_likelihood(observed, heldout) -> float``.
     X : scipy.sparse matrix, shape (N, W), integer counts of the test documents
     seed : int
         Seed of the random split.
@@ -155,8 +157,13 @@ def completion_perplexity(model, X, seed: int = 0) -> PerplexityResult:
     n_held = np.asarray(heldout.sum(axis=1)).ravel()
     keep = np.flatnonzero((n_obs > 0) & (n_held > 0))
     observed, heldout = observed[keep], heldout[keep]
-    theta = np.asarray(model.doc_topic(observed), dtype=np.float64)
-    loglik = heldout_log_likelihood(theta, model.topic_word_, heldout)
+    if hasattr(model, "heldout_log_likelihood"):
+        # A model whose word distribution is not a mixture of its topics (ProdLDA's
+        # product of experts) scores the held-out half with its own predictive.
+        loglik = float(model.heldout_log_likelihood(observed, heldout))
+    else:
+        theta = np.asarray(model.doc_topic(observed), dtype=np.float64)
+        loglik = heldout_log_likelihood(theta, model.topic_word_, heldout)
     n_tokens = int(n_held[keep].sum())
     ppl = float(np.exp(-loglik / n_tokens)) if n_tokens else float("nan")
     return PerplexityResult(
