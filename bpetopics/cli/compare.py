@@ -35,13 +35,16 @@ def _lda_description(lda_params: dict) -> str:
 @click.option("--device", default="auto", show_default=True, help="PoissBPE's device: cpu, cuda or auto.")
 @click.option("--lda-passes", type=IntRange(min=1), default=None,
               help="LDA's passes over the corpus [default: LDABaseline's own, 10].")
-@click.option("--reference", type=Choice(("test", "train")), default="test", show_default=True,
-              help="Split whose texts are the reference corpus for coherence.")
+@click.option("--reference", type=Choice(("auto", "test", "train", "corpus")), default="auto", show_default=True,
+              help="Reference texts for NPMI and gensim's measures: auto is the test split unless it "
+                   "has fewer than 1,000 documents, then the whole corpus (train and test). NPMI with "
+                   "the whole corpus (the OCTIS protocol) is always reported too.")
 @click.option("--gensim/--no-gensim", default=True, show_default=True,
               help="Also compute gensim's c_npmi (the reference for ours), C_V, UMass and UCI (slower).")
 @click.option("--overwrite", is_flag=True, help="Replace a comparison already in --out.")
 @click.option("--models", default="PoissBPE,LDA", show_default=True,
-              help="The models compared, comma-separated, from the comparison's registry "
+              help="The models compared, comma-separated, any case: PoissBPE, LDA (gensim LdaModel), "
+                   "Tomotopy (LDA by collapsed Gibbs sampling), NMF, ProdLDA "
                    "(bpetopics.experiments.text_comparison.TEXT_MODELS).")
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True,
@@ -78,14 +81,15 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
           --topics 5 --seeds 1 --epochs 2 --lda-passes 2 --out /tmp/quick
     """
     from bpetopics.evaluation.coherence import GENSIM_MEASURES
-    from bpetopics.experiments.text_comparison import FILES, TEXT_MODELS, compare_models, holdout_split, write_comparison
+    from bpetopics.experiments.text_comparison import (FILES, TEXT_MODELS, choose_reference, compare_models,
+                                                       holdout_split, model_names, write_comparison)
     from bpetopics.text import prepare_corpus
     from bpetopics.text.sources import corpus_settings
 
-    names = [m.strip() for m in models.split(",") if m.strip()]
-    unknown = [m for m in names if m not in TEXT_MODELS]
-    if unknown or not names:
-        raise UserError(f"unknown --models {','.join(unknown) or repr(models)}; choose from {', '.join(TEXT_MODELS)}")
+    try:
+        names = model_names(models)
+    except ValueError:
+        raise UserError(f"unknown --models {models!r}; choose from {', '.join(TEXT_MODELS)}") from None
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file: give a folder")
     if not overwrite and any((out / f).exists() for f in FILES):
@@ -117,6 +121,7 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
     lda_params = {} if lda_passes is None else {"passes": lda_passes}
     click.echo(f"Comparing on {corpus}: {train.n_docs:,} training and {test.n_docs:,} held-out documents, "
                f"{train.n_words:,} words, {n_topics} topics, {seeds} seed(s)", err=True)
+    used = choose_reference(reference, test.n_docs)
     try:
         results = compare_models(train, test, n_topics, range(seeds), bpe_params=bpe_params, lda_params=lda_params,
                                  reference=reference, gensim_measures=GENSIM_MEASURES if gensim else (),
@@ -126,11 +131,20 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
     described = {
         "corpus": f"{corpus} ({', '.join(f'{k}={v}' for k, v in settings.items() if v is not None)})",
         "held-out documents": heldout,
-        "coherence reference": f"the {reference} split's texts (top 10 words, sliding windows of 10)",
+        "coherence reference": (f"{'the whole corpus' if used == 'corpus' else f'the {used} split'}'s texts "
+                                f"(top 10 words, sliding windows of 10); NPMI (whole corpus) uses train and test texts"),
         **({"PoissBPE": "its defaults, with " + ", ".join(f"{k}={v!r}" for k, v in
                                                            {"n_topics": n_topics, **bpe_params}.items())}
            if "PoissBPE" in names else {}),
         **({"LDA": _lda_description(lda_params)} if "LDA" in names else {}),
+        **({"Tomotopy": "tomotopy LDAModel by collapsed Gibbs sampling via TomotopyLDA(): 1,000 "
+                        "iterations, alpha 0.1 optimised every 10, eta 0.01, one worker"}
+           if "Tomotopy" in names else {}),
+        **({"NMF": "scikit-learn NMF via NMFTopics(): KL loss on counts, multiplicative updates, "
+                   "nndsvda start, 200 iterations"} if "NMF" in names else {}),
+        **({"ProdLDA": "ProdLDA() (Srivastava and Sutton 2017): encoder 2 x 100 softplus, dropout "
+                       "0.2, Dirichlet(1) prior in softmax basis, Adam lr 2e-3 beta1 0.99, batch 200, "
+                       "100 epochs"} if "ProdLDA" in names else {}),
         "timing": "wall time of fit (after one untimed warm-up fit of each model) and of doc_topic "
                   "on the held-out documents",
     }

@@ -10,7 +10,13 @@ import numpy as np
 from bpetopics.evaluation.classification import classification_accuracy
 from bpetopics.evaluation.coherence import gensim_coherence, npmi_coherence, top_word_ids
 from bpetopics.evaluation.cooccurrence import EncodedTexts, encode_texts
-from bpetopics.evaluation.diversity import code_stats, topic_diversity, unused_topic_share
+from bpetopics.evaluation.clustering import topic_nmi, topic_purity
+from bpetopics.evaluation.diversity import (
+    code_stats,
+    exclusive_topic_diversity,
+    topic_diversity,
+    unused_topic_share,
+)
 from bpetopics.evaluation.perplexity import completion_perplexity
 
 __all__ = ["evaluate_topic_model"]
@@ -30,6 +36,7 @@ def evaluate_topic_model(
     *,
     gensim_measures: Sequence[str] = ("c_npmi",),
     diversity_top_n: int = 25,
+    corpus_texts=None,
 ) -> dict:
     """Evaluate one fitted topic model; ``compare`` is a loop of this over models.
 
@@ -59,16 +66,23 @@ def evaluate_topic_model(
         ``"u_mass"``); empty to skip gensim (it is by far the slowest part).
     diversity_top_n : int
         Top words per topic for topic diversity (25 by convention).
+    corpus_texts : list of list of str or EncodedTexts, optional
+        A second coherence reference, the whole corpus (OCTIS's protocol: NPMI with the
+        corpus itself as reference), scored as ``npmi_corpus``.
 
     Returns
     -------
     dict
         Scalars (one table row): ``n_topics``; ``npmi`` / ``npmi_nonfinite`` /
         ``npmi_seconds`` (ours); ``gensim_<measure>`` / ``gensim_<measure>_nonfinite`` /
-        ``gensim_<measure>_seconds``; ``diversity``; ``perplexity``,
+        ``gensim_<measure>_seconds``; ``npmi_corpus`` / ``npmi_corpus_nonfinite`` when
+        ``corpus_texts`` is given; ``diversity`` (top ``diversity_top_n``),
+        ``diversity_top10``, ``exclusive_diversity`` (TopMost's TD, top
+        ``diversity_top_n``); ``perplexity``,
         ``perplexity_documents``, ``perplexity_skipped``; ``infer_seconds``,
         ``infer_docs_per_second`` (``doc_topic`` on the test counts); ``unused_topics``
-        (share of topics that are no test document's argmax); ``accuracy`` (or None);
+        (share of topics that are no test document's argmax); ``accuracy``, ``purity``
+        and ``nmi`` of the test documents' top topics against their labels (or None);
         ``fit_seconds`` when the model has ``fit_seconds_``; ``code_*`` from
         :func:`code_stats` when codes are given. Plus lists: ``npmi_per_topic``,
         ``top_words`` (T lists of ``top_n`` words).
@@ -91,7 +105,16 @@ def evaluate_topic_model(
         out[f"gensim_{measure}_nonfinite"] = ref.n_nonfinite
         out[f"gensim_{measure}_seconds"] = ref.seconds
 
+    if corpus_texts is not None:
+        corpus = (corpus_texts if isinstance(corpus_texts, EncodedTexts)
+                  else encode_texts(corpus_texts, vocabulary))
+        whole = npmi_coherence(top_ids, corpus, vocabulary)
+        out["npmi_corpus"] = whole.mean
+        out["npmi_corpus_nonfinite"] = whole.n_nonfinite
+
     out["diversity"] = topic_diversity(topic_word, diversity_top_n)
+    out["diversity_top10"] = topic_diversity(topic_word, 10)
+    out["exclusive_diversity"] = exclusive_topic_diversity(topic_word, diversity_top_n)
 
     ppl = completion_perplexity(model, test_counts, seed=seed)
     out["perplexity"] = ppl.perplexity
@@ -110,6 +133,11 @@ def evaluate_topic_model(
         out["accuracy"] = classification_accuracy(train_mix, train_labels, test_mix, test_labels, seed=seed)
     else:
         out["accuracy"] = None
+    if test_labels is not None:
+        out["purity"] = topic_purity(test_mix, test_labels)
+        out["nmi"] = topic_nmi(test_mix, test_labels)
+    else:
+        out["purity"] = out["nmi"] = None
 
     if codes is not None:
         for key, value in code_stats(codes).items():

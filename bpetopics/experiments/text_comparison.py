@@ -38,9 +38,10 @@ import pandas as pd
 
 from bpetopics.evaluation.cooccurrence import encode_texts
 from bpetopics.evaluation.evaluate import evaluate_topic_model
-__all__ = ["TEXT_MODELS", "TextModel", "MODEL_NAMES", "METRICS", "compare_models", "holdout_split", "summarize",
-           "summary_markdown",
-           "plot_comparison", "write_comparison"]
+__all__ = ["TEXT_MODELS", "TextModel", "MODEL_NAMES", "METRICS", "choose_reference", "compare_models",
+           "holdout_split", "model_names", "summarize", "summary_markdown", "plot_comparison",
+           "write_comparison"]
+
 
 @dataclass(frozen=True)
 class TextModel:
@@ -69,26 +70,81 @@ def _lda(n_topics: int, seed: int, params: dict):
     return LDABaseline(**{**params, "n_topics": n_topics, "random_state": seed})
 
 
-#: The models compared, in table order. A new baseline is one entry here (and its class
-#: in :mod:`bpetopics.baselines`).
+def _tomotopy(n_topics: int, seed: int, params: dict):
+    from bpetopics.baselines.tomotopy_lda import TomotopyLDA
+
+    return TomotopyLDA(**{**params, "n_topics": n_topics, "random_state": seed})
+
+
+def _nmf(n_topics: int, seed: int, params: dict):
+    from bpetopics.baselines.nmf import NMFTopics
+
+    return NMFTopics(**{**params, "n_topics": n_topics, "random_state": seed})
+
+
+def _prodlda(n_topics: int, seed: int, params: dict):
+    from bpetopics.baselines.prodlda import ProdLDA
+
+    return ProdLDA(**{**params, "n_topics": n_topics, "random_state": seed})
+
+
+#: Every model the comparison knows, in table order. A new baseline is one entry here
+#: (and its class in :mod:`bpetopics.baselines`).
 TEXT_MODELS = {
     "PoissBPE": TextModel(_poissbpe, {"epochs": 1}, has_codes=True),
     "LDA": TextModel(_lda, {"passes": 1}),
+    "Tomotopy": TextModel(_tomotopy, {"iterations": 5}),
+    "NMF": TextModel(_nmf, {"max_iter": 5}),
+    "ProdLDA": TextModel(_prodlda, {"epochs": 1}),
 }
-MODEL_NAMES = tuple(TEXT_MODELS)
+#: The models compared when none are named.
+MODEL_NAMES = ("PoissBPE", "LDA")
+
+#: A held-out split with fewer documents than this is too small a coherence reference
+#: (a word pair seen in no window scores NPMI -1): ``reference="auto"`` then uses the
+#: whole corpus.
+MIN_REFERENCE_DOCS = 1000
+
+
+def model_names(names) -> list:
+    """Registry names for ``names`` (a comma-separated string or a sequence), matched
+    without regard to case; ValueError naming the unknown ones."""
+    if isinstance(names, str):
+        names = [n.strip() for n in names.split(",") if n.strip()]
+    by_lower = {k.lower(): k for k in TEXT_MODELS}
+    unknown = [n for n in names if n.lower() not in by_lower]
+    if unknown or not names:
+        raise ValueError(f"unknown models {unknown or names}; choose from {', '.join(TEXT_MODELS)}")
+    return [by_lower[n.lower()] for n in names]
+
+
+def choose_reference(reference: str, n_test: int) -> str:
+    """The coherence reference actually used: ``"auto"`` is ``"test"`` when the held-out
+    split has at least :data:`MIN_REFERENCE_DOCS` documents, else ``"corpus"``."""
+    if reference not in ("auto", "test", "train", "corpus"):
+        raise ValueError(f"reference must be 'auto', 'test', 'train' or 'corpus'; got {reference!r}")
+    if reference == "auto":
+        return "test" if n_test >= MIN_REFERENCE_DOCS else "corpus"
+    return reference
 
 #: (column, label, direction): the rows of comparison.md ("+" higher is better, "-" lower).
 METRICS = (
     ("npmi", "NPMI (ours)", "+"),
+    ("npmi_corpus", "NPMI, whole corpus as reference (OCTIS protocol)", "+"),
     ("gensim_c_npmi", "NPMI (gensim c_npmi)", "+"),
     ("npmi_nonfinite", "topics with non-finite NPMI (ours)", "-"),
+    ("npmi_corpus_nonfinite", "topics with non-finite NPMI (whole corpus)", "-"),
     ("gensim_c_npmi_nonfinite", "topics with non-finite NPMI (gensim)", "-"),
     ("gensim_c_v", "C_V (gensim)", "+"),
     ("gensim_u_mass", "UMass (gensim)", "+"),
     ("gensim_c_uci", "UCI (gensim)", "+"),
     ("diversity", "topic diversity (top 25)", "+"),
+    ("diversity_top10", "topic diversity (top 10)", "+"),
+    ("exclusive_diversity", "words in exactly one topic's top 25 (TopMost TD)", "+"),
     ("perplexity", "completion perplexity", "-"),
     ("accuracy", "accuracy (logistic regression on mixtures)", "+"),
+    ("purity", "purity of top-topic clusters vs labels", "+"),
+    ("nmi", "NMI of top-topic clusters vs labels", "+"),
     ("unused_topics", "share of topics no document's argmax", "-"),
     ("code_mean_active", "active bits per code (PoissBPE)", ""),
     ("code_mean_hoyer", "Hoyer sparsity of codes (PoissBPE)", ""),
@@ -130,7 +186,7 @@ def _warm_up(n_topics: int, X, models: Sequence[str], params: dict) -> None:
 
 
 def compare_models(train, test, n_topics: int, seeds: Sequence[int] = (0, 1, 2), *,
-                   bpe_params: dict | None = None, lda_params: dict | None = None, reference: str = "test",
+                   bpe_params: dict | None = None, lda_params: dict | None = None, reference: str = "auto",
                    top_n: int = 10, gensim_measures: Sequence[str] = ("c_npmi",), warm_up: bool = True,
                    log: Callable[[str], None] | None = None, models: Sequence[str] = MODEL_NAMES,
                    params: dict | None = None) -> pd.DataFrame:
@@ -150,8 +206,11 @@ def compare_models(train, test, n_topics: int, seeds: Sequence[int] = (0, 1, 2),
     bpe_params, lda_params : dict, optional
         Other keyword arguments of ``PoissBPE`` (e.g. ``epochs``, ``n_bits``, ``device``)
         and of ``LDABaseline`` (e.g. ``passes``); defaults otherwise.
-    reference : {"test", "train"}
-        Whose texts are the coherence reference.
+    reference : {"auto", "test", "train", "corpus"}
+        Whose texts are the coherence reference of ``npmi`` and gensim's measures
+        (``"auto"``: see :func:`choose_reference`, which never picks a held-out split
+        smaller than :data:`MIN_REFERENCE_DOCS`). ``npmi_corpus`` always uses the whole
+        corpus (train and test texts).
     top_n : int
         Top words per topic for coherence.
     gensim_measures : sequence of str
@@ -175,21 +234,23 @@ def compare_models(train, test, n_topics: int, seeds: Sequence[int] = (0, 1, 2),
     """
     if list(train.vocabulary) != list(test.vocabulary):
         raise ValueError("train and test must share one vocabulary")
-    if reference not in ("test", "train"):
-        raise ValueError(f"reference must be 'test' or 'train'; got {reference!r}")
+    used = choose_reference(reference, test.counts.shape[0])
+    if log is not None and reference == "auto" and used != "test":
+        log(f"coherence reference: the whole corpus, since the held-out split has only "
+            f"{test.counts.shape[0]} documents (fewer than {MIN_REFERENCE_DOCS})")
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError("give at least one seed")
-    unknown = [m for m in models if m not in TEXT_MODELS]
-    if unknown or not models:
-        raise ValueError(f"unknown models {unknown}; choose from {', '.join(TEXT_MODELS)}")
+    models = model_names(models)
     params = {name: dict((params or {}).get(name, {})) for name in models}
     if "PoissBPE" in params:
         params["PoissBPE"].update(bpe_params or {})
     if "LDA" in params:
         params["LDA"].update(lda_params or {})
     vocabulary = list(train.vocabulary)
-    encoded = encode_texts((test if reference == "test" else train).texts, vocabulary)
+    corpus = encode_texts(list(train.texts) + list(test.texts), vocabulary)
+    encoded = (corpus if used == "corpus"
+               else encode_texts((test if used == "test" else train).texts, vocabulary))
     labels = train.labels is not None and test.labels is not None
     if warm_up:
         _warm_up(n_topics, train.counts, models, params)
@@ -204,10 +265,11 @@ def compare_models(train, test, n_topics: int, seeds: Sequence[int] = (0, 1, 2),
             res = evaluate_topic_model(
                 model, train.counts, test.counts, encoded, vocabulary,
                 train_labels=train.labels if labels else None, test_labels=test.labels if labels else None,
-                codes=codes, top_n=top_n, seed=seed, gensim_measures=tuple(gensim_measures))
+                codes=codes, top_n=top_n, seed=seed, gensim_measures=tuple(gensim_measures),
+                corpus_texts=corpus)
             res.pop("npmi_per_topic", None)
             res["fit_seconds"] = fit_seconds
-            rows.append({"model": name, "seed": seed, "n_train": train.counts.shape[0],
+            rows.append({"model": name, "seed": seed, "reference": used, "n_train": train.counts.shape[0],
                          "n_test": test.counts.shape[0], "n_words": len(vocabulary), **res})
             if log is not None:
                 acc = "-" if res["accuracy"] is None else f"{res['accuracy']:.3f}"

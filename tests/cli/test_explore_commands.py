@@ -295,5 +295,5 @@ def test_compare_writes_three_files_with_both_models(runner, corpus_with_test, t
 
     one_line_error(runner.invoke(main, args), "already holds a comparison", "--overwrite")
     one_line_error(runner.invoke(main, [*args[:3], "0", *args[4:]]), "--topics")
-    one_line_error(runner.invoke(main, [*args, "--overwrite", "--models", "PoissBPE,NMF"]), "unknown --models NMF",
-                   "PoissBPE, LDA")
+    one_line_error(runner.invoke(main, [*args, "--overwrite", "--models", "PoissBPE,NoSuch"]),
+                   "unknown --models 'PoissBPE,NoSuch'", "PoissBPE, LDA, Tomotopy, NMF, ProdLDA")

@@ -37,7 +37,7 @@ def small(newsgroups_small):
 @pytest.fixture(scope="module")
 def results(small):
     train, test = small
-    return compare_models(train, test, 5, seeds=(0, 1), bpe_params=BPE, lda_params=LDA)
+    return compare_models(train, test, 5, seeds=(0, 1), bpe_params=BPE, lda_params=LDA, reference="test")
 
 
 def test_both_models_every_seed_same_documents(results, small):
@@ -133,4 +133,29 @@ def test_models_come_from_the_registry_of_named_factories(small, monkeypatch):
     md = summary_markdown(res)
     assert md.startswith("# LDA-again\n") and "| metric | LDA-again |" in md
     with pytest.raises(ValueError, match="unknown models"):
-        compare_models(train, test, 4, seeds=(0,), models=["NMF"])
+        compare_models(train, test, 4, seeds=(0,), models=["NoSuchModel"])
+
+
+def test_every_baseline_by_name_with_the_standard_protocol(small):
+    """PoissBPE, gensim LDA, tomotopy, NMF and ProdLDA on one bag of words, named in any
+    case; the OCTIS/TopMost measures are reported for each; a 300-document held-out split
+    is too small a coherence reference, so "auto" takes the whole corpus and says so."""
+    train, test = small
+    lines = []
+    res = compare_models(train, test, 4, seeds=(0,), models=["poissbpe", "lda", "TOMOTOPY", "nmf", "ProdLDA"],
+                         params={"PoissBPE": BPE, "LDA": {"passes": 1}, "Tomotopy": {"iterations": 20},
+                                 "NMF": {"max_iter": 20}, "ProdLDA": {"epochs": 2}},
+                         gensim_measures=(), warm_up=False, log=lines.append)
+    assert list(res["model"]) == ["PoissBPE", "LDA", "Tomotopy", "NMF", "ProdLDA"]
+    assert (res["reference"] == "corpus").all()
+    assert any("whole corpus" in line and "300 documents" in line for line in lines)
+    for column in ("npmi", "npmi_corpus", "npmi_corpus_nonfinite", "diversity", "diversity_top10",
+                   "exclusive_diversity", "perplexity", "accuracy", "purity", "nmi"):
+        assert res[column].notna().all(), column
+    # with the whole corpus as reference, npmi and npmi_corpus are the same measure
+    np.testing.assert_allclose(res["npmi"], res["npmi_corpus"])
+    assert ((res["exclusive_diversity"] <= res["diversity"]) & (res["purity"] > 0)).all()
+    explicit = compare_models(train, test, 4, seeds=(0,), models=["NMF"], params={"NMF": {"max_iter": 20}},
+                              reference="test", gensim_measures=(), warm_up=False)
+    assert explicit["reference"].iloc[0] == "test"
+    assert explicit["npmi"].iloc[0] != pytest.approx(explicit["npmi_corpus"].iloc[0])
