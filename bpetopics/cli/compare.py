@@ -112,6 +112,9 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
         click.echo(f"Note: {corpus} has no test split: holding out {heldout}", err=True)
     if train.n_docs == 0:
         raise UserError(f"the corpus {corpus} has no training document with a word of its vocabulary")
+    for split in splits.values():
+        if split.dropped_note():
+            click.echo(f"Note: {split.dropped_note()}", err=True)
 
     bpe_params = {"device": device}
     if epochs is not None:

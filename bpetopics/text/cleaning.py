@@ -48,7 +48,9 @@ _KNOWN_FIELDS = frozenset(
     followup-to expires article-i.d. to cc in-reply-to approved supersedes
     originator xref mime-version content-type""".split()
 )
-_FIELD_RE = re.compile(r"([^\s:]+)[ \t]*:")
+# A field name followed at once by its colon ("Subject:"); prose tokenised with spaces
+# around punctuation ("from : the author") is not a header line.
+_FIELD_RE = re.compile(r"([^\s:]+):")
 _BLANK_LINE_RE = re.compile(r"\n[ \t]*\n")
 # A header line inside the body (a forwarded message, or a header block broken by a
 # badly folded line): a known field at the start of a line.
@@ -56,35 +58,40 @@ _EMBEDDED_HEADER_RE = re.compile(
     r"(?im)^(?:from|subject|newsgroups|path|date|message-id|organi[sz]ation|lines|sender"
     r"|reply-to|references|distribution|keywords|summary|nntp-posting-host|followup-to"
     r"|expires|article-i\.d\.|to|cc|in-reply-to|originator|x-[a-z0-9-]+)"
-    r"[ \t]*:[^\n]*\n?"
+    r":[^\n]*\n?"
 )
 
 
+def _is_known_field(line: str) -> bool:
+    m = _FIELD_RE.match(line)
+    if m is None:
+        return False
+    name = m.group(1).lower()
+    return name in _KNOWN_FIELDS or name.startswith("x-")
+
+
 def _is_header_block(block: str) -> bool:
-    # A header block: every line a "Field: value" or a folded continuation (indented),
-    # with at least one known field; or, for blocks broken by a badly folded line, at
-    # least two known fields.
-    n_known = 0
-    n_other = 0
-    for line in block.split("\n"):
-        if line[:1] in (" ", "\t"):
-            continue
-        m = _FIELD_RE.match(line)
-        if m is None:
-            n_other += 1
-            continue
-        name = m.group(1).lower()
-        if name in _KNOWN_FIELDS or name.startswith("x-"):
-            n_known += 1
-    return n_known >= 2 or (n_known == 1 and n_other == 0)
+    # A header block starts with a "Field:" line (known or not: "Orginization:" occurs),
+    # holds at least two known fields, and has at least as many known fields as other
+    # lines (folded continuations, indented, are skipped; a block broken by a badly
+    # folded line still counts). Prose that holds "From: ..." lines further down, or a
+    # paragraph opening with one "Organization: ...", is not a header block.
+    lines = [line for line in block.split("\n") if line[:1] not in (" ", "\t")]
+    if not lines or _FIELD_RE.match(lines[0]) is None:
+        return False
+    n_known = sum(_is_known_field(line) for line in lines)
+    n_other = sum(_FIELD_RE.match(line) is None for line in lines)
+    return n_known >= 2 and n_known >= n_other
 
 
 def strip_headers(text: str) -> str:
     """Remove e-mail / news headers.
 
-    The leading block (up to the first blank line) goes when it is a header block;
-    header lines of forwarded messages later in the body (``From: x``, ``Subject: y``,
-    ... with a value) go too.
+    Only a document that *starts* with a header block is a message: that block (up to
+    the first blank line) goes, and so do header lines of forwarded messages later in
+    its body (``From: x``, ``Subject: y``, ... with a value). Any other document is
+    returned unchanged, so prose that quotes "From: ..." or begins a paragraph with
+    "Organization:" keeps its text.
 
     Parameters
     ----------
@@ -94,14 +101,15 @@ def strip_headers(text: str) -> str:
     Returns
     -------
     str
-        The message without headers; plain text without a header block is unchanged
-        except for embedded header lines.
+        The message without headers; text that does not start with a header block is
+        returned unchanged.
     """
-    text = text.lstrip("\n")
-    parts = _BLANK_LINE_RE.split(text, maxsplit=1)
-    if _is_header_block(parts[0]):
-        text = parts[1] if len(parts) > 1 else ""
-    return _EMBEDDED_HEADER_RE.sub("", text)
+    stripped = text.lstrip("\n")
+    parts = _BLANK_LINE_RE.split(stripped, maxsplit=1)
+    if not _is_header_block(parts[0]):
+        return text
+    body = parts[1] if len(parts) > 1 else ""
+    return _EMBEDDED_HEADER_RE.sub("", body)
 
 
 # ----------------------------------------------------------------------------- quotes

@@ -147,6 +147,16 @@ class Corpus:
             "dropped": {reason: len(ids) for reason, ids in self.dropped.items()},
         }
 
+    def dropped_note(self) -> str:
+        """One line saying which documents of this split were left out and why, or ""
+        when none was (files that are not text are not documents and are not counted)."""
+        parts = [f"{len(ids):,} {reason}" for reason, ids in self.dropped.items()
+                 if ids and reason != "not a text file"]
+        if not parts:
+            return ""
+        n = sum(len(ids) for reason, ids in self.dropped.items() if reason != "not a text file")
+        return f"{self.split}: {n:,} document(s) left out ({', '.join(parts)})"
+
     # ---------------------------------------------------------------- save/load
     def save(self, directory: str | os.PathLike) -> Path:
         """Write the corpus to ``directory`` (created if needed; files overwritten).

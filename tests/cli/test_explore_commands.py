@@ -297,3 +297,22 @@ def test_compare_writes_three_files_with_both_models(runner, corpus_with_test, t
     one_line_error(runner.invoke(main, [*args[:3], "0", *args[4:]]), "--topics")
     one_line_error(runner.invoke(main, [*args, "--overwrite", "--models", "PoissBPE,NoSuch"]),
                    "unknown --models 'PoissBPE,NoSuch'", "PoissBPE, LDA, Tomotopy, NMF, ProdLDA")
+
+
+def test_compare_says_which_documents_it_left_out(runner, tmp_path):
+    """Issue #14: never drop a document silently; a folder with an empty document and
+    one that cleaning empties (a message that is all header) reports both."""
+    root = tmp_path / "docs"
+    root.mkdir()
+    words = ["space shuttle orbit launch moon nasa", "hockey team game players league goal",
+             "engine car wheel road speed driver", "bible church faith god prayer jesus"]
+    for i in range(40):
+        (root / f"d{i:02d}.txt").write_text(" ".join([words[i % 4]] * 3) + "\n")
+    (root / "blank.txt").write_text("\n")
+    (root / "header.txt").write_text("From: a@b.c\nSubject: nothing\nLines: 0\n")
+    result = runner.invoke(main, ["compare", str(root), "--topics", "2", "--seeds", "1", "--epochs", "1",
+                                  "--bits", "4", "--lda-passes", "1", "--no-gensim", "--min-df", "1",
+                                  "--device", "cpu", "--out", str(tmp_path / "cmp")])
+    assert result.exit_code == 0, result.output
+    note = [line for line in result.output.splitlines() if "left out" in line]
+    assert note == ["Note: train: 2 document(s) left out (2 empty after cleaning)"], result.output

@@ -214,3 +214,26 @@ def test_tokenize_equals_nltk_wordpunct_then_filter(seed):
     text = " ".join(rng.choice(pieces) for _ in range(400))
     expected = [t for t in wordpunct_tokenize(text.lower()) if t.isalpha() and len(t) >= 3]
     assert tokenize(text) == expected
+
+
+def test_strip_headers_keeps_prose_that_mentions_header_fields():
+    """Issue #14: a review with "from : ... subject : ..." lines and no blank line, and a
+    paragraph opening with "Organization", are not header blocks: nothing is removed."""
+    review = ("i went to see this film on a friday . " * 40 + "\n"
+              "from : the director of the first one comes a sequel\n"
+              "subject : a family that moves into a haunted house\n"
+              + "the acting is fine but the plot drags . " * 40)
+    assert strip_headers(review) == review
+    for paragraph in ("Organization : the book has three parts and an index.",
+                      "Organization: the book has three parts and an index.\nEach part has five chapters."):
+        assert strip_headers(paragraph) == paragraph
+    letter = "Dear Ann,\n\nFrom: the office\nTo: everyone\nThe party is on Friday."
+    assert strip_headers(letter) == letter
+
+
+def test_strip_headers_recognises_a_block_opening_with_a_broken_fold_or_a_misspelt_field():
+    broken = (" uunet!olivea!sgigate!x.edu!keith\nSubject: Re: atheists\nFrom: keith@x.edu\n"
+              "Lines: 15\n\nThe body.")
+    assert strip_headers(broken) == "The body."
+    misspelt = "Orginization: ODU\nFrom: kay@odu.edu\nSubject: Quadra 800\nLines: 16\n\nThe body."
+    assert strip_headers(misspelt) == "The body."
