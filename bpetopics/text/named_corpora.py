@@ -35,16 +35,22 @@ _BLANK = re.compile(r"\n[ \t]*\n")
 MIN_PARAGRAPH_WORDS = 30
 
 
-def _nltk_reader(name: str):
-    import nltk
+# How NLTK itself reads each corpus (nltk/corpus/__init__.py).
+_NLTK_ENCODINGS = {"abc": [("science", "latin_1"), ("rural", "utf8")], "state_union": "ISO-8859-2"}
 
-    reader = getattr(nltk.corpus, name)
+
+def _nltk_reader(name: str):
+    """A fresh reader of NLTK's corpus ``name`` (not nltk.corpus's cached one, so that
+    a changed ``nltk.data.path`` is honoured)."""
+    import nltk
+    from nltk.corpus.reader import PlaintextCorpusReader
+
     try:
-        reader.fileids()
+        root = nltk.data.find(f"corpora/{name}.zip/{name}/")
     except LookupError:
         raise CorpusError(f"NLTK's {name!r} corpus is not installed: run `python -m nltk.downloader "
                           f"{name}` or point NLTK_DATA at a folder that has corpora/{name}.zip") from None
-    return reader
+    return PlaintextCorpusReader(root, r"(?!\.).*\.txt", encoding=_NLTK_ENCODINGS[name])
 
 
 def _abc() -> RawDocuments:

@@ -14,7 +14,8 @@ from bpetopics.text.corpus import (
 )
 from bpetopics.text.loaders import RawDocuments, load_source
 from bpetopics.text.pipeline import TextPipeline
-from bpetopics.text.sources import NEWSGROUPS, SAVED, source_kind
+from bpetopics.text.named_corpora import load_named_corpus
+from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, source_kind
 
 
 def _build(docs: RawDocuments, tokens: list[list[str]], pipeline: TextPipeline) -> Corpus:
@@ -84,7 +85,9 @@ def prepare_corpus(
     Parameters
     ----------
     source : str or path
-        ``"20newsgroups"`` (by-date train/test split), a folder of text files (one
+        ``"20newsgroups"`` (by-date train/test split), a named corpus (``"abc"``,
+        ``"state_union"``, ``"lee"``: :mod:`bpetopics.text.named_corpora`, one
+        ``"train"`` split), a folder of text files (one
         ``"train"`` split; first-level subfolders name labels), or a saved corpus folder
         (loaded as saved: the other options are then ignored).
     vocab_size : int or None, default=2000
@@ -135,7 +138,11 @@ def prepare_corpus(
     pipeline.check_settings()
     if kind == NEWSGROUPS:
         pipeline.stop_words  # noqa: B018
-    raw = load_source(source, data_home=data_home, categories=categories, download_if_missing=download_if_missing)
+    if kind == NAMED:
+        raw = load_named_corpus(source)
+    else:
+        raw = load_source(source, data_home=data_home, categories=categories,
+                          download_if_missing=download_if_missing)
     pipeline.stop_words  # noqa: B018
     raw = {split: docs.sample(max_docs, random_state) for split, docs in raw.items()}
     return corpus_from_documents(raw, pipeline)

@@ -4,6 +4,8 @@ A corpus argument (``bpetopics train CORPUS``, ``corpus``, ``compare``, a run's 
 ``corpus.source``) is one of three things, in this order of precedence:
 
 * ``"20newsgroups"`` (or ``20ng``; only when no path of that name exists),
+* a named corpus of :mod:`~bpetopics.text.named_corpora` (``abc``, ``state_union``,
+  ``lee``; likewise only when no such path exists),
 * a corpus saved by ``bpetopics corpus`` / :func:`~bpetopics.text.save_splits`,
 * a folder of text files (one document per file).
 
@@ -18,15 +20,19 @@ from pathlib import Path
 
 from bpetopics.text.corpus import is_saved_corpus
 from bpetopics.text.loaders import is_newsgroups
+from bpetopics.text.named_corpora import is_named_corpus
 
-NEWSGROUPS, SAVED, FOLDER = "20newsgroups", "saved", "folder"
+NEWSGROUPS, NAMED, SAVED, FOLDER = "20newsgroups", "named", "saved", "folder"
 
 
 def source_kind(source) -> str:
-    """``"20newsgroups"``, ``"saved"`` (a saved corpus folder) or ``"folder"`` (anything
-    else: a folder of texts, or a path that the loader will report as missing)."""
+    """``"20newsgroups"``, ``"named"`` (a corpus of :data:`NAMED_CORPORA`), ``"saved"`` (a
+    saved corpus folder) or ``"folder"`` (anything else: a folder of texts, or a path that
+    the loader will report as missing)."""
     if is_newsgroups(source):
         return NEWSGROUPS
+    if is_named_corpus(source):
+        return NAMED
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir() and is_saved_corpus(Path(source)):
         return SAVED
     return FOLDER
@@ -35,7 +41,7 @@ def source_kind(source) -> str:
 def recorded_source(source) -> str:
     """The source as a run records it: ``20newsgroups`` as given, a path made absolute
     (so that the run's corpus can be rebuilt from any folder)."""
-    return source if source_kind(source) == NEWSGROUPS else os.path.abspath(source)
+    return source if source_kind(source) in (NEWSGROUPS, NAMED) else os.path.abspath(source)
 
 
 def corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed) -> dict:
