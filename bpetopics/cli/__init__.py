@@ -53,18 +53,28 @@ def corpus_errors():
     (e.g. files skipped as not text) is printed as a 'Warning:' line."""
     from bpetopics.text.errors import CorpusError, CorpusWarning
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CorpusWarning)
-        try:
-            yield
-        except CorpusError as exc:
-            raise UserError(str(exc)) from None
-        finally:
-            for w in caught:
-                if issubclass(w.category, CorpusWarning):
-                    click.echo(f"Warning: {w.message}", err=True)
-                else:
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    # The warnings are shown after ``catch_warnings`` has exited: re-emitting one while
+    # recording would append it to the list being read, and the loop would never end.
+    # Other libraries' warnings are dropped when the work failed (the error line says
+    # what went wrong; e.g. scikit-learn's "Retry downloading" before a failed download).
+    caught, failed = [], False
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CorpusWarning)
+            try:
+                yield
+            except CorpusError as exc:
+                failed = True
+                raise UserError(str(exc)) from None
+            except BaseException:
+                failed = True
+                raise
+    finally:
+        for w in caught:
+            if issubclass(w.category, CorpusWarning):
+                click.echo(f"Warning: {w.message}", err=True)
+            elif not failed:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
