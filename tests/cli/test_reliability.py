@@ -40,3 +40,65 @@ def test_corpus_20newsgroups_without_data_fails_fast_with_one_line(tmp_path):
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("Error: cannot load 20 Newsgroups"), done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def _big_document(path: Path, n_words: int, seed: int = 0) -> None:
+    """A long plain-text document of seeded random words, 12 to a line."""
+    import numpy as np
+
+    words = np.array(["orbit", "shuttle", "launch", "hockey", "goalie", "season", "graphics", "image",
+                      "pixel", "israel", "peace", "treaty", "x11", "386dx", "the", "and"])
+    rng = np.random.default_rng(seed)
+    picks = words[rng.integers(len(words), size=n_words)].reshape(-1, 12)
+    path.write_text("\n".join(" ".join(line) for line in picks) + "\n", encoding="utf-8")
+
+
+def test_a_30mb_document_is_tokenised_without_a_time_limit(runner, tmp_path):
+    """nltk's tokenizer raised TimeoutError (5 s wall-clock) on such a file."""
+    from bpetopics.cli import main
+
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    _big_document(folder / "big.txt", 4_800_000)            # ~32 MB
+    assert (folder / "big.txt").stat().st_size > 30e6
+    for i in range(3):
+        _big_document(folder / f"small{i}.txt", 120, seed=i + 1)
+    result = runner.invoke(main, ["corpus", str(folder), "--out", str(tmp_path / "c"), "--min-df", "1",
+                                  "--max-df", "1.0", "--stopwords", "none"])
+    assert result.exit_code == 0, result.output
+    from bpetopics.text import Corpus
+
+    corpus = Corpus.load(tmp_path / "c" / "train")
+    big = corpus.ids.index("big.txt")
+    # every letter-only word of 3+ letters counted: 14 of the 16 words (not x11, 386dx)
+    assert corpus.counts[big].sum() > 0.8 * 4_800_000
+    assert "x11" not in corpus.vocabulary and "orbit" in corpus.vocabulary
+
+
+def test_tokenising_has_no_wall_clock_limit(monkeypatch):
+    """nltk's regex guard is out of the path: with its limit at a nanosecond, a 2 MB text
+    is still tokenised."""
+    import nltk.redos
+
+    from bpetopics.text import cleaning
+
+    monkeypatch.setattr(nltk.redos, "DEFAULT_TIMEOUT", 1e-9)
+    cleaning._tokenizer.cache_clear()
+    try:
+        tokens = cleaning.tokenize("orbit launch 386dx x11 of " * 80_000)
+    finally:
+        cleaning._tokenizer.cache_clear()
+    assert tokens == ["orbit", "launch"] * 80_000
+
+
+def test_tokens_are_nltks_on_20_newsgroups(shared_data):
+    """The tokenizer keeps nltk's tokens (RegexpTokenizer, same pattern) on 300 real messages."""
+    from nltk.tokenize import RegexpTokenizer
+
+    from bpetopics.text.cleaning import clean_message, tokenize
+    from bpetopics.text.loaders import load_20newsgroups
+
+    raw = load_20newsgroups(shared_data / "sklearn", subsets=("train",), download_if_missing=False)["train"]
+    reference = RegexpTokenizer(r"\b[^\W\d_]{3,}\b").tokenize
+    texts = [clean_message(t).lower() for t in raw.texts[::37][:300]] + ["a\u0301bc def\u0308g café naïve straße"]
+    assert [tokenize(t, lowercase=False) for t in texts] == [reference(t) for t in texts]
