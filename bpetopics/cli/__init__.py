@@ -47,6 +47,19 @@ class FloatRange(OneLine, click.FloatRange):
     """``click.FloatRange`` with one-line errors."""
 
 
+def refuse_existing(paths, overwrite: bool, option: str = "--out") -> None:
+    """Stop with one line when one of ``paths`` (files a command would write) exists and
+    ``overwrite`` is false: nothing written is ever replaced silently."""
+    from pathlib import Path
+
+    if overwrite:
+        return
+    found = [Path(p) for p in paths if Path(p).exists()]
+    if found:
+        also = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise UserError(f"{found[0]}{also} already exists: pass --overwrite to replace it, or choose another {option}")
+
+
 @contextlib.contextmanager
 def corpus_errors():
     """Run corpus work: a CorpusError becomes a one-line UserError, and each CorpusWarning

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, IntRange, UserError, main
+from bpetopics.cli import Choice, IntRange, UserError, main, refuse_existing
 
 MDS_CHOICES = ("pcoa", "mmds", "tsne")
 
@@ -42,7 +42,8 @@ def run_ldavis_inputs(run) -> dict:
 @click.option("--terms", "R", type=IntRange(min=1), default=30, show_default=True,
               help="Terms listed per topic.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the layout (mmds, tsne).")
-def ldavis(run, out, mds, R, seed):
+@click.option("--overwrite", is_flag=True, help="Replace a page already at --out.")
+def ldavis(run, out, mds, R, seed, overwrite):
     """Write an interactive pyLDAvis page for a run.
 
     Topic-term distributions come from the model, document-topic mixtures f(z) from
@@ -64,6 +65,7 @@ def ldavis(run, out, mds, R, seed):
         raise UserError(f"--out {out} is a folder: give a file name such as {out / 'topics.html'}")
     if out.suffix.lower() not in (".html", ".htm"):
         raise UserError(f"--out must be an .html file; got {out}")
+    refuse_existing([out], overwrite)
     loaded = open_run(run)
     data = run_ldavis_inputs(loaded)
     write_ldavis_html(data["topic_word"], data["doc_topic"], data["doc_lengths"], data["vocabulary"],

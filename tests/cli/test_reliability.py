@@ -102,3 +102,53 @@ def test_tokens_are_nltks_on_20_newsgroups(shared_data):
     reference = RegexpTokenizer(r"\b[^\W\d_]{3,}\b").tokenize
     texts = [clean_message(t).lower() for t in raw.texts[::37][:300]] + ["a\u0301bc def\u0308g café naïve straße"]
     assert [tokenize(t, lowercase=False) for t in texts] == [reference(t) for t in texts]
+
+
+# ------------------------------------------------------ item 3: nothing overwritten silently
+def test_graph_refuses_its_files_without_overwrite_and_names_them_after_out(runner, trained_run, tmp_path):
+    from bpetopics.cli import main
+
+    run_dir = trained_run[0]
+    a, b = tmp_path / "a.png", tmp_path / "b.png"
+    assert runner.invoke(main, ["graph", str(run_dir), "--out", str(a)]).exit_code == 0
+    assert runner.invoke(main, ["graph", str(run_dir), "--out", str(b), "--threshold", "0.3"]).exit_code == 0
+    # two graphs in one folder: each has its own side files
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"{n}.{ext}" for n in "ab" for ext in ("png", "graphml", "gexf", "bits.csv"))
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    one_line_error(runner.invoke(main, ["graph", str(run_dir), "--out", str(a), "--threshold", "0.5"]),
+                   "already exists", "--overwrite")
+    (tmp_path / "a.png").unlink()  # a side file alone is protected too
+    del before["a.png"]
+    one_line_error(runner.invoke(main, ["graph", str(run_dir), "--out", str(a)]), "a.graphml", "--overwrite")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    assert runner.invoke(main, ["graph", str(run_dir), "--out", str(a), "--overwrite"]).exit_code == 0
+    assert (tmp_path / "a.png").is_file()
+
+
+def test_ldavis_refuses_an_existing_page_without_overwrite(runner, trained_run, tmp_path):
+    from bpetopics.cli import main
+
+    page = tmp_path / "t.html"
+    page.write_text("mine")
+    one_line_error(runner.invoke(main, ["ldavis", str(trained_run[0]), "--out", str(page)]), "already exists")
+    assert page.read_text() == "mine"
+    assert runner.invoke(main, ["ldavis", str(trained_run[0]), "--out", str(page), "--overwrite"]).exit_code == 0
+    assert "LDAvis" in page.read_text(encoding="utf-8")
+    assert [p.name for p in tmp_path.iterdir()] == ["t.html"]
+
+
+def test_images_table_refuses_a_folder_with_files_without_overwrite(runner, tmp_path):
+    from bpetopics.cli import main
+
+    out = tmp_path / "table1"
+    out.mkdir()
+    (out / "table1.csv").write_text("committed")
+    result = runner.invoke(main, ["images", "table", "--out", str(out), "--budget", "tiny",
+                                  "--data-root", str(tmp_path / "none"), "--datasets", "mnist"])
+    one_line_error(result, "already exists", "--overwrite")
+    assert (out / "table1.csv").read_text() == "committed" and len(list(out.iterdir())) == 1
+    # with --overwrite it goes on (and stops here at the missing data, with one line)
+    result = runner.invoke(main, ["images", "table", "--out", str(out), "--budget", "tiny", "--overwrite",
+                                  "--data-root", str(tmp_path / "none"), "--datasets", "mnist"])
+    one_line_error(result, "MNIST", "--data-root")
