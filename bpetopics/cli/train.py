@@ -152,6 +152,18 @@ def _prepare(source, settings: dict):
         return prepare_corpus(source, **settings)
 
 
+def _lock(partial: Path, ctx):
+    """Lock ``RUN.partial`` for this process until the command ends (bpetopics.runlock)."""
+    from bpetopics.runlock import RunLockedError, lock_run
+
+    try:
+        lock = lock_run(partial)
+    except (RunLockedError, OSError) as exc:
+        raise UserError(str(exc)) from None
+    ctx.call_on_close(lock.release)
+    return lock
+
+
 def _read_job(partial: Path) -> dict:
     try:
         job = json.loads((partial / JOB_FILE).read_text(encoding="utf-8"))
@@ -247,6 +259,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
         run_io.check_run_destination(out, overwrite)
     except run_io.RunError as exc:
         raise UserError(str(exc)) from None
+    lock = _lock(partial, ctx)
     if top < 1:
         raise UserError(f"--top must be a positive integer; got {top}")
 
@@ -278,7 +291,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
         if corpus is None:
             raise UserError("give a CORPUS to train on (20newsgroups, a folder of texts or a saved corpus), "
                             "or --resume")
-        if partial.exists():
+        if lock.others():  # RUN.partial holds more than our lock
             if not (partial / JOB_FILE).is_file():
                 raise UserError(f"{partial} exists and is not an interrupted bpetopics training: move it away")
             if not overwrite:
@@ -299,9 +312,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
             settings = {"saved_corpus": source}
         corpus_info = {"source": source, "settings": settings,
                        "splits": {name: c.summary() for name, c in splits.items()}}
-        if partial.exists():
-            shutil.rmtree(partial)
-        partial.mkdir(parents=True)
+        lock.clear()  # an interrupted training replaced (--overwrite): all but the lock
         job = {"format": "bpetopics.train_job", "params": params, "corpus": corpus_info}
         (partial / JOB_FILE).write_text(json.dumps(job, indent=1) + "\n", encoding="utf-8")
         train_corpus.save(partial / CORPUS_DIR)

@@ -1,0 +1,100 @@
+"""Issue #11 for ``bpetopics train``: the run lock, size checks, a full disk, thread counts."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+import bpetopics.io as run_io
+from bpetopics.cli import main
+from bpetopics.runlock import LOCK_FILE, RunLock, RunLockedError
+from tests.cli.conftest import TINY, one_line_error
+
+
+def _snapshot(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def other_process():
+    """A live process that is not this one (its pid owns a lock in the tests)."""
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def _interrupted(saved_corpus, out, monkeypatch):
+    """RUN.partial of a training stopped after its first epoch (job.json, corpus/, checkpoint)."""
+    real = run_io.save_checkpoint
+
+    def save_then_interrupt(path, model, extra=None):
+        real(path, model, extra)
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(run_io, "save_checkpoint", save_then_interrupt)
+        result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(out), "--quiet", *TINY])
+    assert result.exit_code == 130, result.output
+    partial = run_io.partial_path(out)
+    assert not (partial / LOCK_FILE).exists()  # released on the way out
+    return partial
+
+
+def test_a_second_train_on_the_same_out_stops_at_once(saved_corpus, tmp_path, monkeypatch, other_process):
+    out = tmp_path / "run"
+    partial = _interrupted(saved_corpus, out, monkeypatch)
+    # another process is training it now: its lock is in RUN.partial
+    (partial / LOCK_FILE).write_text(json.dumps({"pid": other_process.pid, "host": socket.gethostname(),
+                                                 "started": time.time()}))
+    before = _snapshot(partial)
+    runner = CliRunner()
+    for args in (["train", str(saved_corpus), "--out", str(out), *TINY],
+                 ["train", str(saved_corpus), "--out", str(out), "--overwrite", *TINY],
+                 ["train", "--out", str(out), "--resume"]):
+        one_line_error(runner.invoke(main, args), f"process {other_process.pid} on {socket.gethostname()}")
+        assert _snapshot(partial) == before  # job.json, corpus/, checkpoint and the lock untouched
+    assert not out.exists()
+
+
+def test_a_stale_lock_is_taken_over(saved_corpus, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    partial = _interrupted(saved_corpus, out, monkeypatch)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # its pid no longer runs: the lock of a training killed with kill -9
+    (partial / LOCK_FILE).write_text(json.dumps({"pid": dead.pid, "host": socket.gethostname(), "started": 0}))
+    result = CliRunner().invoke(main, ["train", "--out", str(out), "--resume", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert run_io.is_run(out) and not partial.exists()
+
+
+def test_lock_of_another_host_is_not_taken_over(tmp_path):
+    folder = tmp_path / "run.partial"
+    folder.mkdir()
+    (folder / LOCK_FILE).write_text(json.dumps({"pid": 1, "host": "elsewhere.example", "started": 0}))
+    with pytest.raises(RunLockedError, match="elsewhere.example.*delete"):
+        RunLock(folder).acquire()
+
+
+def test_lock_is_exclusive_and_released(tmp_path):
+    folder = tmp_path / "run.partial"
+    with RunLock(folder) as lock:
+        assert json.loads((folder / LOCK_FILE).read_text())["pid"] == os.getpid()
+        (folder / "job.json").write_text("{}")
+        assert [p.name for p in lock.others()] == ["job.json"]
+        lock.clear()
+        assert lock.others() == [] and (folder / LOCK_FILE).is_file()
+    assert not folder.exists()  # made by the lock, left empty: removed
+
+
+def test_failed_train_leaves_no_lock_and_no_folder(saved_corpus, tmp_path):
+    out = tmp_path / "run"
+    one_line_error(CliRunner().invoke(main, ["train", "--out", str(out), "--resume"]), "nothing to resume")
+    assert not run_io.partial_path(out).exists() and not out.exists()
