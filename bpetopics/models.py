@@ -111,6 +111,18 @@ class PoissBPE(BPEBase):
         if not float(self.topic_repulsion) >= 0:
             raise ValueError(f"topic_repulsion must be zero or more; got {self.topic_repulsion!r}")
 
+    def check_sizes(self, n_data: int, n_features: int) -> None:
+        """As :meth:`BPEBase.check_sizes`, and refuse more topics than documents or words
+        (a topic needs documents to explain and words to spread over)."""
+        self._validate_params()
+        from bpetopics.core.sizes import SizeError
+
+        if self.n_topics > n_data:
+            raise SizeError("n_topics", self.n_topics, f"is more than the {n_data:,} documents")
+        if self.n_topics > n_features:
+            raise SizeError("n_topics", self.n_topics, f"is more than the {n_features:,} words of the vocabulary")
+        super().check_sizes(n_data, n_features)
+
     def _n_out(self, shape):
         return self.n_topics
 

@@ -164,6 +164,17 @@ def _lock(partial: Path, ctx):
     return lock
 
 
+def _check_sizes(params: dict, corpus) -> None:
+    """Refuse sizes that cannot work for the corpus or the memory, before anything is written."""
+    from bpetopics.core.sizes import SizeError
+    from bpetopics.models import PoissBPE
+
+    try:
+        PoissBPE(**params).check_sizes(corpus.n_docs, corpus.n_words)
+    except SizeError as exc:
+        raise UserError(exc.message(_option_flag(exc.param))) from None
+
+
 def _read_job(partial: Path) -> dict:
     try:
         job = json.loads((partial / JOB_FILE).read_text(encoding="utf-8"))
@@ -305,6 +316,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
         train_corpus = splits["train"]
         if train_corpus.n_docs == 0:
             raise UserError(f"the corpus {corpus} has no training document with a word of its vocabulary")
+        _check_sizes(params, train_corpus)
         # paths are recorded absolute, so that the run's corpus can be rebuilt from any folder
         source = corpus if is_newsgroups(corpus) else os.path.abspath(corpus)
         settings["data_home"] = None if data_home is None else os.path.abspath(data_home)

@@ -21,7 +21,8 @@ from tqdm.auto import tqdm
 
 from bpetopics.core.decoder import CodeDecoder
 from bpetopics.core.prior import BetaProcessPrior
-from bpetopics.core.pursuit import greedy_pursuit
+from bpetopics.core.pursuit import DEFAULT_BUDGET, greedy_pursuit
+from bpetopics.core import sizes
 
 
 def resolve_device(device) -> torch.device:
@@ -104,8 +105,28 @@ class BPEBase:
         if self.max_bits is not None and self.max_bits < 1:
             raise ValueError(f"max_bits must be None or >= 1; got {self.max_bits}")
 
+    def check_sizes(self, n_data: int, n_features: int) -> None:
+        """Refuse, before anything is allocated, sizes that cannot work for data of
+        ``n_data`` points and ``n_features`` features: raises
+        :class:`~bpetopics.core.sizes.SizeError` (a ValueError naming the parameter to
+        lower) for too many bits, or when the memory a fit needs
+        (:func:`~bpetopics.core.sizes.estimate_fit_bytes`) exceeds what is free."""
+        self._validate_params()
+        sizes.check_bits(int(self.n_bits))
+        topics = getattr(self, "n_topics", None)
+        parts = sizes.estimate_fit_bytes(n_data, n_features, self.n_bits, self._n_out((n_data, n_features)),
+                                         tuple(self.hidden), self.batch_size, topics, DEFAULT_BUDGET)
+        culprits = {"n_bits": (self.n_bits, ("pursuit", "codes")),
+                    "batch_size": (self.batch_size, ("minibatch",))}
+        if topics is not None:
+            culprits["n_topics"] = (topics, ("adam", "topic_word"))
+        else:
+            culprits["n_bits"] = (self.n_bits, ("pursuit", "codes", "adam"))
+        sizes.check_fit_memory(parts, sizes.free_memory_bytes(resolve_device(self.device)), culprits)
+
     def _setup(self, X):
         """Build decoder, likelihood, prior and optimiser (seeded) and initialise them."""
+        self.check_sizes(X.shape[0], X.shape[1])
         self._build(X.shape[0], X.shape[1])
         generator = torch.Generator().manual_seed(int(self.random_state))
         self._init_params(X, generator)

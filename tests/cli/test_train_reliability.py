@@ -98,3 +98,48 @@ def test_failed_train_leaves_no_lock_and_no_folder(saved_corpus, tmp_path):
     out = tmp_path / "run"
     one_line_error(CliRunner().invoke(main, ["train", "--out", str(out), "--resume"]), "nothing to resume")
     assert not run_io.partial_path(out).exists() and not out.exists()
+
+
+# ----------------------------------------------------------------------- item 5: sizes
+def test_more_topics_than_documents_is_refused_at_once(saved_corpus, tmp_path):
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(out), "--topics", "100000",
+                                       "--device", "cpu"])
+    one_line_error(result, "--topics 100000 is more than the 300 documents; lower --topics")
+    assert not out.exists() and not run_io.partial_path(out).exists()
+
+
+def test_the_api_shares_the_size_checks():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from bpetopics import PoissBPE
+    from bpetopics.core.sizes import SizeError
+
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, size=(30, 40)))
+    with pytest.raises(SizeError, match="n_topics=31 is more than the 30 documents; lower n_topics"):
+        PoissBPE(n_topics=31, device="cpu", progress=False).fit(X)
+    with pytest.raises(SizeError, match="n_topics=25 is more than the 20 words"):
+        PoissBPE(n_topics=25, device="cpu", progress=False).fit(X[:, :20])
+    with pytest.raises(SizeError, match="n_bits=100000 is more than 65,536 bits"):
+        PoissBPE(n_topics=5, n_bits=100_000, device="cpu", progress=False).fit(X)
+
+
+def test_a_run_too_big_for_the_memory_is_refused_naming_the_option(saved_corpus, tmp_path, monkeypatch):
+    from bpetopics.core import sizes
+
+    monkeypatch.setattr(sizes, "free_memory_bytes", lambda device=None: 20 * 10**6)  # 20 MB free
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(out), "--topics", "250",
+                                       "--bits", "64", "--device", "cpu"])
+    # 250 topics x 500 words is small; the pursuit's candidate pass is not: name what drives most
+    one_line_error(result, "of memory to train, more than the 20 MB free; lower --bits")
+    assert not out.exists() and not run_io.partial_path(out).exists()
+    parts = sizes.estimate_fit_bytes(300, 500, 64, 250, (), 64, 250)
+    assert parts["total"] == sum(v for k, v in parts.items() if k != "total")
+    # topics dominate a huge vocabulary
+    monkeypatch.setattr(sizes, "free_memory_bytes", lambda device=None: 10**9)
+    with pytest.raises(sizes.SizeError, match="lower n_topics"):
+        from bpetopics import PoissBPE
+
+        PoissBPE(n_topics=2000, device="cpu").check_sizes(5000, 200_000)
