@@ -6,6 +6,7 @@ Errors a user can fix are raised as :class:`click.UsageError` / :class:`UserErro
 """
 
 import contextlib
+import errno
 import importlib
 import warnings
 
@@ -90,7 +91,31 @@ def corpus_errors():
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def describe_os_error(exc: OSError, then: str = "run the command again (nothing finished was replaced)",
+                      path=None) -> str:
+    """One line for a failed read or write: what, where (``path`` when the error has no
+    file name), and what to do ``then``."""
+    where = exc.filename if exc.filename is not None else path if path is not None else "a file"
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return f"no space left on the device (or over quota) writing {where}: free some space and {then}"
+    reason = exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return f"cannot read or write {where} ({reason}): {then}"
+
+
+class Main(click.Group):
+    """The command group: an OSError no command turned into a message (a full disk, a
+    folder without permission) ends as one line and exit code 2, not a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # e.g. `bpetopics topics RUN | head`: the reader left
+            raise
+        except OSError as exc:
+            raise UserError(describe_os_error(exc)) from None
+
+
+@click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="bpetopics")
 def main():
     """bpetopics: topic modelling with sparse binary codes (PoissBPE).

@@ -209,6 +209,11 @@ def _fit(model, X, checkpoint: Path, quiet: bool, resume_hint: str, ctx) -> None
             model.continue_fit(X)
         else:
             model.fit(X)
+    except OSError as exc:  # e.g. a full disk: the previous checkpoint is intact, the temp file gone
+        from bpetopics.cli import describe_os_error
+
+        raise UserError(describe_os_error(exc, f"continue from the last checkpoint, which is kept: "
+                                               f"{resume_hint}", checkpoint)) from None
     except KeyboardInterrupt:
         bar.close()
         try:  # check that the last checkpoint loads, and say how far it got
@@ -339,6 +344,11 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
         run_io.save_run(out, model, train_corpus, corpus_info=job["corpus"], overwrite=overwrite)
     except run_io.RunError as exc:
         raise UserError(str(exc)) from None
+    except OSError as exc:  # the run's temp folder is removed; the last checkpoint is kept
+        from bpetopics.cli import describe_os_error
+
+        raise UserError(describe_os_error(exc, f"save the trained model from its checkpoint, which is "
+                                               f"kept: {resume_hint}", out)) from None
     shutil.rmtree(partial, ignore_errors=True)
     run = open_run(out, device=None)
     s = run.summary

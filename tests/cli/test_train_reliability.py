@@ -143,3 +143,66 @@ def test_a_run_too_big_for_the_memory_is_refused_naming_the_option(saved_corpus,
         from bpetopics import PoissBPE
 
         PoissBPE(n_topics=2000, device="cpu").check_sizes(5000, 200_000)
+
+
+# ------------------------------------------------------------------- item 6: disk full
+def _disk_full_on(monkeypatch, match):
+    """Path.write_bytes writes half its bytes, then fails with ENOSPC, for files whose
+    name contains ``match`` (a disk filling up mid-write)."""
+    import errno
+    from pathlib import Path
+
+    real = Path.write_bytes
+
+    def write_bytes(self, data):
+        if match in self.name:
+            with open(self, "wb") as f:
+                f.write(data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", write_bytes)
+
+
+def test_disk_full_during_a_checkpoint(saved_corpus, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    args = ["train", str(saved_corpus), "--quiet", *TINY, "--epochs", "3"]
+    assert CliRunner().invoke(main, [*args, "--out", str(tmp_path / "whole")]).exit_code == 0
+    real = run_io.save_checkpoint
+    calls = []
+
+    def save(path, model, extra=None):  # the disk fills up after the first checkpoint
+        calls.append(model.epoch_)
+        if len(calls) == 2:
+            _disk_full_on(monkeypatch, "checkpoint")
+        return real(path, model, extra)
+
+    with monkeypatch.context() as m:
+        m.setattr(run_io, "save_checkpoint", save)
+        result = CliRunner().invoke(main, [*args, "--out", str(out)])
+    monkeypatch.undo()
+    one_line_error(result, "no space left", "checkpoint", "--resume")
+    partial = run_io.partial_path(out)
+    assert sorted(p.name for p in partial.iterdir()) == ["checkpoint.safetensors", "corpus", "job.json"]
+    assert run_io.load_checkpoint(partial / "checkpoint.safetensors")[0].epoch_ == 1  # the previous one, intact
+    assert CliRunner().invoke(main, ["train", "--out", str(out), "--resume", "--quiet"]).exit_code == 0
+    assert (out / "model.safetensors").read_bytes() == (tmp_path / "whole" / "model.safetensors").read_bytes()
+
+
+def test_disk_full_while_saving_the_run(saved_corpus, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    with monkeypatch.context() as m:
+        _disk_full_on(m, "model.safetensors")
+        result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(out), "--quiet", *TINY])
+    one_line_error(result, "no space left", "--resume")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.partial"]  # no temp folder left
+    assert CliRunner().invoke(main, ["train", "--out", str(out), "--resume", "--quiet"]).exit_code == 0
+    assert run_io.is_run(out)
+
+
+def test_any_os_error_is_one_line(runner, saved_corpus, tmp_path, monkeypatch):
+    """An OSError no command expected (here: the corpus cannot be written) is one line, exit 2."""
+    _disk_full_on(monkeypatch, "texts.txt.gz")
+    result = runner.invoke(main, ["corpus", str(saved_corpus), "--out", str(tmp_path / "copy")])
+    one_line_error(result, "no space left")
+    assert list(tmp_path.iterdir()) == []
