@@ -58,6 +58,8 @@ def save_checkpoint(path, model, extra: dict | None = None) -> Path:
 
     Tensors (``state_dict()`` and the optimiser's) go into the file; the rest of
     ``training_state()``, the parameters and ``extra`` (JSON-safe) into its metadata.
+    The metadata also records ``torch_threads``, torch's thread count: results on CPU
+    are reproducible for the same thread count only.
     """
     path = Path(path)
     tensors: dict = {}
@@ -66,7 +68,7 @@ def save_checkpoint(path, model, extra: dict | None = None) -> Path:
             "model": type(model).__name__, "epoch": str(model.epoch_),
             "config": json.dumps({"params": model.get_params(), "n_data": int(model.n_data_),
                                   "n_features": int(model.n_features_), "state": tree,
-                                  "extra": extra or {}})}
+                                  "torch_threads": torch.get_num_threads(), "extra": extra or {}})}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{_tag()}")
     try:

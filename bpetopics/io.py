@@ -138,6 +138,13 @@ def check_run_destination(out: str | os.PathLike, overwrite: bool = False) -> Pa
     return out
 
 
+def _torch_threads() -> int:
+    """torch's intra-op thread count: CPU results are reproducible for the same count only."""
+    import torch
+
+    return int(torch.get_num_threads())
+
+
 def _tag() -> str:
     return f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
@@ -238,7 +245,8 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
     config = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": type(model).__name__,
               "params": model.get_params(), "seed": model.random_state, "n_data": int(model.n_data_),
               "n_features": int(model.n_features_), "corpus": corpus_cfg, "versions": library_versions(),
-              "training": {"epoch": int(model.epoch_), "step": int(model.step_), "history": history}}
+              "training": {"epoch": int(model.epoch_), "step": int(model.step_), "history": history,
+                           "torch_threads": _torch_threads()}}
     summary = {"documents": n_docs, "vocabulary": len(vocabulary), "n_topics": int(topic_word.shape[0]),
                "n_bits": int(codes.shape[1]), "epochs": int(model.epoch_),
                "final_objective": history[-1]["objective"] if history else None,

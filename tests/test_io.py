@@ -226,3 +226,16 @@ def test_missing_and_unfinished_runs(tmp_path):
     (tmp_path / "run.partial").mkdir()
     with pytest.raises(RunError, match="did not finish.*--resume"):
         load_run(tmp_path / "run")
+
+
+def test_checkpoint_metadata_records_the_thread_count(tmp_path):
+    """Issue #11 item 7: CPU results are reproducible for the same thread count only."""
+    import json
+
+    from safetensors import safe_open
+
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, size=(40, 30)))
+    model = PoissBPE(**dict(TINY, epochs=1)).fit(X)
+    path = save_checkpoint(tmp_path / "c.safetensors", model)
+    with safe_open(str(path), framework="pt") as f:
+        assert json.loads(f.metadata()["config"])["torch_threads"] == torch.get_num_threads()

@@ -175,6 +175,16 @@ def _check_sizes(params: dict, corpus) -> None:
         raise UserError(exc.message(_option_flag(exc.param))) from None
 
 
+def _warn_threads(saved) -> None:
+    """One warning line when the checkpoint was written with another torch thread count."""
+    import torch
+
+    if isinstance(saved, int) and saved != torch.get_num_threads():
+        click.echo(f"Warning: the checkpoint was trained with {saved} torch threads and this process uses "
+                   f"{torch.get_num_threads()}: on CPU the result may differ from an uninterrupted run "
+                   f"(set OMP_NUM_THREADS={saved} to match)", err=True)
+
+
 def _read_job(partial: Path) -> dict:
     try:
         job = json.loads((partial / JOB_FILE).read_text(encoding="utf-8"))
@@ -192,13 +202,15 @@ def _fit(model, X, checkpoint: Path, quiet: bool, resume_hint: str, ctx) -> None
     leaves the last checkpoint and exits with 130."""
     from tqdm import tqdm
 
+    import torch
+
     from bpetopics import io as run_io
 
     bar = tqdm(total=model.epochs, initial=getattr(model, "epoch_", 0), desc="training", unit="epoch", disable=quiet,
                dynamic_ncols=True)
 
     def after_epoch(m, info):
-        run_io.save_checkpoint(checkpoint, m)
+        run_io.save_checkpoint(checkpoint, m, extra={"torch_threads": torch.get_num_threads()})
         bar.set_postfix_str(f"objective {info['objective']:.2f}, mean active bits {info['active_bits']:.2f}",
                             refresh=False)
         bar.update(1)
@@ -296,9 +308,10 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
             raise UserError(f"{exc} (start again with --overwrite)") from None
         if checkpoint.is_file():
             try:
-                model, _ = run_io.load_checkpoint(checkpoint, device=job["params"]["device"])
+                model, saved = run_io.load_checkpoint(checkpoint, device=job["params"]["device"])
             except run_io.RunError as exc:
                 raise UserError(f"{exc} (start again with --overwrite)") from None
+            _warn_threads(saved.get("torch_threads"))
         else:
             model = PoissBPE(**job["params"])
         if not quiet:

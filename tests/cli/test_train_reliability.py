@@ -206,3 +206,33 @@ def test_any_os_error_is_one_line(runner, saved_corpus, tmp_path, monkeypatch):
     result = runner.invoke(main, ["corpus", str(saved_corpus), "--out", str(tmp_path / "copy")])
     one_line_error(result, "no space left")
     assert list(tmp_path.iterdir()) == []
+
+
+# --------------------------------------------------------------- item 7: thread count
+def test_thread_count_is_recorded_and_a_resume_with_another_warns(saved_corpus, tmp_path, monkeypatch):
+    import torch
+
+    threads = torch.get_num_threads()
+    out = tmp_path / "run"
+    partial = _interrupted(saved_corpus, out, monkeypatch)
+    _, extra = run_io.load_checkpoint(partial / "checkpoint.safetensors")
+    assert extra["torch_threads"] == threads
+    other = 2 if threads == 1 else 1
+    torch.set_num_threads(other)
+    try:
+        result = CliRunner().invoke(main, ["train", "--out", str(out), "--resume", "--quiet"])
+    finally:
+        torch.set_num_threads(threads)
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("Warning:")]
+    assert len(warnings) == 1 and f"trained with {threads} torch threads" in warnings[0]
+    assert f"uses {other}" in warnings[0]
+    config = json.loads((out / "config.json").read_text())
+    assert config["training"]["torch_threads"] == other
+
+
+def test_a_resume_with_the_same_thread_count_does_not_warn(saved_corpus, tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    _interrupted(saved_corpus, out, monkeypatch)
+    result = CliRunner().invoke(main, ["train", "--out", str(out), "--resume", "--quiet"])
+    assert result.exit_code == 0 and "Warning" not in result.stderr, result.output
