@@ -7,7 +7,9 @@ cleans and vectorises them into :class:`bpetopics.text.Corpus` objects.
 
 from __future__ import annotations
 
+import codecs
 import os
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,9 +91,20 @@ class RawDocuments:
 
 
 # ------------------------------------------------------------------------- folder
+#: Byte-order marks of the UTF-16/32 encodings read besides UTF-8 (UTF-32 first: its
+#: little-endian mark begins with UTF-16's).
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+#: Bytes that are not UTF-8, as ``surrogateescape`` decodes them.
+_BAD_BYTE_RE = re.compile("[\udc80-\udcff]")
+
+
 def _looks_binary(head: bytes) -> bool:
-    """True for bytes that are not text: a NUL byte, or over 30% control bytes."""
+    """True for bytes that are not text: a NUL byte, or over 30% control bytes (text
+    starting with a UTF-16/32 byte-order mark is text)."""
     if not head:
+        return False
+    if any(head.startswith(bom) for bom, _ in _BOMS):
         return False
     if b"\x00" in head:
         return True
@@ -99,12 +112,32 @@ def _looks_binary(head: bytes) -> bool:
     return control > 0.3 * len(head)
 
 
-def decode_text(raw: bytes) -> str:
-    """Decode bytes as UTF-8 (a BOM dropped), falling back to latin-1: never fails."""
+def decode_bytes(raw: bytes) -> tuple[str, int]:
+    """Decode one file's bytes: UTF-16/32 when they start with its byte-order mark, else
+    UTF-8 (a BOM dropped); each byte that is not valid becomes U+FFFD.
+
+    Returns
+    -------
+    text : str
+    n_bad : int
+        How many bytes (UTF-8) or code units (UTF-16/32) were replaced.
+    """
+    for bom, codec in _BOMS:
+        if raw.startswith(bom):
+            text = raw.decode(codec, errors="replace")
+            return text, text.count("\ufffd")
     try:
-        return raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig"), 0
     except UnicodeDecodeError:
-        return raw.decode("latin-1")
+        text = raw.decode("utf-8-sig", errors="surrogateescape")
+        n_bad = len(_BAD_BYTE_RE.findall(text))
+        return _BAD_BYTE_RE.sub("\ufffd", text), n_bad
+
+
+def decode_text(raw: bytes) -> str:
+    """Decode bytes as :func:`decode_bytes` does (UTF-8 or a marked UTF-16/32; invalid
+    bytes replaced by U+FFFD): never fails."""
+    return decode_bytes(raw)[0]
 
 
 def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
@@ -113,8 +146,10 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
     As in scikit-learn's ``load_files``, a first-level subfolder names the label of the
     files below it. Hidden files and folders (``.name``) are ignored. Files that are not
     text (NUL bytes, mostly control bytes) are skipped with a :class:`CorpusWarning` that
-    counts them. Bytes are decoded as UTF-8, falling back to latin-1, so decoding never
-    fails.
+    counts them. Each file is decoded on its own as UTF-8 (or UTF-16/32 when it starts
+    with a byte-order mark); bytes that are not valid become U+FFFD and are counted in a
+    :class:`CorpusWarning`, so decoding never fails and never changes a whole file's
+    encoding.
 
     Parameters
     ----------
@@ -152,7 +187,7 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
             "optionally in one subfolder per label)"
         )
     files.sort(key=lambda p: p.relative_to(root).parts)
-    texts, ids, folder_labels, not_text = [], [], [], []
+    texts, ids, folder_labels, not_text, bad_files, n_bad = [], [], [], [], [], 0
     for file in files:
         rel = file.relative_to(root)
         rel_id = rel.as_posix()
@@ -164,7 +199,11 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
         if _looks_binary(raw[:8192]):
             not_text.append(rel_id)
             continue
-        texts.append(decode_text(raw))
+        text, bad = decode_bytes(raw)
+        if bad:
+            bad_files.append(rel_id)
+            n_bad += bad
+        texts.append(text)
         ids.append(rel_id)
         folder_labels.append(rel.parts[0] if len(rel.parts) > 1 else None)
     if not texts:
@@ -176,6 +215,13 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
         warnings.warn(
             f"skipped {len(not_text)} of {len(files)} files in {root} that are not text "
             f"(e.g. {not_text[0]})",
+            CorpusWarning,
+            stacklevel=2,
+        )
+    if bad_files:
+        warnings.warn(
+            f"{n_bad:,} bytes that are not valid UTF-8 were replaced by U+FFFD in {len(bad_files)} of "
+            f"{len(files)} files in {root} (e.g. {bad_files[0]})",
             CorpusWarning,
             stacklevel=2,
         )

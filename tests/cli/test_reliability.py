@@ -152,3 +152,40 @@ def test_images_table_refuses_a_folder_with_files_without_overwrite(runner, tmp_
     result = runner.invoke(main, ["images", "table", "--out", str(out), "--budget", "tiny", "--overwrite",
                                   "--data-root", str(tmp_path / "none"), "--datasets", "mnist"])
     one_line_error(result, "MNIST", "--data-root")
+
+
+# ------------------------------------------------------------------ item 8: smaller ones
+def test_encode_gives_no_top_topics_to_documents_without_a_vocabulary_word(runner, trained_run, raw_folder,
+                                                                            tmp_path):
+    import csv
+    import json
+
+    from bpetopics.cli import main
+
+    target = tmp_path / "codes.json"
+    result = runner.invoke(main, ["encode", str(trained_run[0]), str(raw_folder), "--out", str(target)])
+    assert result.exit_code == 0, result.output
+    assert "1 had no word of the run's vocabulary" in result.output
+    docs = json.loads(target.read_text())["documents"]
+    assert sorted((d["n_words"] == 0, len(d["top_topics"])) for d in docs) == [(False, 3), (False, 3), (True, 0)]
+    target = tmp_path / "codes.csv"
+    assert runner.invoke(main, ["encode", str(trained_run[0]), str(raw_folder), "--out", str(target)]).exit_code == 0
+    with open(target, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert all((r["top_topics"] == "") == (r["n_words"] == "0") for r in rows)
+
+
+def test_encode_reads_a_utf16_file_and_counts_bad_bytes(runner, trained_run, tmp_path):
+    import json
+
+    from bpetopics.cli import main
+
+    doc = tmp_path / "utf16.txt"
+    doc.write_text("The hockey team won the game against the rival team.", encoding="utf-16")
+    result = runner.invoke(main, ["encode", str(trained_run[0]), str(doc), "--out", str(tmp_path / "a.json")])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "a.json").read_text())["documents"][0]["n_words"] > 0
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"The hockey team \xff\xfe won the game.")
+    result = runner.invoke(main, ["encode", str(trained_run[0]), str(bad), "--out", str(tmp_path / "b.json")])
+    assert result.exit_code == 0 and "Warning: 2 bytes that are not valid UTF-8" in result.stderr, result.output
