@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from safetensors.torch import save as safetensors_bytes
 
+from bpetopics.files import canonical_safetensors
 from bpetopics.io import (CHECKPOINT_FORMAT, FORMAT_VERSION, RunError, _build_model,
                           _first_line, _load_tensors, _tag)
 
@@ -72,7 +73,7 @@ def save_checkpoint(path, model, extra: dict | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{_tag()}")
     try:
-        tmp.write_bytes(safetensors_bytes(tensors, metadata=meta))
+        tmp.write_bytes(canonical_safetensors(safetensors_bytes(tensors, metadata=meta)))
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

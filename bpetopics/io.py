@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
-from bpetopics.files import replace_folder
+from bpetopics.files import canonical_safetensors, replace_folder
 
 FORMAT = "bpetopics.run"
 FORMAT_VERSION = 1
@@ -261,8 +261,8 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
     try:
         tmp.mkdir()
         state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
-        (tmp / WEIGHTS_FILE).write_bytes(safetensors_bytes(
-            state, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)}))
+        (tmp / WEIGHTS_FILE).write_bytes(canonical_safetensors(safetensors_bytes(
+            state, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})))
         (tmp / VOCABULARY_FILE).write_text("".join(w + "\n" for w in vocabulary), encoding="utf-8")
         (tmp / TOPICS_FILE).write_bytes(_csv_bytes(
             ("topic", "share", "rank", "word", "weight"),

@@ -33,13 +33,23 @@ class PoissBPE(BPEBase):
         Decoder hidden sizes. The default ``()`` is a linear map from the code to the
         topic logits, f(z) = softmax(b + W z): on 20 Newsgroups hidden layers gave
         peakier mixtures, fewer distinct codes and lower topic diversity (README).
+    activation : {"relu", "tanh", "softplus", "elu", "leaky_relu", "gelu"}
+        The decoder's activation between hidden layers (unused without hidden layers).
     alpha, gamma : float or None
         Beta-process prior Beta(alpha gamma / K, alpha (1 - gamma / K)): prior mean
         gamma / K, strength alpha. ``None`` gives alpha = N and gamma = K / 4: a prior
         as strong as the data with mean 1/4, so a bit that no document uses costs
         ln 7 = 1.9 nats instead of ~ln(N K / (alpha gamma)) (README: it raised NPMI,
         diversity and accuracy on 20 Newsgroups and matches planted sparsity).
-    epochs, batch_size, lr : training schedule (Adam learning rate).
+    tau, kappa : float
+        Step size of the natural-gradient update of q(pi): rho_t = (t + tau)^-kappa,
+        with delay tau > 0 and forgetting rate kappa in (0.5, 1].
+    epochs, batch_size, lr : int, int, float
+        Training schedule: passes over the data, documents per minibatch, Adam's
+        learning rate.
+    max_bits : int or None
+        At most this many active bits per code (None: the pursuit stops only when no
+        bit improves the objective).
     topic_init_docs : int
         Each topic starts from the smoothed word counts of this many random training
         documents (0: start from uniform topics).
@@ -60,7 +70,15 @@ class PoissBPE(BPEBase):
         1 over the first ``prior_ramp_epochs`` epochs (see MODEL.md's last section: a
         literal start at the prior collapses every code to the empty one).
     random_state : int
+        Seed of the initialisation and of the minibatch order: the same seed (and, on
+        CPU, the same torch thread count) gives the same model.
     device : 'auto', 'cpu' or 'cuda'
+        Where the model trains; 'auto' is CUDA when present.
+    progress : bool
+        Show a progress bar over the epochs.
+    callback : callable or None
+        Called as ``callback(model, info)`` after each epoch, ``info`` being that
+        epoch's ``history_`` entry (the CLI saves its checkpoints this way).
 
     Attributes
     ----------
@@ -228,9 +246,9 @@ class PoissBPE(BPEBase):
 
     def top_words(self, vocabulary, n=10):
         """The n most probable words of each topic: list of T lists of str."""
-        vocabulary = np.asarray(vocabulary)
+        vocabulary = list(vocabulary)
         order = np.argsort(-self.topic_word_, axis=1)[:, :n]
-        return [list(vocabulary[row]) for row in order]
+        return [[str(vocabulary[j]) for j in row] for row in order]
 
     def perplexity(self, X) -> float:
         """exp(-sum_n sum_w x_nw ln [beta f(z_n)]_w / sum x), with codes pursued on X.

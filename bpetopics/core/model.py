@@ -301,7 +301,7 @@ class BPEBase:
             self.likelihood_.load_state_dict(_strip(state, "likelihood."))
         except RuntimeError as err:
             raise ValueError(f"saved weights do not match the model's parameters: "
-                             f"{str(err).splitlines()[0]}") from None
+                             f"{_load_error_line(err)}") from None
         self.prior_ = BetaProcessPrior(self.n_bits, self.n_data_, *self.prior_hyperparameters(),
                                        self.tau, self.kappa, self.flat_start, self.device_)
         self.prior_.load_state_dict(_strip(state, "prior."))
@@ -361,6 +361,16 @@ class BPEBase:
         with torch.no_grad():
             z = torch.as_tensor(np.asarray(codes), dtype=torch.float32, device=self.device_)
             return self.likelihood_.link(self.decoder_(z)).cpu().numpy()
+
+
+def _load_error_line(err: RuntimeError) -> str:
+    """The useful line of torch's ``load_state_dict`` error: its first detail (e.g. "size
+    mismatch for first.weight: copying a param with shape ... the shape in current model
+    is ..."), not the header "Error(s) in loading state_dict for CodeDecoder:"."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    details = lines[1:] or lines or [type(err).__name__]
+    more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
+    return details[0].replace("torch.Size(", "(").rstrip(".") + more
 
 
 def _strip(state: dict, prefix: str) -> dict:
