@@ -189,3 +189,12 @@ def test_encode_reads_a_utf16_file_and_counts_bad_bytes(runner, trained_run, tmp
     bad.write_bytes(b"The hockey team \xff\xfe won the game.")
     result = runner.invoke(main, ["encode", str(trained_run[0]), str(bad), "--out", str(tmp_path / "b.json")])
     assert result.exit_code == 0 and "Warning: 2 bytes that are not valid UTF-8" in result.stderr, result.output
+
+
+# ------------------------------------------------------------------------ item 9: README
+def test_readme_says_how_to_use_the_cli_by_hand_after_make():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    setup = text.split("## Two commands", 1)[1].split("\n## ", 1)[0]
+    for needed in (". .venv/bin/activate", "SCIKIT_LEARN_DATA=", "NLTK_DATA=", "BPETOPICS_DATA=",
+                   "fetch_20newsgroups", "nltk.downloader stopwords", "torch_threads", "OMP_NUM_THREADS"):
+        assert needed in setup, needed
