@@ -112,6 +112,17 @@ def _looks_binary(head: bytes) -> bool:
     return control > 0.3 * len(head)
 
 
+def _name(path: str) -> str:
+    """A file name as text that can be written anywhere: bytes of a name that is not
+    UTF-8 (``os`` gives them as lone surrogates) become ``\\xNN`` escapes, so ids stay
+    distinct and a corpus holding them can be saved."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", errors="backslashreplace")
+
+
 def decode_bytes(raw: bytes) -> tuple[str, int]:
     """Decode one file's bytes: UTF-16/32 when they start with its byte-order mark, else
     UTF-8 (a BOM dropped); each byte that is not valid becomes U+FFFD.
@@ -190,7 +201,7 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
     texts, ids, folder_labels, not_text, bad_files, n_bad = [], [], [], [], [], 0
     for file in files:
         rel = file.relative_to(root)
-        rel_id = rel.as_posix()
+        rel_id = _name(rel.as_posix())
         try:
             raw = file.read_bytes()
         except OSError:
@@ -205,7 +216,7 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
             n_bad += bad
         texts.append(text)
         ids.append(rel_id)
-        folder_labels.append(rel.parts[0] if len(rel.parts) > 1 else None)
+        folder_labels.append(_name(rel.parts[0]) if len(rel.parts) > 1 else None)
     if not texts:
         raise CorpusError(
             f"folder {root} has no text files ({len(not_text)} files skipped as not text): "
