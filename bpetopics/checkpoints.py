@@ -18,7 +18,7 @@ from safetensors.torch import save as safetensors_bytes
 
 from bpetopics.files import canonical_safetensors
 from bpetopics.io import (CHECKPOINT_FORMAT, FORMAT_VERSION, RunError, _build_model,
-                          _first_line, _load_tensors, _tag)
+                          _damage_is_run_error, _first_line, _load_tensors, _tag)
 
 
 def _flatten(obj, tensors: dict):
@@ -80,6 +80,7 @@ def save_checkpoint(path, model, extra: dict | None = None) -> Path:
     return path
 
 
+@_damage_is_run_error
 def load_checkpoint(path, device: str | None = None):
     """Rebuild a model from :func:`save_checkpoint`, ready for ``continue_fit(X)``.
 

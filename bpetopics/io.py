@@ -22,12 +22,15 @@ It is written beside its target and renamed into place. Checkpoints
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
 import platform
 import shutil
 import uuid
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -57,6 +60,28 @@ class RunError(ValueError):
     """A run folder or checkpoint that cannot be used; the message is one line."""
 
 
+#: What reading a damaged file raises from numpy, scipy, zipfile, zlib, json, safetensors
+#: and torch, besides our own RunError.
+_DAMAGE = (ValueError, TypeError, KeyError, IndexError, AttributeError, OSError, EOFError, OverflowError,
+           MemoryError, RuntimeError, zipfile.BadZipFile, zlib.error)
+
+
+def _damage_is_run_error(read):
+    """Let ``read`` (a loader of runs or checkpoints) raise only RunError: any other error
+    while reading its files means a damaged file, and becomes one line naming the path."""
+    @functools.wraps(read)
+    def wrapper(*args, **kwargs):
+        try:
+            return read(*args, **kwargs)
+        except RunError:
+            raise
+        except _DAMAGE as exc:
+            where = getattr(args[0], "path", args[0]) if args else kwargs.get("path")
+            raise RunError(f"{where} is damaged ({type(exc).__name__}: {_first_line(exc)}): "
+                           "train the run again") from None
+    return wrapper
+
+
 @dataclass
 class Run:
     """A loaded run: the fitted model, the text pipeline, the vocabulary, the config."""
@@ -68,6 +93,7 @@ class Run:
     path: Path
     summary: dict = field(default_factory=dict)
 
+    @_damage_is_run_error
     def doc_codes(self) -> sp.csr_matrix:
         """Codes of the training documents, CSR (N x K) uint8."""
         return sp.load_npz(self.path / DOC_CODES_FILE).tocsr()
@@ -95,6 +121,7 @@ class Run:
             raise RunError(f"{file} has shape {counts.shape}, expected {expected}")
         return counts
 
+    @_damage_is_run_error
     def doc_topics(self) -> tuple[list[str], np.ndarray]:
         """(ids, mixtures (N x T)) of the training documents."""
         with np.load(self.path / DOC_TOPICS_FILE, allow_pickle=False) as f:
@@ -296,6 +323,7 @@ def _load_tensors(path: Path, where: str) -> tuple[dict, dict]:
         raise RunError(f"{path} is corrupted or truncated ({_first_line(exc)})") from None
 
 
+@_damage_is_run_error
 def load_run(path, device: str | None = "cpu") -> Run:
     """Read a run folder written by :func:`save_run` (or ``bpetopics train``).
 
