@@ -113,6 +113,19 @@ class Main(click.Group):
             raise
         except OSError as exc:
             raise UserError(describe_os_error(exc)) from None
+        except click.UsageError as exc:  # a missing argument, an unknown option: one line too
+            raise _one_line_usage(exc) from None
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as exc:
+            raise _one_line_usage(exc) from None
+
+
+def _one_line_usage(exc: click.UsageError) -> UserError:
+    command = " ".join(["bpetopics", *(exc.ctx.command_path.split()[1:] if exc.ctx is not None else [])])
+    return UserError(f"{exc.format_message()} (see `{command} --help`)")
 
 
 @click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})

@@ -198,3 +198,32 @@ def test_readme_says_how_to_use_the_cli_by_hand_after_make():
     for needed in (". .venv/bin/activate", "SCIKIT_LEARN_DATA=", "NLTK_DATA=", "BPETOPICS_DATA=",
                    "fetch_20newsgroups", "nltk.downloader stopwords", "torch_threads", "OMP_NUM_THREADS"):
         assert needed in setup, needed
+
+
+# --------------------------------------------------- every command: one line, exit code 2
+def test_every_command_fails_with_one_line(runner, tmp_path):
+    from bpetopics.cli import main
+
+    missing = str(tmp_path / "missing")
+    cases = {
+        "corpus": ["corpus", missing],
+        "train": ["train", missing, "--out", str(tmp_path / "run")],
+        "topics": ["topics", missing],
+        "encode": ["encode", missing, missing, "--out", str(tmp_path / "c.csv")],
+        "info": ["info", missing],
+        "evaluate": ["evaluate", missing],
+        "compare": ["compare", missing, "--topics", "5", "--out", str(tmp_path / "cmp")],
+        "graph": ["graph", missing, "--out", str(tmp_path / "g.png")],
+        "ldavis": ["ldavis", missing, "--out", str(tmp_path / "t.html")],
+        "images": ["images", "table", "--out", str(tmp_path / "t"), "--data-root", missing, "--datasets", "mnist"],
+    }
+    assert set(cases) == set(main.commands)  # a new command needs a case here
+    for name, args in cases.items():
+        one_line_error(runner.invoke(main, args), missing if name != "images" else "MNIST")
+    # usage errors (an unknown command or option, a missing argument) are one line too
+    one_line_error(runner.invoke(main, ["nosuch"]), "No such command")
+    one_line_error(runner.invoke(main, ["--bogus"]), "--bogus")
+    one_line_error(runner.invoke(main, ["topics"]), "Missing argument", "bpetopics topics --help")
+    one_line_error(runner.invoke(main, ["train", "--out"]), "--out")
+    one_line_error(runner.invoke(main, ["images", "table", "--frobnicate"]), "--frobnicate")
+    assert [p.name for p in tmp_path.iterdir()] == []  # nothing written
