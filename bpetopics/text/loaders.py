@@ -335,7 +335,17 @@ def load_20newsgroups(
     return out
 
 
+#: Seconds a download may wait for the network on one operation (connect, read) before
+#: it counts as failed: scikit-learn sets none, so a network that drops packets would
+#: hang the fetch for good.
+DOWNLOAD_TIMEOUT = 30.0
+
+
 def _fetch(fetch_20newsgroups, data_home, subset, categories, download_if_missing):
+    import socket
+
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(DOWNLOAD_TIMEOUT if previous is None else previous)
     try:
         return fetch_20newsgroups(
             data_home=None if data_home is None else os.fspath(data_home),
@@ -351,6 +361,8 @@ def _fetch(fetch_20newsgroups, data_home, subset, categories, download_if_missin
             f"cannot load 20 Newsgroups from {where} ({exc}): put 20news-bydate_py3.pkz there "
             "(--data-home or SCIKIT_LEARN_DATA) or allow the download"
         ) from None
+    finally:
+        socket.setdefaulttimeout(previous)
 
 
 # ------------------------------------------------------------------------- by name

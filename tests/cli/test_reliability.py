@@ -227,3 +227,41 @@ def test_every_command_fails_with_one_line(runner, tmp_path):
     one_line_error(runner.invoke(main, ["train", "--out"]), "--out")
     one_line_error(runner.invoke(main, ["images", "table", "--frobnicate"]), "--frobnicate")
     assert [p.name for p in tmp_path.iterdir()] == []  # nothing written
+
+
+def test_a_download_that_stalls_fails_instead_of_hanging(tmp_path):
+    """A network that accepts and never answers (a black-holed proxy): the fetch gives up
+    after the per-operation timeout and its retries, with one CorpusError line."""
+    import socket
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held = []
+
+    def accept_and_stay_silent():
+        while True:
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept_and_stay_silent, daemon=True).start()
+    proxy = f"http://127.0.0.1:{server.getsockname()[1]}"
+    empty = tmp_path / "sklearn"
+    empty.mkdir()
+    try:
+        done = _python("import bpetopics.text.loaders as L\nL.DOWNLOAD_TIMEOUT = 0.3\n"
+                       "from bpetopics.text import CorpusError\n"
+                       f"try:\n    L.load_20newsgroups({str(empty)!r})\n"
+                       "except CorpusError as exc:\n    print('CorpusError:', exc)\n",
+                       env={"https_proxy": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy,
+                            "HTTP_PROXY": proxy, "no_proxy": "", "NO_PROXY": ""}, timeout=90)
+    finally:
+        server.close()
+        for conn in held:
+            conn.close()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("CorpusError: cannot load 20 Newsgroups"), done.stdout + done.stderr
+    assert len(done.stdout.strip().splitlines()) == 1
