@@ -236,3 +236,32 @@ def test_a_resume_with_the_same_thread_count_does_not_warn(saved_corpus, tmp_pat
     _interrupted(saved_corpus, out, monkeypatch)
     result = CliRunner().invoke(main, ["train", "--out", str(out), "--resume", "--quiet"])
     assert result.exit_code == 0 and "Warning" not in result.stderr, result.output
+
+
+def test_two_real_trainings_on_one_out(saved_corpus, tmp_path):
+    """A second `bpetopics train` while a first one runs: it stops at once naming the first,
+    which goes on untouched and finishes."""
+    import signal
+    from pathlib import Path
+
+    out = tmp_path / "run"
+    partial = run_io.partial_path(out)
+    repo = Path(__file__).resolve().parents[2]
+    first = subprocess.Popen([sys.executable, "-m", "bpetopics", "train", str(saved_corpus), "--out", str(out),
+                              "--quiet", *TINY, "--epochs", "400"],
+                             env=dict(os.environ, PYTHONPATH=str(repo)), stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (partial / "checkpoint.safetensors").is_file():  # the first has trained an epoch
+            assert first.poll() is None and time.monotonic() < deadline, first.stderr.read()
+            time.sleep(0.1)
+        job = (partial / "job.json").read_bytes()
+        result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(out), "--overwrite", *TINY])
+        one_line_error(result, f"process {first.pid} on {socket.gethostname()}")
+        assert (partial / "job.json").read_bytes() == job and (partial / "corpus").is_dir()
+        assert first.poll() is None  # still training
+    finally:
+        first.send_signal(signal.SIGINT)
+        first.wait(timeout=60)
+    assert first.returncode == 130 and not (partial / LOCK_FILE).exists()  # lock released on Ctrl-C
+    assert run_io.load_checkpoint(partial / "checkpoint.safetensors")[0].epoch_ >= 1  # resumable
