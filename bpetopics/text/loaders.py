@@ -7,15 +7,14 @@ cleans and vectorises them into :class:`bpetopics.text.Corpus` objects.
 
 from __future__ import annotations
 
-import codecs
 import os
-import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from bpetopics.text.decoding import _looks_binary, _name, decode_bytes, decode_text  # noqa: F401
 from bpetopics.text.errors import CorpusError, CorpusWarning
 
 #: Names that mean the 20 Newsgroups corpus (by-date split) as a source.
@@ -91,66 +90,6 @@ class RawDocuments:
 
 
 # ------------------------------------------------------------------------- folder
-#: Byte-order marks of the UTF-16/32 encodings read besides UTF-8 (UTF-32 first: its
-#: little-endian mark begins with UTF-16's).
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-#: Bytes that are not UTF-8, as ``surrogateescape`` decodes them.
-_BAD_BYTE_RE = re.compile("[\udc80-\udcff]")
-
-
-def _looks_binary(head: bytes) -> bool:
-    """True for bytes that are not text: a NUL byte, or over 30% control bytes (text
-    starting with a UTF-16/32 byte-order mark is text)."""
-    if not head:
-        return False
-    if any(head.startswith(bom) for bom, _ in _BOMS):
-        return False
-    if b"\x00" in head:
-        return True
-    control = sum(head.count(bytes([c])) for c in range(32) if c not in (9, 10, 12, 13))
-    return control > 0.3 * len(head)
-
-
-def _name(path: str) -> str:
-    """A file name as text that can be written anywhere: bytes of a name that is not
-    UTF-8 (``os`` gives them as lone surrogates) become ``\\xNN`` escapes, so ids stay
-    distinct and a corpus holding them can be saved."""
-    try:
-        path.encode("utf-8")
-        return path
-    except UnicodeEncodeError:
-        return os.fsencode(path).decode("utf-8", errors="backslashreplace")
-
-
-def decode_bytes(raw: bytes) -> tuple[str, int]:
-    """Decode one file's bytes: UTF-16/32 when they start with its byte-order mark, else
-    UTF-8 (a BOM dropped); each byte that is not valid becomes U+FFFD.
-
-    Returns
-    -------
-    text : str
-    n_bad : int
-        How many bytes (UTF-8) or code units (UTF-16/32) were replaced.
-    """
-    for bom, codec in _BOMS:
-        if raw.startswith(bom):
-            text = raw.decode(codec, errors="replace")
-            return text, text.count("\ufffd")
-    try:
-        return raw.decode("utf-8-sig"), 0
-    except UnicodeDecodeError:
-        text = raw.decode("utf-8-sig", errors="surrogateescape")
-        n_bad = len(_BAD_BYTE_RE.findall(text))
-        return _BAD_BYTE_RE.sub("\ufffd", text), n_bad
-
-
-def decode_text(raw: bytes) -> str:
-    """Decode bytes as :func:`decode_bytes` does (UTF-8 or a marked UTF-16/32; invalid
-    bytes replaced by U+FFFD): never fails."""
-    return decode_bytes(raw)[0]
-
-
 def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
     """Load a folder of text files, one document per file, recursively.
 
