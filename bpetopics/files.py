@@ -87,3 +87,22 @@ def staging_folder(out: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def canonical_safetensors(data: bytes) -> bytes:
+    """The same safetensors file with its header's keys in sorted order.
+
+    safetensors writes ``__metadata__`` from a hash map, so its key order (and the
+    file's bytes) changes from one call to the next; sorting the keys makes identical
+    models give identical files. The header is JSON after an 8-byte little-endian
+    length and is padded with spaces: the sorted header has the same length, so the
+    tensor data (addressed by offsets relative to the header's end) is untouched.
+    """
+    import json
+
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    text = json.dumps(header, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    if len(text) > n:  # cannot happen for a header safetensors wrote; keep the file as it is
+        return data
+    return data[:8] + text + b" " * (n - len(text)) + data[8 + n:]

@@ -9,6 +9,7 @@ types, the corpus options, :func:`open_run`). Errors a user can fix are raised a
 """
 
 import contextlib
+import errno
 import importlib
 import re
 import warnings
@@ -52,24 +53,84 @@ class FloatRange(OneLine, click.FloatRange):
     """``click.FloatRange`` with one-line errors."""
 
 
+def refuse_existing(paths, overwrite: bool, option: str = "--out") -> None:
+    """Stop with one line when one of ``paths`` (files a command would write) exists and
+    ``overwrite`` is false: nothing written is ever replaced silently."""
+    from pathlib import Path
+
+    if overwrite:
+        return
+    found = [Path(p) for p in paths if Path(p).exists()]
+    if found:
+        also = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+        raise UserError(f"{found[0]}{also} already exists: pass --overwrite to replace it, or choose another {option}")
+
+
 @contextlib.contextmanager
 def corpus_errors():
     """Run corpus work: a CorpusError becomes a one-line UserError, and each CorpusWarning
     (e.g. files skipped as not text) is printed as a 'Warning:' line."""
     from bpetopics.text.errors import CorpusError, CorpusWarning
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", CorpusWarning)
+    # The warnings are shown after ``catch_warnings`` has exited: re-emitting one while
+    # recording would append it to the list being read, and the loop would never end.
+    # Other libraries' warnings are dropped when the work failed (the error line says
+    # what went wrong; e.g. scikit-learn's "Retry downloading" before a failed download).
+    caught, failed = [], False
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", CorpusWarning)
+            try:
+                yield
+            except CorpusError as exc:
+                failed = True
+                raise UserError(str(exc)) from None
+            except BaseException:
+                failed = True
+                raise
+    finally:
+        for w in caught:
+            if issubclass(w.category, CorpusWarning):
+                click.echo(f"Warning: {w.message}", err=True)
+            elif not failed:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
+def describe_os_error(exc: OSError, then: str = "run the command again (nothing finished was replaced)",
+                      path=None) -> str:
+    """One line for a failed read or write: what, where (``path`` when the error has no
+    file name), and what to do ``then``."""
+    where = exc.filename if exc.filename is not None else path if path is not None else "a file"
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return f"no space left on the device (or over quota) writing {where}: free some space and {then}"
+    reason = exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    return f"cannot read or write {where} ({reason}): {then}"
+
+
+class Main(click.Group):
+    """The command group: an OSError no command turned into a message (a full disk, a
+    folder without permission) ends as one line and exit code 2, not a traceback."""
+
+    def invoke(self, ctx):
         try:
-            yield
-        except CorpusError as exc:
-            raise UserError(str(exc)) from None
-        finally:
-            for w in caught:
-                if issubclass(w.category, CorpusWarning):
-                    click.echo(f"Warning: {w.message}", err=True)
-                else:
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            return super().invoke(ctx)
+        except BrokenPipeError:  # e.g. `bpetopics topics RUN | head`: the reader left
+            raise
+        except OSError as exc:
+            raise UserError(describe_os_error(exc)) from None
+        except click.UsageError as exc:  # a missing argument, an unknown option: one line too
+            raise _one_line_usage(exc) from None
+
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as exc:
+            raise _one_line_usage(exc) from None
+
+
+def _one_line_usage(exc: click.UsageError) -> UserError:
+    command = " ".join(["bpetopics", *(exc.ctx.command_path.split()[1:] if exc.ctx is not None else [])])
+    return UserError(f"{exc.format_message()} (see `{command} --help`)")
 
 
 @contextlib.contextmanager
@@ -134,7 +195,7 @@ def vocabulary_options(command):
     return command
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="bpetopics")
 def main():
     """bpetopics: topic modelling with sparse binary codes (PoissBPE).

@@ -19,23 +19,32 @@ EXTENSIONS = (".csv", ".npz", ".json")
 def read_documents(path: Path) -> tuple[list[str], list[str]]:
     """(ids, raw texts) of a folder of text files (ids: relative paths) or of one file."""
     from bpetopics.text import load_folder
-    from bpetopics.text.loaders import decode_text
+    from bpetopics.text.loaders import _looks_binary, decode_bytes
 
     if not path.exists():
         raise UserError(f"input {path} does not exist: give a text file or a folder of text files")
     if path.is_file():
         raw = path.read_bytes()
-        if b"\x00" in raw[:8192]:
+        if _looks_binary(raw[:8192]):
             raise UserError(f"{path} is not a text file")
-        return [path.name], [decode_text(raw)]
+        text, n_bad = decode_bytes(raw)
+        if n_bad:
+            click.echo(f"Warning: {n_bad:,} bytes that are not valid UTF-8 were replaced by U+FFFD in {path}",
+                       err=True)
+        return [path.name], [text]
     with corpus_errors():
         docs = load_folder(path)
     return list(docs.ids), list(docs.texts)
 
 
-def _top(mixture, n):
+def _top(mixture, n, n_words=1):
+    """The ``n`` heaviest topics of a mixture; none for a document without a vocabulary
+    word (its code is empty and its mixture only the decoder's bias, which says nothing
+    about the document)."""
     import numpy as np
 
+    if not n_words:
+        return []
     order = np.argsort(-mixture, kind="stable")[:n]
     return [(int(t), float(mixture[t])) for t in order]
 
@@ -55,7 +64,7 @@ def encoded_bytes(fmt: str, ids, n_words, codes, mixtures, top_topics: int, run_
         return buf.getvalue()
     if fmt == ".json":
         docs = [{"id": doc_id, "n_words": int(n), "active_bits": np.flatnonzero(code).tolist(),
-                 "top_topics": [{"topic": t, "weight": round(w, 6)} for t, w in _top(mix, top_topics)],
+                 "top_topics": [{"topic": t, "weight": round(w, 6)} for t, w in _top(mix, top_topics, n)],
                  "mixture": [round(float(x), 6) for x in mix]}
                 for doc_id, n, code, mix in zip(ids, n_words, codes, mixtures)]
         return (json.dumps({"run": str(run_path), "n_topics": int(mixtures.shape[1]), "n_bits": int(codes.shape[1]),
@@ -66,7 +75,7 @@ def encoded_bytes(fmt: str, ids, n_words, codes, mixtures, top_topics: int, run_
                      *(f"topic_{t}" for t in range(mixtures.shape[1]))])
     for doc_id, n, code, mix in zip(ids, n_words, codes, mixtures):
         writer.writerow([doc_id, int(n), " ".join(map(str, np.flatnonzero(code))),
-                         " ".join(f"{t}:{w:.4f}" for t, w in _top(mix, top_topics)),
+                         " ".join(f"{t}:{w:.4f}" for t, w in _top(mix, top_topics, n)),
                          *(f"{x:.6g}" for x in mix)])
     return buf.getvalue().encode("utf-8")
 

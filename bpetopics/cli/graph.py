@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, FloatRange, IntRange, UserError, main, open_run, run_errors
+from bpetopics.cli import Choice, FloatRange, IntRange, UserError, main, open_run, refuse_existing, run_errors
 
 RULES = ("threshold", "top_mass")
 
@@ -14,7 +14,7 @@ RULES = ("threshold", "top_mass")
 @main.command()
 @click.argument("run", type=click.Path(path_type=Path))
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
-              help="The PNG to draw; graph.graphml and graph.gexf (same name) are written beside it.")
+              help="The PNG to draw; NAME.graphml, NAME.gexf and NAME.bits.csv are written beside it.")
 @click.option("--rule", type=Choice(RULES), default="threshold", show_default=True,
               help="When a code switches a topic on: its mixture weight >= --threshold, or the topic is in "
                    "the smallest set covering --mass of the mixture.")
@@ -28,16 +28,18 @@ RULES = ("threshold", "top_mass")
 @click.option("--top-n", type=IntRange(min=1), default=10, show_default=True,
               help="Top words stored with each node.")
 @click.option("--bits", "bits_path", type=click.Path(path_type=Path), default=None,
-              help="Where to write the table of bits [default: bits.csv beside --out].")
+              help="Where to write the table of bits [default: NAME.bits.csv beside --out].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the layout.")
-def graph(run, out, rule, threshold, mass, min_weight, top_n, bits_path, seed):
+@click.option("--overwrite", is_flag=True, help="Replace the files of an earlier graph at --out.")
+def graph(run, out, rule, threshold, mass, min_weight, top_n, bits_path, seed, overwrite):
     """Draw the topic co-activation graph of a run: one node per topic (area: its share
     of the corpus), an edge between two topics switched on by the same documents' codes
     (width: how many documents).
 
     Writes the PNG (--out), the same graph as GraphML and GEXF beside it (for networkx,
-    Gephi, Cytoscape), and bits.csv: for each bit of the code, how many documents use
-    it and which topics switching it on raises most.
+    Gephi, Cytoscape), and NAME.bits.csv: for each bit of the code, how many documents
+    use it and which topics switching it on raises most. Files already there are kept
+    unless --overwrite is given.
 
     \b
     Examples:
@@ -53,7 +55,8 @@ def graph(run, out, rule, threshold, mass, min_weight, top_n, bits_path, seed):
         raise UserError(f"--out must be a .png file (graph.graphml and graph.gexf go beside it); got {out}")
     if out.is_dir():
         raise UserError(f"--out {out} is a folder: give a file name such as {out / 'graph.png'}")
-    bits_path = out.with_name("bits.csv") if bits_path is None else bits_path
+    bits_path = out.with_suffix(".bits.csv") if bits_path is None else bits_path
+    refuse_existing([out, out.with_suffix(".graphml"), out.with_suffix(".gexf"), bits_path], overwrite)
     loaded = open_run(run)
     with run_errors():
         G = run_graph(loaded, rule=rule, threshold=threshold, mass=mass, top_n=top_n)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, IntRange, UserError, main, open_run, run_errors
+from bpetopics.cli import Choice, IntRange, UserError, main, open_run, refuse_existing, run_errors
 
 MDS_CHOICES = ("pcoa", "mmds", "tsne")
 
@@ -19,7 +19,8 @@ MDS_CHOICES = ("pcoa", "mmds", "tsne")
 @click.option("--terms", "R", type=IntRange(min=1), default=30, show_default=True,
               help="Terms listed per topic.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the layout (mmds, tsne).")
-def ldavis(run, out, mds, R, seed):
+@click.option("--overwrite", is_flag=True, help="Replace a page already at --out.")
+def ldavis(run, out, mds, R, seed, overwrite):
     """Write an interactive pyLDAvis page for a run.
 
     Topic-term distributions come from the model, document-topic mixtures f(z) from
@@ -41,6 +42,7 @@ def ldavis(run, out, mds, R, seed):
         raise UserError(f"--out {out} is a folder: give a file name such as {out / 'topics.html'}")
     if out.suffix.lower() not in (".html", ".htm"):
         raise UserError(f"--out must be an .html file; got {out}")
+    refuse_existing([out], overwrite)
     loaded = open_run(run)
     with run_errors():
         data = run_ldavis_inputs(loaded)

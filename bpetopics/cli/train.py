@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from bpetopics.cli import UserError, corpus_errors, main, open_run, run_errors, vocabulary_options
+from bpetopics.cli import UserError, corpus_errors, describe_os_error, main, open_run, run_errors, vocabulary_options
 
 #: Options named differently from the model's parameters.
 OPTION_NAMES = {"n_topics": "topics", "n_bits": "bits", "random_state": "seed"}
@@ -114,9 +114,41 @@ def check_model_params(params: dict) -> None:
         raise UserError(str(exc)) from None
 
 
+def _lock(out: Path, ctx):
+    """Lock ``RUN.partial`` for this process until the command ends (bpetopics.runs.lock):
+    a second ``train`` on the same --out stops at once, naming this one."""
+    from bpetopics.runs import job as jobs
+
+    with run_errors():
+        lock = jobs.lock_job(out)
+    ctx.call_on_close(lock.release)
+    return lock
+
+
+def _check_sizes(params: dict, corpus) -> None:
+    """Refuse sizes that cannot work for the corpus or the memory, before anything is written."""
+    from bpetopics.core.sizes import SizeError
+    from bpetopics.models import PoissBPE
+
+    try:
+        PoissBPE(**params).check_sizes(corpus.n_docs, corpus.n_words)
+    except SizeError as exc:
+        raise UserError(exc.message(_option_flag(exc.param))) from None
+
+
+def _warn_threads(saved) -> None:
+    """One warning line when the checkpoint was written with another torch thread count."""
+    import torch
+
+    if isinstance(saved, int) and saved != torch.get_num_threads():
+        click.echo(f"Warning: the checkpoint was trained with {saved} torch threads and this process uses "
+                   f"{torch.get_num_threads()}: on CPU the result may differ from an uninterrupted run "
+                   f"(set OMP_NUM_THREADS={saved} to match)", err=True)
+
+
 def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
     """Run the job with a progress bar after every epoch; Ctrl-C leaves the last
-    checkpoint and exits with 130."""
+    checkpoint and exits with 130; a failed checkpoint write (a full disk) is one line."""
     from tqdm import tqdm
 
     from bpetopics.runs import job as jobs
@@ -133,6 +165,9 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
 
     try:
         jobs.run_job(job, after_epoch)
+    except OSError as exc:  # e.g. a full disk: the previous checkpoint is intact, the temp file gone
+        raise UserError(describe_os_error(exc, f"continue from the last checkpoint, which is kept: "
+                                               f"{resume_hint}", job.checkpoint)) from None
     except KeyboardInterrupt:
         bar.close()
         try:  # check that the last checkpoint loads, and say how far it got
@@ -188,6 +223,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
     resume_hint = f"bpetopics train --out {shlex.quote(str(out))} --resume"
     with run_errors():
         check_run_destination(out, overwrite)
+    lock = _lock(out, ctx)
     if top < 1:
         raise UserError(f"--top must be a positive integer; got {top}")
 
@@ -204,7 +240,8 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
             record["params"]["device"] = params["device"]
         check_model_params(record["params"])
         with run_errors():
-            job = jobs.resume_job(out, record=record)
+            job = jobs.resume_job(out, record=record, lock=lock)
+        _warn_threads(job.saved_threads)
         if not quiet:
             click.echo(f"Resuming {out} at epoch {getattr(job.model, 'epoch_', 0)} of {job.model.epochs}", err=True)
     else:
@@ -212,7 +249,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
             raise UserError("give a CORPUS to train on (20newsgroups, a folder of texts or a saved corpus), "
                             "or --resume")
         with run_errors():
-            jobs.check_job_destination(out, overwrite)
+            jobs.check_job_destination(out, overwrite, lock=lock)
         params["progress"] = False
         check_model_params(params)
         settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
@@ -222,17 +259,25 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
         train_corpus = splits["train"]
         if train_corpus.n_docs == 0:
             raise UserError(f"the corpus {corpus} has no training document with a word of its vocabulary")
+        for split in splits.values():
+            if split.dropped_note():
+                click.echo(f"Note: {split.dropped_note()}", err=True)
+        _check_sizes(params, train_corpus)
         with run_errors():
             job = jobs.start_job(out, params, train_corpus, corpus_record(corpus, settings, splits),
-                                 overwrite=overwrite)
+                                 overwrite=overwrite, lock=lock)
         if not quiet:
             s = train_corpus.summary()
             click.echo(f"Training on {corpus}: {s['documents']:,} documents, {s['vocabulary']:,} words, "
                        f"{s['tokens']:,} tokens", err=True)
 
     _fit(job, quiet, resume_hint, ctx)
-    with run_errors():
-        jobs.finish_job(job, overwrite=overwrite)
+    try:
+        with run_errors():
+            jobs.finish_job(job, overwrite=overwrite)
+    except OSError as exc:  # the run's temp folder is removed; the last checkpoint is kept
+        raise UserError(describe_os_error(exc, f"save the trained model from its checkpoint, which is "
+                                               f"kept: {resume_hint}", out)) from None
     run = open_run(out, device=None)
     s = run.summary
     click.echo(f"Saved run to {out}: {s['n_topics']} topics, {s['n_bits']} bits, {s['epochs']} epoch(s), "

@@ -26,7 +26,8 @@ from bpetopics.core.decoder import ACTIVATIONS, CodeDecoder
 from bpetopics.core.device import resolve_device
 from bpetopics.core.likelihoods import Likelihood
 from bpetopics.core.prior import BetaProcessPrior
-from bpetopics.core.pursuit import greedy_pursuit
+from bpetopics.core.pursuit import DEFAULT_BUDGET, greedy_pursuit
+from bpetopics.core import sizes
 
 __all__ = ["BPEBase", "resolve_device"]
 
@@ -104,10 +105,31 @@ class BPEBase:
         """Check the parameters against ``_parameter_rules`` (ValueError, one line)."""
         P.check_params(self.get_params(deep=False), self._parameter_rules)
 
+    def check_sizes(self, n_data: int, n_features: int) -> None:
+        """Refuse, before anything is allocated, sizes that cannot work for data of
+        ``n_data`` points and ``n_features`` features: raises
+        :class:`~bpetopics.core.sizes.SizeError` (a ValueError naming the parameter to
+        lower) for too many bits, or when the memory a fit needs
+        (:func:`~bpetopics.core.sizes.estimate_fit_bytes`) exceeds what is free."""
+        self._validate_params()
+        sizes.check_bits(int(self.n_bits))
+        topics = getattr(self, "n_topics", None)
+        parts = sizes.estimate_fit_bytes(n_data, n_features, self.n_bits, self._n_out((n_data, n_features)),
+                                         tuple(self.hidden), self.batch_size, topics, DEFAULT_BUDGET)
+        culprits = {"n_bits": (self.n_bits, ("pursuit", "codes")),
+                    "batch_size": (self.batch_size, ("minibatch",))}
+        if topics is not None:
+            culprits["n_topics"] = (topics, ("adam", "topic_word"))
+        else:
+            culprits["n_bits"] = (self.n_bits, ("pursuit", "codes", "adam"))
+        sizes.check_fit_memory(parts, sizes.free_memory_bytes(resolve_device(self.device)), culprits)
+
     def _setup(self, X, n_data=None):
         """Build decoder, likelihood, prior and optimiser (seeded) and initialise them;
         ``n_data`` (default: the rows of X) is N, the corpus size that scales the prior."""
-        self._build(X.shape[0] if n_data is None else n_data, X.shape[1])
+        n_data = X.shape[0] if n_data is None else n_data
+        self.check_sizes(n_data, X.shape[1])
+        self._build(n_data, X.shape[1])
         generator = torch.Generator().manual_seed(int(self.random_state))
         self._init_params(X, generator)
 
@@ -322,7 +344,7 @@ class BPEBase:
             self.likelihood_.load_state_dict(_strip(state, "likelihood."))
         except RuntimeError as err:
             raise ValueError(f"saved weights do not match the model's parameters: "
-                             f"{str(err).splitlines()[0]}") from None
+                             f"{_load_error_line(err)}") from None
         self.prior_ = BetaProcessPrior(self.n_bits, self.n_data_, *self.prior_hyperparameters(),
                                        self.tau, self.kappa, self.flat_start, self.device_)
         self.prior_.load_state_dict(_strip(state, "prior."))
@@ -382,6 +404,16 @@ class BPEBase:
         with torch.no_grad():
             z = torch.as_tensor(np.asarray(codes), dtype=torch.float32, device=self.device_)
             return self.likelihood_.link(self.decoder_(z)).cpu().numpy()
+
+
+def _load_error_line(err: RuntimeError) -> str:
+    """The useful line of torch's ``load_state_dict`` error: its first detail (e.g. "size
+    mismatch for first.weight: copying a param with shape ... the shape in current model
+    is ..."), not the header "Error(s) in loading state_dict for CodeDecoder:"."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    details = lines[1:] or lines or [type(err).__name__]
+    more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
+    return details[0].replace("torch.Size(", "(").rstrip(".") + more
 
 
 def _strip(state: dict, prefix: str) -> dict:

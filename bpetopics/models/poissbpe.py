@@ -31,13 +31,25 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         K, length of the binary codes.
     hidden : tuple of int
         Decoder hidden sizes. The default ``()`` is a linear map from the code to the
-        topic logits, f(z) = softmax(b + W z) (README compares it with hidden layers).
+        topic logits, f(z) = softmax(b + W z): on 20 Newsgroups hidden layers gave
+        peakier mixtures, fewer distinct codes and lower topic diversity (README).
+    activation : {"relu", "tanh", "softplus", "sigmoid", "elu", "leaky_relu", "gelu"}
+        The decoder's activation between hidden layers (unused without hidden layers).
     alpha, gamma : float or None
         Beta-process prior Beta(alpha gamma / K, alpha (1 - gamma / K)): prior mean
         gamma / K, strength alpha. ``None`` gives alpha = N and gamma = K / 4: a prior
         as strong as the data with mean 1/4, so a bit that no document uses costs
-        ln 7 = 1.9 nats instead of ~ln(N K / (alpha gamma)) (README measures it).
-    epochs, batch_size, lr : training schedule (Adam learning rate).
+        ln 7 = 1.9 nats instead of ~ln(N K / (alpha gamma)) (README: it raised NPMI,
+        diversity and accuracy on 20 Newsgroups and matches planted sparsity).
+    tau, kappa : float
+        Step size of the natural-gradient update of q(pi): rho_t = (t + tau)^-kappa,
+        with delay tau > 0 and forgetting rate kappa in (0.5, 1].
+    epochs, batch_size, lr : int, int, float
+        Training schedule: passes over the data, documents per minibatch, Adam's
+        learning rate.
+    max_bits : int or None
+        At most this many active bits per code (None: the pursuit stops only when no
+        bit improves the objective).
     topic_init_docs : int
         Each topic starts from the smoothed word counts of this many random training
         documents (0: start from uniform topics).
@@ -56,7 +68,15 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         1 over the first ``prior_ramp_epochs`` epochs (see MODEL.md's last section: a
         literal start at the prior collapses every code to the empty one).
     random_state : int
+        Seed of the initialisation and of the minibatch order: the same seed (and, on
+        CPU, the same torch thread count) gives the same model.
     device : 'auto', 'cpu' or 'cuda'
+        Where the model trains; 'auto' is CUDA when present.
+    progress : bool
+        Show a progress bar over the epochs.
+    callback : callable or None
+        Called as ``callback(model, info)`` after each epoch, ``info`` being that
+        epoch's ``history_`` entry (the CLI saves its checkpoints this way).
 
     Attributes
     ----------
@@ -102,6 +122,18 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
             raise ValueError(f"X has {X.shape[1]} words but the model was fitted on "
                              f"{self.likelihood_.topic_logits.shape[0]}; use the model's vocabulary")
         return X
+
+    def check_sizes(self, n_data: int, n_features: int) -> None:
+        """As :meth:`BPEBase.check_sizes`, and refuse more topics than documents or words
+        (a topic needs documents to explain and words to spread over)."""
+        self._validate_params()
+        from bpetopics.core.sizes import SizeError
+
+        if self.n_topics > n_data:
+            raise SizeError("n_topics", self.n_topics, f"is more than the {n_data:,} documents")
+        if self.n_topics > n_features:
+            raise SizeError("n_topics", self.n_topics, f"is more than the {n_features:,} words of the vocabulary")
+        super().check_sizes(n_data, n_features)
 
     def _n_out(self, shape):
         return self.n_topics
@@ -214,7 +246,7 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         """The n most probable words of each topic (ties in vocabulary order): list of T
         lists of str."""
         vocabulary = np.asarray(vocabulary)
-        return [list(vocabulary[row]) for row in top_word_ids(self.topic_word_, n)]
+        return [[str(w) for w in vocabulary[row]] for row in top_word_ids(self.topic_word_, n)]
 
     def perplexity(self, X) -> float:
         """exp(-sum_n sum_w x_nw ln [beta f(z_n)]_w / sum x), with codes pursued on X.

@@ -15,9 +15,9 @@ import numpy as np
 import torch
 from safetensors.torch import save as safetensors_bytes
 
-from bpetopics.files import write_bytes_atomic
-from bpetopics.runs.folder import (CHECKPOINT_FORMAT, FORMAT_VERSION, RunError, _build_model, _first_line,
-                                   _load_tensors)
+from bpetopics.files import canonical_safetensors, write_bytes_atomic
+from bpetopics.runs.folder import (CHECKPOINT_FORMAT, FORMAT_VERSION, RunError, _build_model,
+                                   _damage_is_run_error, _first_line, _load_tensors)
 
 
 def _flatten(obj, tensors: dict):
@@ -58,6 +58,8 @@ def save_checkpoint(path, model, extra: dict | None = None) -> Path:
 
     Tensors (``state_dict()`` and the optimiser's) go into the file; the rest of
     ``training_state()``, the parameters and ``extra`` (JSON-safe) into its metadata.
+    The metadata also records ``torch_threads``, torch's thread count: results on CPU
+    are reproducible for the same thread count only.
     """
     path = Path(path)
     tensors: dict = {}
@@ -66,11 +68,12 @@ def save_checkpoint(path, model, extra: dict | None = None) -> Path:
             "model": type(model).__name__, "epoch": str(model.epoch_),
             "config": json.dumps({"params": model.config_params(), "n_data": int(model.n_data_),
                                   "n_features": int(model.n_features_), "state": tree,
-                                  "extra": extra or {}})}
-    write_bytes_atomic(path, safetensors_bytes(tensors, metadata=meta))
+                                  "torch_threads": torch.get_num_threads(), "extra": extra or {}})}
+    write_bytes_atomic(path, canonical_safetensors(safetensors_bytes(tensors, metadata=meta)))
     return path
 
 
+@_damage_is_run_error
 def load_checkpoint(path, device: str | None = None):
     """Rebuild a model from :func:`save_checkpoint`, ready for ``continue_fit(X)``.
 

@@ -22,10 +22,13 @@ It is written beside its target and renamed into place. Checkpoints live in
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import os
 import platform
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -35,7 +38,7 @@ import scipy.sparse as sp
 from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
-from bpetopics.files import staging_folder
+from bpetopics.files import canonical_safetensors, staging_folder
 from bpetopics.topwords import top_word_ids
 
 FORMAT = "bpetopics.run"
@@ -53,6 +56,28 @@ class RunError(ValueError):
     """A run folder or checkpoint that cannot be used; the message is one line."""
 
 
+#: What reading a damaged file raises from numpy, scipy, zipfile, zlib, json, safetensors
+#: and torch, besides our own RunError.
+_DAMAGE = (ValueError, TypeError, KeyError, IndexError, AttributeError, OSError, EOFError, OverflowError,
+           MemoryError, RuntimeError, zipfile.BadZipFile, zlib.error)
+
+
+def _damage_is_run_error(read):
+    """Let ``read`` (a loader of runs or checkpoints) raise only RunError: any other error
+    while reading its files means a damaged file, and becomes one line naming the path."""
+    @functools.wraps(read)
+    def wrapper(*args, **kwargs):
+        try:
+            return read(*args, **kwargs)
+        except RunError:
+            raise
+        except _DAMAGE as exc:
+            where = getattr(args[0], "path", args[0]) if args else kwargs.get("path")
+            raise RunError(f"{where} is damaged ({type(exc).__name__}: {_first_line(exc)}): "
+                           "train the run again") from None
+    return wrapper
+
+
 @dataclass
 class Run:
     """A loaded run: the fitted model, the text pipeline, the vocabulary, the config."""
@@ -64,6 +89,7 @@ class Run:
     path: Path
     summary: dict = field(default_factory=dict)
 
+    @_damage_is_run_error
     def doc_codes(self) -> sp.csr_matrix:
         """Codes of the training documents, CSR (N x K) uint8."""
         return sp.load_npz(self.path / DOC_CODES_FILE).tocsr()
@@ -91,6 +117,7 @@ class Run:
             raise RunError(f"{file} has shape {counts.shape}, expected {expected}")
         return counts
 
+    @_damage_is_run_error
     def doc_topics(self) -> tuple[list[str], np.ndarray]:
         """(ids, mixtures (N x T)) of the training documents."""
         with np.load(self.path / DOC_TOPICS_FILE, allow_pickle=False) as f:
@@ -132,6 +159,13 @@ def check_run_destination(out: str | os.PathLike, overwrite: bool = False) -> Pa
         elif not is_run(out) and (not out.is_dir() or any(out.iterdir())):
             raise RunError(f"{out} exists and is not a run folder: choose another --out (it is never deleted)")
     return out
+
+
+def _torch_threads() -> int:
+    """torch's intra-op thread count: CPU results are reproducible for the same count only."""
+    import torch
+
+    return int(torch.get_num_threads())
 
 
 def _json_bytes(obj) -> bytes:
@@ -230,7 +264,8 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
     config = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": type(model).__name__,
               "params": model.config_params(), "seed": model.random_state, "n_data": int(model.n_data_),
               "n_features": int(model.n_features_), "corpus": corpus_cfg, "versions": library_versions(),
-              "training": {"epoch": int(model.epoch_), "step": int(model.step_), "history": history}}
+              "training": {"epoch": int(model.epoch_), "step": int(model.step_), "history": history,
+                           "torch_threads": _torch_threads()}}
     summary = {"documents": n_docs, "vocabulary": len(vocabulary), "n_topics": int(topic_word.shape[0]),
                "n_bits": int(codes.shape[1]), "epochs": int(model.epoch_),
                "final_objective": history[-1]["objective"] if history else None,
@@ -241,8 +276,8 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
 
     with staging_folder(out) as tmp:
         state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
-        (tmp / WEIGHTS_FILE).write_bytes(safetensors_bytes(
-            state, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)}))
+        (tmp / WEIGHTS_FILE).write_bytes(canonical_safetensors(safetensors_bytes(
+            state, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})))
         (tmp / VOCABULARY_FILE).write_text("".join(w + "\n" for w in vocabulary), encoding="utf-8")
         (tmp / TOPICS_FILE).write_bytes(_csv_bytes(
             ("topic", "share", "rank", "word", "weight"),
@@ -272,6 +307,7 @@ def _load_tensors(path: Path, where: str) -> tuple[dict, dict]:
         raise RunError(f"{path} is corrupted or truncated ({_first_line(exc)})") from None
 
 
+@_damage_is_run_error
 def load_run(path, device: str | None = "cpu") -> Run:
     """Read a run folder written by :func:`save_run` (or ``bpetopics train``).
 

@@ -10,9 +10,12 @@ What ``bpetopics train`` runs, as library functions a notebook can call::
     run_job(job); finish_job(job)
 
 While training, ``RUN.partial/`` holds ``job.json`` (the model parameters and the corpus
-record), ``corpus/`` (the training corpus, saved) and ``checkpoint.safetensors`` (after
-the first epoch). ``RUN`` itself is written only by :func:`finish_job`. Every problem a
-user can fix is a one-line :class:`~bpetopics.runs.folder.RunError`.
+record), ``corpus/`` (the training corpus, saved), ``checkpoint.safetensors`` (after
+the first epoch) and ``train.lock`` (:mod:`bpetopics.runs.lock`: the process training it,
+so that a second one stops at once and touches nothing). ``RUN`` itself is written only
+by :func:`finish_job`. Every problem a user can fix is a one-line
+:class:`~bpetopics.runs.folder.RunError`; a failed write (a full disk) is an OSError that
+leaves the last checkpoint intact.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 from bpetopics.files import write_bytes_atomic
 from bpetopics.runs.checkpoints import load_checkpoint, save_checkpoint
 from bpetopics.runs.folder import CHECKPOINT_FILE, RunError, check_run_destination, partial_path, save_run
+from bpetopics.runs.lock import RunLock, RunLockedError, lock_run
 
 JOB_FILE = "job.json"
 CORPUS_DIR = "corpus"
@@ -33,13 +37,17 @@ JOB_FORMAT = "bpetopics.train_job"
 
 @dataclass
 class TrainingJob:
-    """A training in progress: the run folder it will write, its model and corpus, and
-    ``record`` (the content of ``job.json``: format, params, corpus)."""
+    """A training in progress: the run folder it will write, its model and corpus,
+    ``record`` (the content of ``job.json``: format, params, corpus), the lock held on
+    ``RUN.partial`` and, for a resumed job, the torch thread count its checkpoint was
+    trained with (CPU results repeat for the same count only)."""
 
     out: Path
     model: object
     corpus: object
     record: dict
+    lock: RunLock | None = None
+    saved_threads: int | None = None
 
     @property
     def partial(self) -> Path:
@@ -57,15 +65,27 @@ def _model_class(name: str = "PoissBPE"):
     return MODELS[name]
 
 
-def check_job_destination(out, overwrite: bool = False) -> Path:
+def lock_job(out) -> RunLock:
+    """Take the lock on ``RUN.partial`` (created if missing) for this process; RunError
+    naming the process that holds it. Release it with ``.release()`` (or let
+    :func:`finish_job` do it)."""
+    try:
+        return lock_run(partial_path(out))
+    except (RunLockedError, OSError) as exc:
+        raise RunError(str(exc)) from None
+
+
+def check_job_destination(out, overwrite: bool = False, lock: RunLock | None = None) -> Path:
     """Check, before slow work, that a new job may train ``out``; returns ``RUN.partial``.
 
     RunError when ``out`` holds a finished run (unless ``overwrite``) or something else,
     or when ``RUN.partial`` is not a training job, or is one and ``overwrite`` is false.
+    With ``lock`` (ours, on ``RUN.partial``) the lock file itself does not count.
     """
     check_run_destination(out, overwrite)
     partial = partial_path(out)
-    if partial.exists():
+    held = lock.others() if lock is not None else (list(partial.iterdir()) if partial.is_dir() else [])
+    if held or (partial.exists() and not partial.is_dir()):
         if not (partial / JOB_FILE).is_file():
             raise RunError(f"{partial} exists and is not an interrupted bpetopics training: move it away")
         if not overwrite:
@@ -75,29 +95,37 @@ def check_job_destination(out, overwrite: bool = False) -> Path:
 
 
 def start_job(out, params: dict, corpus, corpus_info: dict, *, overwrite: bool = False,
-              model: str = "PoissBPE") -> TrainingJob:
+              model: str = "PoissBPE", lock: RunLock | None = None) -> TrainingJob:
     """Begin training a ``model`` (registry name) with ``params`` on ``corpus`` (a
     :class:`~bpetopics.text.Corpus`, its ``counts`` the training matrix).
 
-    Writes ``RUN.partial/job.json`` and the corpus; ``corpus_info`` (JSON-safe, e.g.
+    Takes the lock on ``RUN.partial`` (unless the caller holds it: ``lock``), then writes
+    ``job.json`` and the corpus; ``corpus_info`` (JSON-safe, e.g.
     :func:`bpetopics.text.sources.corpus_record`) is recorded in the run's config. Refuses
-    (RunError) a finished run at ``out`` or an interrupted one unless ``overwrite``.
+    (RunError) a finished run at ``out``, an interrupted one unless ``overwrite``, and a
+    ``RUN.partial`` another live process is training.
     """
     out = Path(out)
-    partial = check_job_destination(out, overwrite)
+    check_run_destination(out, overwrite)
     if corpus.n_docs == 0:
         raise RunError(f"the corpus {corpus_info.get('source', '')} has no training document with a word of "
                        "its vocabulary")
     instance = _model_class(model)(**params)
-    if partial.exists():
-        shutil.rmtree(partial)
-    partial.mkdir(parents=True)
-    record = {"format": JOB_FORMAT, "params": params, "corpus": corpus_info}
-    if model != "PoissBPE":
-        record["model"] = model
-    write_bytes_atomic(partial / JOB_FILE, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
-    corpus.save(partial / CORPUS_DIR)
-    return TrainingJob(out, instance, corpus, record)
+    own = lock is None
+    lock = lock_job(out) if own else lock
+    try:
+        partial = check_job_destination(out, overwrite, lock)
+        lock.clear()  # an interrupted training replaced (overwrite): all but the lock
+        record = {"format": JOB_FORMAT, "params": params, "corpus": corpus_info}
+        if model != "PoissBPE":
+            record["model"] = model
+        write_bytes_atomic(partial / JOB_FILE, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+        corpus.save(partial / CORPUS_DIR)
+    except BaseException:
+        if own:
+            lock.release()
+        raise
+    return TrainingJob(out, instance, corpus, record, lock)
 
 
 def read_job(out) -> dict:
@@ -114,30 +142,41 @@ def read_job(out) -> dict:
     return job
 
 
-def resume_job(out, *, device: str | None = None, record: dict | None = None) -> TrainingJob:
+def resume_job(out, *, device: str | None = None, record: dict | None = None,
+               lock: RunLock | None = None) -> TrainingJob:
     """The interrupted training of ``out``, from its last checkpoint (or from the start
     when no epoch had finished). ``device`` replaces the recorded one; ``record`` is
-    ``read_job(out)`` when the caller has read (and perhaps checked) it already."""
+    ``read_job(out)`` when the caller has read (and perhaps checked) it already; ``lock``
+    is the caller's lock on ``RUN.partial`` (taken here when None)."""
     from bpetopics.text import Corpus, CorpusError
 
     out = Path(out)
-    record = read_job(out) if record is None else record
-    if device is not None:
-        record["params"]["device"] = device
-    partial = partial_path(out)
+    own = lock is None
+    lock = lock_job(out) if own else lock
     try:
-        corpus = Corpus.load(partial / CORPUS_DIR)
-    except CorpusError as exc:
-        raise RunError(f"{exc} (start again with --overwrite)") from None
-    checkpoint = partial / CHECKPOINT_FILE
-    if checkpoint.is_file():
+        record = read_job(out) if record is None else record
+        if device is not None:
+            record["params"]["device"] = device
+        partial = partial_path(out)
         try:
-            model, _ = load_checkpoint(checkpoint, device=record["params"]["device"])
-        except RunError as exc:
+            corpus = Corpus.load(partial / CORPUS_DIR)
+        except CorpusError as exc:
             raise RunError(f"{exc} (start again with --overwrite)") from None
-    else:
-        model = _model_class(record.get("model", "PoissBPE"))(**record["params"])
-    return TrainingJob(out, model, corpus, record)
+        checkpoint = partial / CHECKPOINT_FILE
+        saved_threads = None
+        if checkpoint.is_file():
+            try:
+                model, extra = load_checkpoint(checkpoint, device=record["params"]["device"])
+            except RunError as exc:
+                raise RunError(f"{exc} (start again with --overwrite)") from None
+            saved_threads = extra.get("torch_threads") if isinstance(extra, dict) else None
+        else:
+            model = _model_class(record.get("model", "PoissBPE"))(**record["params"])
+    except BaseException:
+        if own:
+            lock.release()
+        raise
+    return TrainingJob(out, model, corpus, record, lock, saved_threads)
 
 
 def checkpoint_epoch(job: TrainingJob) -> int | None:
@@ -153,12 +192,16 @@ def run_job(job: TrainingJob, after_epoch=None):
     every epoch, then calling ``after_epoch(model, info)``. Returns the fitted model.
 
     An interruption (e.g. KeyboardInterrupt) leaves the last checkpoint, from which
-    :func:`resume_job` continues with the same result as an uninterrupted run.
+    :func:`resume_job` continues with the same result as an uninterrupted run (for the
+    same torch thread count on CPU, which the checkpoint records). A failed checkpoint
+    write (OSError, e.g. a full disk) leaves the previous checkpoint intact.
     """
+    import torch
+
     model = job.model
 
     def callback(m, info):
-        save_checkpoint(job.checkpoint, m)
+        save_checkpoint(job.checkpoint, m, extra={"torch_threads": torch.get_num_threads()})
         if after_epoch is not None:
             after_epoch(m, info)
 
@@ -174,14 +217,31 @@ def run_job(job: TrainingJob, after_epoch=None):
 
 
 def finish_job(job: TrainingJob, *, overwrite: bool = False) -> Path:
-    """Write the run folder ``job.out`` (atomically) and remove ``RUN.partial/``."""
-    save_run(job.out, job.model, job.corpus, corpus_info=job.record["corpus"], overwrite=overwrite)
+    """Write the run folder ``job.out`` (atomically), remove ``RUN.partial/`` and release
+    the job's lock. On an OSError (a full disk) the run's temporary folder is removed and
+    ``RUN.partial/`` with its last checkpoint is kept (the lock is released)."""
+    try:
+        save_run(job.out, job.model, job.corpus, corpus_info=job.record["corpus"], overwrite=overwrite)
+    except BaseException:
+        release_job(job)
+        raise
+    release_job(job)
     shutil.rmtree(job.partial, ignore_errors=True)
     return job.out
+
+
+def release_job(job: TrainingJob) -> None:
+    """Give back the job's lock on ``RUN.partial`` (nothing else is touched)."""
+    if job.lock is not None:
+        job.lock.release()
 
 
 def train_run(out, params: dict, corpus, corpus_info: dict, *, overwrite: bool = False, after_epoch=None) -> Path:
     """Start, run and finish a training job in one call; returns the run folder."""
     job = start_job(out, params, corpus, corpus_info, overwrite=overwrite)
-    run_job(job, after_epoch)
+    try:
+        run_job(job, after_epoch)
+    except BaseException:
+        release_job(job)
+        raise
     return finish_job(job, overwrite=overwrite)

@@ -307,15 +307,19 @@ def clean_message(
 # --------------------------------------------------------------------------- tokens
 @functools.lru_cache(maxsize=8)
 def _tokenizer(min_length: int):
-    # nltk's RegexpTokenizer (imported lazily: importing nltk takes seconds). The pattern
-    # keeps the alphabetic tokens of at least ``min_length`` characters among those of
-    # nltk's wordpunct_tokenize (pattern ``\w+|[^\w\s]+``): a ``\w+`` run matches
+    # The alphabetic tokens of at least ``min_length`` characters among those of nltk's
+    # wordpunct_tokenize (pattern ``\w+|[^\w\s]+``): a ``\w+`` run matches
     # ``\b[^\W\d_]{n,}\b`` exactly when it is made of letters only and is n long or more,
     # so numbers, punctuation, mixed tokens ("x11", "386dx") and short tokens are
     # dropped in one C-level pass instead of a Python filter over every token.
-    from nltk.tokenize import RegexpTokenizer
+    # The ``regex`` engine nltk's RegexpTokenizer uses (so the tokens are nltk's: unlike
+    # ``re``, its ``\w`` holds combining marks), without nltk's wall-clock limit on each
+    # match (5 s), which a large document or a busy machine exceeds. The pattern cannot
+    # backtrack more than once over each letter run, so its cost is linear in the text.
+    import regex
 
-    return RegexpTokenizer(rf"\b[^\W\d_]{{{int(min_length)},}}\b").tokenize
+    return regex.compile(rf"\b[^\W\d_]{{{int(min_length)},}}\b",
+                         regex.UNICODE | regex.MULTILINE | regex.DOTALL).findall
 
 
 def tokenize(
@@ -324,7 +328,7 @@ def tokenize(
     min_length: int = 3,
     lowercase: bool = True,
 ) -> list[str]:
-    """Lower-case, tokenise (nltk) and drop stop words, numbers, punctuation, short tokens.
+    """Lower-case, tokenise and drop stop words, numbers, punctuation, short tokens.
 
     Parameters
     ----------

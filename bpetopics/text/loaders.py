@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bpetopics.text.decoding import _looks_binary, _name, decode_bytes, decode_text  # noqa: F401
 from bpetopics.text.errors import CorpusError, CorpusWarning
 
 #: Names that mean the 20 Newsgroups corpus (by-date split) as a source.
@@ -89,32 +90,16 @@ class RawDocuments:
 
 
 # ------------------------------------------------------------------------- folder
-def _looks_binary(head: bytes) -> bool:
-    """True for bytes that are not text: a NUL byte, or over 30% control bytes."""
-    if not head:
-        return False
-    if b"\x00" in head:
-        return True
-    control = sum(head.count(bytes([c])) for c in range(32) if c not in (9, 10, 12, 13))
-    return control > 0.3 * len(head)
-
-
-def decode_text(raw: bytes) -> str:
-    """Decode bytes as UTF-8 (a BOM dropped), falling back to latin-1: never fails."""
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return raw.decode("latin-1")
-
-
 def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
     """Load a folder of text files, one document per file, recursively.
 
     As in scikit-learn's ``load_files``, a first-level subfolder names the label of the
     files below it. Hidden files and folders (``.name``) are ignored. Files that are not
     text (NUL bytes, mostly control bytes) are skipped with a :class:`CorpusWarning` that
-    counts them. Bytes are decoded as UTF-8, falling back to latin-1, so decoding never
-    fails.
+    counts them. Each file is decoded on its own as UTF-8 (or UTF-16/32 when it starts
+    with a byte-order mark); bytes that are not valid become U+FFFD and are counted in a
+    :class:`CorpusWarning`, so decoding never fails and never changes a whole file's
+    encoding.
 
     Parameters
     ----------
@@ -152,10 +137,10 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
             "optionally in one subfolder per label)"
         )
     files.sort(key=lambda p: p.relative_to(root).parts)
-    texts, ids, folder_labels, not_text = [], [], [], []
+    texts, ids, folder_labels, not_text, bad_files, n_bad = [], [], [], [], [], 0
     for file in files:
         rel = file.relative_to(root)
-        rel_id = rel.as_posix()
+        rel_id = _name(rel.as_posix())
         try:
             raw = file.read_bytes()
         except OSError:
@@ -164,9 +149,13 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
         if _looks_binary(raw[:8192]):
             not_text.append(rel_id)
             continue
-        texts.append(decode_text(raw))
+        text, bad = decode_bytes(raw)
+        if bad:
+            bad_files.append(rel_id)
+            n_bad += bad
+        texts.append(text)
         ids.append(rel_id)
-        folder_labels.append(rel.parts[0] if len(rel.parts) > 1 else None)
+        folder_labels.append(_name(rel.parts[0]) if len(rel.parts) > 1 else None)
     if not texts:
         raise CorpusError(
             f"folder {root} has no text files ({len(not_text)} files skipped as not text): "
@@ -176,6 +165,13 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
         warnings.warn(
             f"skipped {len(not_text)} of {len(files)} files in {root} that are not text "
             f"(e.g. {not_text[0]})",
+            CorpusWarning,
+            stacklevel=2,
+        )
+    if bad_files:
+        warnings.warn(
+            f"{n_bad:,} bytes that are not valid UTF-8 were replaced by U+FFFD in {len(bad_files)} of "
+            f"{len(files)} files in {root} (e.g. {bad_files[0]})",
             CorpusWarning,
             stacklevel=2,
         )
@@ -278,7 +274,17 @@ def load_20newsgroups(
     return out
 
 
+#: Seconds a download may wait for the network on one operation (connect, read) before
+#: it counts as failed: scikit-learn sets none, so a network that drops packets would
+#: hang the fetch for good.
+DOWNLOAD_TIMEOUT = 30.0
+
+
 def _fetch(fetch_20newsgroups, data_home, subset, categories, download_if_missing):
+    import socket
+
+    previous = socket.getdefaulttimeout()
+    socket.setdefaulttimeout(DOWNLOAD_TIMEOUT if previous is None else previous)
     try:
         return fetch_20newsgroups(
             data_home=None if data_home is None else os.fspath(data_home),
@@ -294,6 +300,8 @@ def _fetch(fetch_20newsgroups, data_home, subset, categories, download_if_missin
             f"cannot load 20 Newsgroups from {where} ({exc}): put 20news-bydate_py3.pkz there "
             "(--data-home or SCIKIT_LEARN_DATA) or allow the download"
         ) from None
+    finally:
+        socket.setdefaulttimeout(previous)
 
 
 # ------------------------------------------------------------------------- by name

@@ -227,7 +227,7 @@ def test_graph_writes_png_graphml_gexf_and_bits(runner, trained_run, tmp_path):
     assert sum(G.nodes[t]["probability"] for t in G) == pytest.approx(1, abs=1e-6)
     assert sum(G.nodes[t]["n_docs"] for t in G) >= 1
 
-    with open(tmp_path / "fig" / "bits.csv", newline="") as f:
+    with open(tmp_path / "fig" / "graph.bits.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert [int(r["bit"]) for r in rows] == list(range(8))
     used = (np.asarray(codes) != 0).sum(0)

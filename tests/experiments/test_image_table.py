@@ -89,7 +89,10 @@ def test_table_command_rejects_bad_input(tmp_path):
                                    str(tmp_path / "nothing"), "--datasets", "mnist"])
     assert missing.exit_code == 2 and "MNIST" in missing.output
     assert "Traceback" not in missing.output
+    # the message names the command's flags, not the library's arguments
+    assert "--data-root" in missing.output and "download=True" not in missing.output
+    assert "data_root" not in missing.output.replace(str(tmp_path), "")
     helptext = runner.invoke(main, ["images", "table", "--help"]).output
-    assert "tiny" not in helptext and "--budget" in helptext
+    assert "tiny" in helptext and "--budget" in helptext and "--overwrite" in helptext
     zero = runner.invoke(main, ["images", "table", "--out", str(tmp_path), "--bpe-epochs", "0"])
     assert zero.exit_code == 2 and "--bpe-epochs" in zero.output

@@ -226,3 +226,72 @@ def test_missing_and_unfinished_runs(tmp_path):
     (tmp_path / "run.partial").mkdir()
     with pytest.raises(RunError, match="did not finish.*--resume"):
         load_run(tmp_path / "run")
+
+
+def test_checkpoint_metadata_records_the_thread_count(tmp_path):
+    """Issue #11 item 7: CPU results are reproducible for the same thread count only."""
+    import json
+
+    from safetensors import safe_open
+
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, size=(40, 30)))
+    model = PoissBPE(**dict(TINY, epochs=1)).fit(X)
+    path = save_checkpoint(tmp_path / "c.safetensors", model)
+    with safe_open(str(path), framework="pt") as f:
+        assert json.loads(f.metadata()["config"])["torch_threads"] == torch.get_num_threads()
+
+
+def test_identical_models_give_identical_safetensors_bytes(tmp_path):
+    """Issue #11 item 8: safetensors wrote its metadata in hash-map order, so the bytes of
+    model.safetensors differed between identical trainings."""
+    from bpetopics.files import canonical_safetensors
+
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, size=(40, 30)))
+    model = PoissBPE(**dict(TINY, epochs=1)).fit(X)
+    vocabulary = [f"w{i}" for i in range(30)]
+    weights = {save_run(tmp_path / f"r{i}", model, vocabulary=vocabulary, counts=X).joinpath(
+        "model.safetensors").read_bytes() for i in range(12)}
+    checkpoints = {save_checkpoint(tmp_path / f"c{i}.safetensors", model).read_bytes() for i in range(12)}
+    assert len(weights) == 1 and len(checkpoints) == 1
+    data = next(iter(weights))
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    assert list(header) == sorted(header) and list(header["__metadata__"]) == sorted(header["__metadata__"])
+    assert canonical_safetensors(data) == data
+    loaded = load_file(str(tmp_path / "r0" / "model.safetensors"))
+    assert all(torch.equal(loaded[k], v) for k, v in model.state_dict().items())
+
+
+def test_top_words_are_plain_str():
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, size=(40, 30)))
+    words = PoissBPE(**dict(TINY, epochs=1)).fit(X).top_words(np.array([f"w{i}" for i in range(30)]), n=3)
+    assert len(words) == 5 and all(type(w) is str for row in words for w in row)
+
+
+def test_n_topics_mismatch_names_the_parameter_and_shapes(tmp_path):
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, size=(40, 30)))
+    out = save_run(tmp_path / "r", PoissBPE(**dict(TINY, epochs=1)).fit(X), vocabulary=[f"w{i}" for i in range(30)])
+    config = json.loads((out / "config.json").read_text())
+    config["params"]["n_topics"] = 6
+    (out / "config.json").write_text(json.dumps(config))
+    with pytest.raises(RunError, match=r"size mismatch for \S+: copying a param with shape \(\[5, 8\]\) .* "
+                                       r"current model is \(\[6, 8\]\)") as info:
+        load_run(out)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["PoissBPE"])
+def test_every_parameter_is_documented(name):
+    """help(PoissBPE) documents each parameter of __init__ (numpy-style "name :" entries)."""
+    import inspect
+    import re
+
+    from bpetopics import models
+
+    cls = getattr(models, name)
+    doc = inspect.getdoc(cls)
+    section = doc.split("Parameters\n----------", 1)[1].split("Attributes\n----------", 1)[0] if "Parameters" in doc else ""
+    documented = {n.strip() for line in section.splitlines() if re.match(r"^\S.* :", line)
+                  for n in line.split(" :", 1)[0].split(",")}
+    missing = [p for p in inspect.signature(cls.__init__).parameters if p != "self" and p not in documented]
+    assert not missing, f"{name} leaves {missing} undocumented"

@@ -1,5 +1,7 @@
 """Loaders: a folder of texts (labels, non-text files, encodings, errors) and 20 Newsgroups."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -23,13 +25,17 @@ def labelled_folder(tmp_path):
 
 
 def test_folder_labels_ids_and_encodings(labelled_folder):
-    with pytest.warns(CorpusWarning, match=r"skipped 2 of 6 files .* not text"):
+    with pytest.warns(CorpusWarning) as caught:
         docs = load_folder(labelled_folder)
+    messages = [str(w.message) for w in caught]
+    assert any(re.search(r"skipped 2 of 6 files .* not text", m) for m in messages), messages
+    assert any(re.search(r"^1 bytes that are not valid UTF-8 were replaced .* in 1 of 6 files .*space/b", m)
+               for m in messages), messages
     assert docs.ids == ["cars/c.txt", "cars/deeper/d.txt", "space/a.txt", "space/b"]
     assert docs.label_names == ["cars", "space"]
     np.testing.assert_array_equal(docs.labels, [0, 0, 1, 1])
     assert docs.texts[0] == "engines with a BOM"  # BOM dropped
-    assert docs.texts[3] == "café on the moon"  # latin-1 fallback, no crash
+    assert docs.texts[3] == "caf\ufffd on the moon"  # the bad byte replaced, no crash
     assert docs.split == "train" and docs.source == str(labelled_folder)
     assert sorted(docs.skipped["not a text file"]) == ["cars/photo.jpg", "space/blob.bin"]
 
@@ -107,3 +113,29 @@ def test_20newsgroups_errors(tmp_path):
         load_20newsgroups(categories=["sci.spaec"])
     with pytest.raises(CorpusError, match=r"cannot load 20 Newsgroups from .*put 20news-bydate_py3.pkz there"):
         load_20newsgroups(tmp_path, download_if_missing=False)
+
+
+def test_one_bad_byte_does_not_change_the_whole_files_encoding(tmp_path):
+    """Issue #11: one invalid byte turned a whole UTF-8 file into latin-1 ("cafÃ©")."""
+    from bpetopics.text.loaders import decode_bytes
+
+    raw = "café crème ".encode("utf-8") * 3 + b"\xff" + " naïve".encode("utf-8")
+    text, n_bad = decode_bytes(raw)
+    assert text == "café crème " * 3 + "\ufffd naïve" and n_bad == 1
+    (tmp_path / "a.txt").write_bytes(raw)
+    (tmp_path / "b.txt").write_bytes(b"\xe9t\xe9 " + "été".encode("utf-8"))
+    with pytest.warns(CorpusWarning, match=r"^3 bytes that are not valid UTF-8 .* in 2 of 2 files"):
+        docs = load_folder(tmp_path)
+    assert "café" in docs.texts[0] and "cafÃ" not in docs.texts[0]
+    assert docs.texts[1] == "\ufffdt\ufffd été"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32"])
+def test_utf16_and_utf32_files_with_a_bom_are_read(tmp_path, encoding):
+    text = "Ünïcode topics: the shuttle's orbit\n"
+    raw = text.encode(encoding)
+    if not raw.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        raw = "\ufeff".encode(encoding) + raw  # utf-16-be writes no BOM by itself
+    (tmp_path / "doc.txt").write_bytes(raw)
+    docs = load_folder(tmp_path)
+    assert docs.texts == [text] and not docs.skipped
