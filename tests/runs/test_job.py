@@ -64,3 +64,28 @@ def test_a_finished_run_is_refused_and_nothing_to_resume_is_one_line(corpus, tmp
         start_job(tmp_path / "r", dict(PARAMS), corpus, {})
     with pytest.raises(RunError, match="nothing to resume"):
         resume_job(tmp_path / "other")
+
+
+def test_a_job_being_trained_by_another_process_is_refused_untouched(corpus, tmp_path):
+    """The library's job takes the lock on RUN.partial, not only the CLI: a second
+    caller on the same run stops at once and leaves the first one's files alone."""
+    import os
+    import socket
+
+    from bpetopics.runs.lock import LOCK_FILE
+
+    job = start_job(tmp_path / "r", dict(PARAMS, epochs=1), corpus, {"source": "planted"})
+    assert (job.partial / LOCK_FILE).is_file()
+    # make the lock another live process's (our parent's), as a second `train` would see it
+    owner = {"pid": os.getppid(), "host": socket.gethostname(), "started": 0}
+    (job.partial / LOCK_FILE).write_text(json.dumps(owner))
+    before = sorted(p.name for p in job.partial.iterdir())
+    for attempt in (lambda: start_job(tmp_path / "r", dict(PARAMS), corpus, {}, overwrite=True),
+                    lambda: resume_job(tmp_path / "r")):
+        with pytest.raises(RunError, match=f"being trained by process {os.getppid()}"):
+            attempt()
+    assert sorted(p.name for p in job.partial.iterdir()) == before
+    (job.partial / LOCK_FILE).unlink()
+    run_job(job)
+    finish_job(job)
+    assert load_run(tmp_path / "r").model.epoch_ == 1 and not job.partial.exists()
