@@ -5,10 +5,11 @@ the data term of every candidate is
 
     score_nj = sum_{i in n} x_i ln sum_t beta[w_i, t] f(z_n + e_j)_t          (A, K)
 
-over the document's real non-zeros i. The kernel runs this fused, one document per
-iteration of a parallel loop (``prange``: documents are spread over the threads), with no
-intermediate (non-zeros x K) array. Documents with the same code share ``mix_t`` rows, so
-the mixtures are computed once per distinct code. Used on CPU tensors when numba imports;
+over the document's real non-zeros i. Documents with the same code share the candidates
+z + e_j, so the caller computes ln phi once per distinct (word, code) pair: the products
+over T in one compiled loop (``prange``: pairs are spread over the threads), the
+logarithms by torch's vectorised ``log_`` (a scalar log in the loop is 3x slower), then
+each document's weighted sum of its pairs' rows in a second compiled loop. Used on CPU tensors when numba imports;
 :func:`bpetopics.core.table_pursuit._shared_code_scores` is the torch path (CUDA, or
 without numba) and gives the same scores to float tolerance.
 """
@@ -24,59 +25,78 @@ try:
 except ImportError:                                   # pragma: no cover - numba optional
     numba = None
 
+_BLOCK = 32        # pairs (documents) per parallel work item
+
 if numba is not None:
     if numba.config.THREADING_LAYER == "default":
         # OpenMP's workers spin after each parallel loop and burn the other cores' time;
         # the work-queue pool sleeps.
         numba.config.THREADING_LAYER = "workqueue"
 
-    def _mix_products_py(indptr, cols, code_of_doc, beta, mix_t, phi):  # pragma: no cover
-        """phi[i, j] = sum_t beta[cols[i], t] mix_t[code_of_doc[n], t, j] for each non-zero
-        i of document n. indptr (A+1,), cols (nnz,), code_of_doc (A,), beta (U, T),
-        mix_t (C, T, K) -> phi (nnz, K)."""
-        n_topics, n_bits = mix_t.shape[1], mix_t.shape[2]
-        for n in prange(indptr.shape[0] - 1):
-            mix = mix_t[code_of_doc[n]]
-            for i in range(indptr[n], indptr[n + 1]):
-                row = beta[cols[i]]
-                out = phi[i]
-                out[:] = 0.0
+    def _mix_products_py(words, codes, beta, mix_t, phi):  # pragma: no cover
+        """phi[m, j] = max(sum_t beta[words[m], t] mix_t[codes[m], t, j], 1e-30).
+        words, codes (M,), beta (U, T), mix_t (C, T, K) -> phi (M, K)."""
+        n_topics, n_bits, n_pairs = mix_t.shape[1], mix_t.shape[2], words.shape[0]
+        for block in prange((n_pairs + _BLOCK - 1) // _BLOCK):
+            acc = np.empty(n_bits, dtype=np.float32)     # one scratch row per block
+            for m in range(block * _BLOCK, min(n_pairs, (block + 1) * _BLOCK)):
+                w, c = words[m], codes[m]
+                acc[:] = 0.0
                 for t in range(n_topics):
-                    b = row[t]
+                    b = beta[w, t]
                     for j in range(n_bits):
-                        out[j] += b * mix[t, j]
+                        acc[j] += b * mix_t[c, t, j]
+                for j in range(n_bits):                 # as the reference: phi >= 1e-30
+                    phi[m, j] = max(acc[j], np.float32(1e-30))
 
-    # One thread: a plain loop (no thread pool); more: documents spread over threads.
-    _mix_products_serial = njit(cache=True, nogil=True)(_mix_products_py)
-    _mix_products_parallel = njit(parallel=True, cache=True, nogil=True)(_mix_products_py)
+    def _row_sums_py(indptr, pair_of_nz, vals, log_phi, scores):  # pragma: no cover
+        """scores[n, j] = sum_{i in n} vals[i] log_phi[pair_of_nz[i], j].
+        indptr (A+1,), pair_of_nz, vals (nnz,), log_phi (M, K) -> scores (A, K)."""
+        n_bits, n_docs = log_phi.shape[1], indptr.shape[0] - 1
+        for block in prange((n_docs + _BLOCK - 1) // _BLOCK):
+            acc = np.empty(n_bits, dtype=np.float32)
+            for n in range(block * _BLOCK, min(n_docs, (block + 1) * _BLOCK)):
+                acc[:] = 0.0
+                for i in range(indptr[n], indptr[n + 1]):
+                    x, p = vals[i], pair_of_nz[i]
+                    for j in range(n_bits):
+                        acc[j] += x * log_phi[p, j]
+                for j in range(n_bits):
+                    scores[n, j] = acc[j]
+
+    # One thread: plain loops (no thread pool); more: the loop is spread over threads.
+    _products = (njit(cache=True, nogil=True)(_mix_products_py),
+                 njit(parallel=True, cache=True, nogil=True)(_mix_products_py))
+    _sums = (njit(cache=True, nogil=True)(_row_sums_py),
+             njit(parallel=True, cache=True, nogil=True)(_row_sums_py))
 
 
 def available(device) -> bool:
-    """Whether the compiled kernel serves tensors on ``device``."""
+    """Whether the compiled kernels serve tensors on ``device``."""
     return numba is not None and torch.device(device).type == "cpu"
 
 
-def candidate_scores(sub, code_of_doc, beta, mix):
-    """score_nj above, (A, K) float32.
-
-    Parameters
-    ----------
-    sub : PackedCounts
-        The A documents; ``cols`` index rows of ``beta``.
-    code_of_doc : torch.LongTensor, shape (A,)
-        Which row of ``mix`` is each document's.
-    beta : torch.Tensor, shape (U, T)
-    mix : torch.Tensor, shape (C, K, T)
-        f(z_c + e_j) for each distinct code c and bit j.
-    """
+def _pick(pair):
     threads = max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))
-    kernel = _mix_products_serial
     if threads > 1:
         numba.set_num_threads(threads)
-        kernel = _mix_products_parallel
-    phi = torch.empty(sub.cols.shape[0], mix.shape[1])
-    kernel(sub.indptr.numpy(), sub.cols.numpy(), code_of_doc.numpy(),
-                  beta.float().contiguous().numpy(),
-                  mix.float().transpose(1, 2).contiguous().numpy(), phi.numpy())
-    log_phi = phi.clamp_min_(1e-30).log_()                  # torch's vectorised log
-    return sub.row_sum(sub.vals[:, None] * log_phi)         # sum_i x_i ln phi_ij
+    return pair[threads > 1]
+
+
+def log_mixtures(words, codes, beta, mix):
+    """ln phi_mj = ln max(sum_t beta[w_m, t] f(z_{c_m} + e_j)_t, 1e-30) for M (word, code)
+    pairs: words, codes (M,) long, beta (U, T), mix (C, K, T) -> (M, K) float32.
+    Products by the compiled loop, logarithms by torch's vectorised ``log_``."""
+    phi = torch.empty(words.shape[0], mix.shape[1])
+    _pick(_products)(words.numpy(), codes.numpy(), beta.float().contiguous().numpy(),
+                     mix.float().transpose(1, 2).contiguous().numpy(), phi.numpy())
+    return phi.log_()
+
+
+def pair_sums(sub, pair_of_nz, log_phi):
+    """score_nj = sum_{i in n} x_i log_phi[pair(i), j] for the documents of ``sub``
+    (PackedCounts, A rows): pair_of_nz (nnz,), log_phi (M, K) -> (A, K) float32."""
+    scores = torch.empty(len(sub), log_phi.shape[1])
+    _pick(_sums)(sub.indptr.numpy(), pair_of_nz.numpy(), sub.vals.float().numpy(),
+                 log_phi.numpy(), scores.numpy())
+    return scores

@@ -214,10 +214,10 @@ class BPEBase:
         # resumed from a checkpoint takes the same minibatches as an uninterrupted one.
         gen = torch.Generator().manual_seed(int(self.random_state) * 1_000_003 + self.epoch_)
         order = torch.randperm(X.shape[0], generator=gen).numpy()
+        shuffled = X[order]                 # one gather per epoch; minibatches are slices
         total_score, total_bits = 0.0, 0.0
         for begin in range(0, X.shape[0], self.batch_size):
-            rows = order[begin:begin + self.batch_size]
-            score, bits = self._train_step(X[rows])
+            score, bits = self._train_step(shuffled[begin:begin + self.batch_size])
             total_score += score
             total_bits += bits
         self.epoch_ += 1

@@ -106,19 +106,38 @@ def _shared_code_scores(decoder, likelihood, sub: PackedCounts, sub_codes, beta_
     """
     n_words = beta_u.shape[0]
     n_bits, n_topics = bit_cols.shape[0], beta_u.shape[1]
-    uniq, code_of_doc = torch.unique(sub_codes, dim=0, return_inverse=True)     # (C, K)
+    uniq, code_of_doc = _distinct_codes(sub_codes)                              # (C, K)
     pre = decoder.first_layer(uniq.float())                                     # (C, H1)
     mix = likelihood.link(decoder.forward_from_first(pre[:, None, :] + bit_cols))  # (C, K, T)
-    if kernels.available(beta_u.device):       # fused numba kernel, documents over threads
-        return kernels.candidate_scores(sub, code_of_doc, beta_u, mix)
     key = code_of_doc[sub.rows] * n_words + sub.cols                            # (nnz,)
     pairs, pair_of_nz = torch.unique(key, return_inverse=True)                  # (M,)
+    words, codes = pairs % n_words, pairs // n_words
+    if kernels.available(beta_u.device):        # compiled loops (numba), CPU
+        return kernels.pair_sums(sub, pair_of_nz, kernels.log_mixtures(words, codes, beta_u, mix))
     log_phi = torch.empty(pairs.numel(), n_bits, device=beta_u.device)          # (M, K)
     chunk = max(1, budget // (n_bits * n_topics))
     for begin in range(0, pairs.numel(), chunk):
-        part = pairs[begin:begin + chunk]
+        end = begin + chunk
         # phi_mj = sum_t beta[w_m, t] f(z_m + e_j)_t
-        phi = torch.bmm(mix[part // n_words], beta_u[part % n_words, :, None])[..., 0]
-        log_phi[begin:begin + chunk] = phi.clamp_min_(1e-30).log_()
+        phi = torch.bmm(mix[codes[begin:end]], beta_u[words[begin:end], :, None])[..., 0]
+        log_phi[begin:end] = phi.clamp_min_(1e-30).log_()
     per_pair = PackedCounts(sub.indptr, pair_of_nz, sub.vals, sub.rows)
     return per_pair.to_sparse(pairs.numel()) @ log_phi                         # (A, K)
+
+
+def _distinct_codes(codes):
+    """Distinct rows of a bool matrix (A, K) -> (C, K) and each row's index (A,).
+
+    Up to 64 bits a code is one int64 key, sum_k z_k 2^k (bit 63 wraps to the sign: still
+    one key per code), and a 1-D unique replaces the slower row-wise one.
+    """
+    n_bits = codes.shape[1]
+    if n_bits > 64:
+        return torch.unique(codes, dim=0, return_inverse=True)
+    powers = torch.ones(n_bits, dtype=torch.long, device=codes.device) << torch.arange(
+        n_bits, device=codes.device)
+    keys = (codes.long() * powers).sum(1)
+    uniq, inverse = torch.unique(keys, return_inverse=True)
+    first = torch.empty_like(uniq).scatter_(0, inverse, torch.arange(
+        keys.numel(), device=codes.device))                     # a row holding each key
+    return codes[first], inverse
