@@ -3,7 +3,7 @@
 Prints a markdown table (and writes it with ``--out``): training CPU seconds of PoissBPE
 (defaults), gensim ``LdaModel`` (our ``LDABaseline`` defaults) and tomotopy LDA (1,000
 Gibbs iterations), all on one thread in this process, their ratios, NPMI (top 10 words,
-test split as reference) and completion perplexity (test split); then the pursuit's
+test split as reference), topic diversity (top 25) and completion perplexity (test split); then the pursuit's
 useful work per second against this machine's one-thread matmul and logarithm rates (and
 the floor they set), the later-step kernels compared (numba against packed torch),
 encoding documents per second, and an epoch on 1 against 2 threads.
@@ -25,6 +25,7 @@ from bpetopics import PoissBPE
 from bpetopics.core import kernels
 from bpetopics.core.pursuit import greedy_pursuit
 from bpetopics.evaluation.coherence import npmi_coherence, top_word_ids
+from bpetopics.evaluation.diversity import topic_diversity
 from bpetopics.evaluation.lda import LDABaseline
 from bpetopics.evaluation.perplexity import completion_perplexity
 from bpetopics.text import prepare_corpus
@@ -112,7 +113,9 @@ def timed_fit(model, X):
 
 def quality(model, test, vocabulary):
     npmi = npmi_coherence(top_word_ids(model.topic_word_, 10), test.texts, vocabulary)
-    return float(np.mean(npmi.per_topic)), completion_perplexity(model, test.counts).perplexity
+    perplexity = completion_perplexity(model, test.counts).perplexity
+    return (f"{np.mean(npmi.per_topic):.3f} / {topic_diversity(model.topic_word_):.2f} / "
+            f"{perplexity:.0f}")
 
 
 def epoch_wall(X, topics, threads, epochs=2):
@@ -151,7 +154,7 @@ def main():
     epochs = [h["seconds"] for h in bpe.history_]
     rows += [("PoissBPE training (CPU s)", f"{bpe_s:.1f} ({len(epochs)} epochs, steady epoch "
                                            f"{np.median(epochs):.2f} s wall)"),
-             ("PoissBPE NPMI / completion perplexity", f"{bpe_q[0]:.3f} / {bpe_q[1]:.0f}"),
+             ("PoissBPE NPMI / diversity / completion perplexity", bpe_q),
              ("PoissBPE CPU s per epoch per million non-zeros",
               f"{bpe_s / len(epochs) / X.nnz * 1e6:.2f}")]
     if not args.no_baselines:
@@ -162,10 +165,10 @@ def main():
         tomo_s = timed_fit(tomo, X)
         tomo_q = quality(tomo, test, train.vocabulary)
         rows += [("gensim LdaModel training (CPU s)", f"{lda_s:.1f}"),
-                 ("gensim NPMI / completion perplexity", f"{lda_q[0]:.3f} / {lda_q[1]:.0f}"),
+                 ("gensim NPMI / diversity / completion perplexity", lda_q),
                  (f"tomotopy LDA ({args.tomotopy_iterations} iterations) training (CPU s)",
                   f"{tomo_s:.1f}"),
-                 ("tomotopy NPMI / completion perplexity", f"{tomo_q[0]:.3f} / {tomo_q[1]:.0f}"),
+                 ("tomotopy NPMI / diversity / completion perplexity", tomo_q),
                  ("PoissBPE / gensim (target <= 0.33)", f"{bpe_s / lda_s:.2f}"),
                  ("PoissBPE / tomotopy (target <= 0.5)", f"{bpe_s / tomo_s:.2f}")]
 
