@@ -64,8 +64,8 @@ class TomotopyLDA:
         keep = [i for i, d in enumerate(docs) if d]
         made = [self.model_.make_doc(docs[i]) for i in keep]
         inferred, _ = self.model_.infer(made, workers=1)
-        for i, doc in zip(keep, inferred):
-            out[i] = doc.get_topic_dist()
+        for i, doc in zip(keep, inferred):      # tomotopy 0.14 returns the distributions
+            out[i] = doc if isinstance(doc, np.ndarray) else doc.get_topic_dist()
         return out
 
 

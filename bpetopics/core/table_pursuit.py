@@ -114,13 +114,18 @@ def _shared_code_scores(decoder, likelihood, sub: PackedCounts, sub_codes, beta_
     words, codes = pairs % n_words, pairs // n_words
     if kernels.available(beta_u.device):        # compiled loops (numba), CPU
         return kernels.pair_sums(sub, pair_of_nz, kernels.log_mixtures(words, codes, beta_u, mix))
+    # torch (CUDA, or no numba): phi for every batch word and candidate of a block of codes
+    # in one matrix product, G = beta_u (U, T) @ f(z_c + e_j)^T (T, c K), then the rows of
+    # the real pairs; pairs are sorted by code, so a block's pairs are contiguous.
     log_phi = torch.empty(pairs.numel(), n_bits, device=beta_u.device)          # (M, K)
-    chunk = max(1, budget // (n_bits * n_topics))
-    for begin in range(0, pairs.numel(), chunk):
-        end = begin + chunk
-        # phi_mj = sum_t beta[w_m, t] f(z_m + e_j)_t
-        phi = torch.bmm(mix[codes[begin:end]], beta_u[words[begin:end], :, None])[..., 0]
-        log_phi[begin:end] = phi.clamp_min_(1e-30).log_()
+    block = max(1, budget // (n_words * n_bits))
+    for c0 in range(0, mix.shape[0], block):
+        c1 = min(c0 + block, mix.shape[0])
+        lo, hi = torch.searchsorted(pairs, torch.tensor([c0, c1], device=pairs.device)
+                                    * n_words).tolist()
+        if hi > lo:
+            grid = (beta_u @ mix[c0:c1].reshape(-1, n_topics).t()).view(n_words, c1 - c0, n_bits)
+            log_phi[lo:hi] = grid[words[lo:hi], codes[lo:hi] - c0].clamp_min_(1e-30).log_()
     per_pair = PackedCounts(sub.indptr, pair_of_nz, sub.vals, sub.rows)
     return per_pair.to_sparse(pairs.numel()) @ log_phi                         # (A, K)
 
