@@ -76,27 +76,27 @@ def available(device) -> bool:
     return numba is not None and torch.device(device).type == "cpu"
 
 
-def _pick(pair):
-    threads = max(1, min(torch.get_num_threads(), numba.config.NUMBA_NUM_THREADS))
+def _pick(pair, threads):
+    threads = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
     if threads > 1:
         numba.set_num_threads(threads)
     return pair[threads > 1]
 
 
-def log_mixtures(words, codes, beta, mix):
+def log_mixtures(words, codes, beta, mix, threads=1):
     """ln phi_mj = ln max(sum_t beta[w_m, t] f(z_{c_m} + e_j)_t, 1e-30) for M (word, code)
     pairs: words, codes (M,) long, beta (U, T), mix (C, K, T) -> (M, K) float32.
-    Products by the compiled loop, logarithms by torch's vectorised ``log_``."""
+    Products by the compiled loop on ``threads`` threads, logarithms by torch's ``log_``."""
     phi = torch.empty(words.shape[0], mix.shape[1])
-    _pick(_products)(words.numpy(), codes.numpy(), beta.float().contiguous().numpy(),
+    _pick(_products, threads)(words.numpy(), codes.numpy(), beta.float().contiguous().numpy(),
                      mix.float().transpose(1, 2).contiguous().numpy(), phi.numpy())
     return phi.log_()
 
 
-def pair_sums(sub, pair_of_nz, log_phi):
+def pair_sums(sub, pair_of_nz, log_phi, threads=1):
     """score_nj = sum_{i in n} x_i log_phi[pair(i), j] for the documents of ``sub``
     (PackedCounts, A rows): pair_of_nz (nnz,), log_phi (M, K) -> (A, K) float32."""
     scores = torch.empty(len(sub), log_phi.shape[1])
-    _pick(_sums)(sub.indptr.numpy(), pair_of_nz.numpy(), sub.vals.float().numpy(),
+    _pick(_sums, threads)(sub.indptr.numpy(), pair_of_nz.numpy(), sub.vals.float().numpy(),
                  log_phi.numpy(), scores.numpy())
     return scores

@@ -37,6 +37,10 @@ def table_pursuit(decoder, likelihood, batch: PackedCounts, log_odds, max_bits=N
     """Codes for a packed batch of documents; same arguments and results as
     :func:`bpetopics.core.pursuit.greedy_pursuit`.
 
+    On CPU the many small torch operations of a step run on one thread (waking a second
+    OpenMP thread for each costs more than it saves, and on a busy machine far more);
+    the compiled kernels get the threads torch was given.
+
     Parameters
     ----------
     beta : torch.Tensor, shape (W, T), optional
@@ -47,6 +51,21 @@ def table_pursuit(decoder, likelihood, batch: PackedCounts, log_odds, max_bits=N
     codes : torch.BoolTensor, shape (P, K)
     score : torch.Tensor, shape (P,)  (only if ``return_score``)
     """
+    threads = torch.get_num_threads()
+    if threads == 1 or batch.cols.device.type != "cpu":
+        return _pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_score,
+                        beta, threads)
+    torch.set_num_threads(1)
+    try:
+        return _pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_score,
+                        beta, threads)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_score, beta,
+             threads):
+    """The pursuit itself (see the module); ``threads`` for the compiled kernels."""
     with torch.no_grad():
         beta = likelihood.topic_word() if beta is None else beta.detach()
         bit_cols = decoder.bit_columns                                  # (K, H1)
@@ -76,7 +95,7 @@ def table_pursuit(decoder, likelihood, batch: PackedCounts, log_odds, max_bits=N
                 break
             if step > 0:
                 cand = _shared_code_scores(decoder, likelihood, local_batch.take(active),
-                                           codes[active], beta_u, bit_cols, budget)
+                                           codes[active], beta_u, bit_cols, budget, threads)
                 cand = cand + log_odds + prior_score[active, None]
                 cand.masked_fill_(codes[active], -torch.inf)
             new_best, arg = cand.max(dim=1)
@@ -94,7 +113,7 @@ def table_pursuit(decoder, likelihood, batch: PackedCounts, log_odds, max_bits=N
 
 
 def _shared_code_scores(decoder, likelihood, sub: PackedCounts, sub_codes, beta_u, bit_cols,
-                        budget):
+                        budget, threads=1):
     """Data term of z_n + e_j for each document n of ``sub`` and each bit j, (A, K).
 
     sub: A documents, their non-zeros in the batch's vocabulary (U words);
@@ -113,7 +132,8 @@ def _shared_code_scores(decoder, likelihood, sub: PackedCounts, sub_codes, beta_
     pairs, pair_of_nz = _unique_ints(key, uniq.shape[0] * n_words)             # (M,)
     words, codes = pairs % n_words, pairs // n_words
     if kernels.available(beta_u.device):        # compiled loops (numba), CPU
-        return kernels.pair_sums(sub, pair_of_nz, kernels.log_mixtures(words, codes, beta_u, mix))
+        log_phi = kernels.log_mixtures(words, codes, beta_u, mix, threads)
+        return kernels.pair_sums(sub, pair_of_nz, log_phi, threads)
     # torch (CUDA, or no numba): phi for every batch word and candidate of a block of codes
     # in one matrix product, G = beta_u (U, T) @ f(z_c + e_j)^T (T, c K), then the rows of
     # the real pairs; pairs are sorted by code, so a block's pairs are contiguous.
