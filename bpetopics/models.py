@@ -10,6 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from bpetopics.core import kernels
 from bpetopics.core.likelihoods import PoissonLikelihood
 from bpetopics.core.model import BPEBase
 from bpetopics.core.pursuit import greedy_pursuit
@@ -130,6 +131,12 @@ class PoissBPE(BPEBase):
         counts = np.asarray((pick_matrix @ X).todense(), dtype=np.float64)
         with torch.no_grad():
             self.likelihood_.topic_logits.copy_(torch.from_numpy(_smoothed_log_topics(counts, X).T))
+
+    def _train_step(self, X_batch):
+        """The shared step with torch's CPU operations on one thread (all are small at
+        text sizes); the pursuit's compiled kernels still use every thread given."""
+        with kernels.torch_on_one_thread(self.device_):
+            return super()._train_step(X_batch)
 
     def _theta_penalty(self, out, params=None):
         """lambda * R(beta): the use-weighted cosines summed over all ordered pairs of

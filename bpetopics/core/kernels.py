@@ -16,6 +16,9 @@ without numba) and gives the same scores to float tolerance.
 
 from __future__ import annotations
 
+import types
+from contextlib import contextmanager
+
 import numpy as np
 import torch
 
@@ -65,10 +68,43 @@ if numba is not None:
                     scores[n, j] = acc[j]
 
     # One thread: plain loops (no thread pool); more: the loop is spread over threads.
+    def _twin(func, suffix):
+        """The same function under another name: numba's on-disk cache is keyed by name,
+        and the serial and parallel builds must not overwrite each other."""
+        twin = types.FunctionType(func.__code__, func.__globals__, func.__name__ + suffix)
+        twin.__qualname__ = func.__qualname__ + suffix
+        return twin
+
     _products = (njit(cache=True, nogil=True)(_mix_products_py),
-                 njit(parallel=True, cache=True, nogil=True)(_mix_products_py))
+                 njit(parallel=True, cache=True, nogil=True)(_twin(_mix_products_py, "_par")))
     _sums = (njit(cache=True, nogil=True)(_row_sums_py),
-             njit(parallel=True, cache=True, nogil=True)(_row_sums_py))
+             njit(parallel=True, cache=True, nogil=True)(_twin(_row_sums_py, "_par")))
+
+
+_outer_threads = []        # torch's thread counts set aside by torch_on_one_thread
+
+
+@contextmanager
+def torch_on_one_thread(device="cpu"):
+    """Run torch's CPU operations on one thread inside the block; :func:`threads` still
+    reports the count set before, for the compiled kernels. A step of the pursuit or of
+    the text theta update is many small operations: waking a second OpenMP thread for
+    each costs more than it saves (on a busy machine, each wait is a scheduler slice)."""
+    count = torch.get_num_threads()
+    if torch.device(device).type != "cpu" or count == 1:
+        yield
+        return
+    _outer_threads.append(count)
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(_outer_threads.pop())
+
+
+def threads() -> int:
+    """Threads for the compiled kernels: torch's count outside any torch_on_one_thread."""
+    return _outer_threads[0] if _outer_threads else torch.get_num_threads()
 
 
 def available(device) -> bool:

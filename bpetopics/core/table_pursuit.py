@@ -51,16 +51,9 @@ def table_pursuit(decoder, likelihood, batch: PackedCounts, log_odds, max_bits=N
     codes : torch.BoolTensor, shape (P, K)
     score : torch.Tensor, shape (P,)  (only if ``return_score``)
     """
-    threads = torch.get_num_threads()
-    if threads == 1 or batch.cols.device.type != "cpu":
+    with kernels.torch_on_one_thread(batch.cols.device):
         return _pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_score,
-                        beta, threads)
-    torch.set_num_threads(1)
-    try:
-        return _pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_score,
-                        beta, threads)
-    finally:
-        torch.set_num_threads(threads)
+                        beta, kernels.threads())
 
 
 def _pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_score, beta,
