@@ -9,9 +9,9 @@ over the document's real non-zeros i. Documents with the same code share the can
 z + e_j, so the caller computes ln phi once per distinct (word, code) pair: the products
 over T in one compiled loop (``prange``: pairs are spread over the threads), the
 logarithms by torch's vectorised ``log_`` (a scalar log in the loop is 3x slower), then
-each document's weighted sum of its pairs' rows in a second compiled loop. Used on CPU tensors when numba imports;
-:func:`bpetopics.core.table_pursuit._shared_code_scores` is the torch path (CUDA, or
-without numba) and gives the same scores to float tolerance.
+each document's weighted sum of its pairs' rows in a second compiled loop. Used on CPU
+tensors when numba imports; :func:`bpetopics.core.table_pursuit._shared_code_scores` has
+the torch path (CUDA, or without numba), which gives the same scores to float tolerance.
 """
 
 from __future__ import annotations
@@ -113,6 +113,7 @@ def available(device) -> bool:
 
 
 def _pick(pair, threads):
+    """The serial build for one thread, else the parallel build on ``threads`` threads."""
     threads = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
     if threads > 1:
         numba.set_num_threads(threads)
@@ -125,7 +126,7 @@ def log_mixtures(words, codes, beta, mix, threads=1):
     Products by the compiled loop on ``threads`` threads, logarithms by torch's ``log_``."""
     phi = torch.empty(words.shape[0], mix.shape[1])
     _pick(_products, threads)(words.numpy(), codes.numpy(), beta.float().contiguous().numpy(),
-                     mix.float().transpose(1, 2).contiguous().numpy(), phi.numpy())
+                              mix.float().transpose(1, 2).contiguous().numpy(), phi.numpy())
     return phi.log_()
 
 
@@ -134,5 +135,5 @@ def pair_sums(sub, pair_of_nz, log_phi, threads=1):
     (PackedCounts, A rows): pair_of_nz (nnz,), log_phi (M, K) -> (A, K) float32."""
     scores = torch.empty(len(sub), log_phi.shape[1])
     _pick(_sums, threads)(sub.indptr.numpy(), pair_of_nz.numpy(), sub.vals.float().numpy(),
-                 log_phi.numpy(), scores.numpy())
+                          log_phi.numpy(), scores.numpy())
     return scores
