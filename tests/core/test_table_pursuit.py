@@ -105,3 +105,17 @@ def test_packed_rows_round_trip():
     dense = torch.zeros(3, 4).index_put_((sub.rows, sub.cols), sub.vals)
     assert dense.tolist() == X[[3, 1, 0]].toarray().tolist()
     assert sub.to_sparse(4).to_dense().tolist() == X[[3, 1, 0]].toarray().tolist()
+
+
+@pytest.mark.parametrize("n_bits", [64, 70])
+def test_documents_are_grouped_exactly_by_code(n_bits):
+    """Codes as int64 keys (bit 63 included) or rows: same groups as torch.unique."""
+    from bpetopics.core.table_pursuit import _distinct_codes
+
+    gen = torch.Generator().manual_seed(n_bits)
+    base = torch.rand(6, n_bits, generator=gen) < 0.1
+    base[0, -1] = base[1, 63] = True                        # the sign bit of the key
+    codes = base[torch.randint(6, (50,), generator=gen)]
+    uniq, inverse = _distinct_codes(codes)
+    assert torch.equal(uniq[inverse], codes)
+    assert len(uniq) == len(torch.unique(codes, dim=0))
