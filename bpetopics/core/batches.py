@@ -58,5 +58,6 @@ class InMemoryBatches:
 
     def __iter__(self):
         order = epoch_order(self.n_samples, self.seed, self.epoch)
+        shuffled = self.X[order]            # one gather per epoch; minibatches are slices
         for begin in range(0, self.n_samples, self.batch_size):
-            yield self.X[order[begin:begin + self.batch_size]]
+            yield shuffled[begin:begin + self.batch_size]

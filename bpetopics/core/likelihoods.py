@@ -5,7 +5,8 @@ Each likelihood turns the decoder's unconstrained outputs into its parameters an
 * ``data_term(out, batch)``: the part of the pursuit's score L(z) that depends on z
   (MODEL.md, "The score that the pursuit maximises"), for one output per point
   ``(P, D)`` -> ``(P,)`` or for C candidate codes per point ``(P, C, D)`` -> ``(P, C)``;
-* ``theta_loss(out, batch)``: what one Adam step on theta minimises at the current codes;
+* ``theta_loss(out, batch, params)``: what one Adam step on theta minimises at the current
+  codes, given ``minibatch_params()`` (what the step computes once from theta);
 * ``data_upper_bound(batch)``: a bound no code's data term can exceed (the pursuit drops
   bits whose prior penalty already rules them out), or None;
 * ``batch(X)``: the tensors it needs for rows of X, on the model's device.
@@ -26,6 +27,8 @@ import scipy.sparse as sp
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from bpetopics.core.packed import PackedCounts
 
 # ------------------------------------------------------------------------- the protocol
 @runtime_checkable
@@ -51,8 +54,14 @@ class Likelihood(Protocol):
         """The part of the score L(z) that depends on z: (P, n_out) -> (P,), or
         (P, C, n_out) -> (P, C) for C candidate codes per point."""
 
-    def theta_loss(self, out: torch.Tensor, batch) -> torch.Tensor:
-        """The scalar one Adam step on theta minimises at the current codes."""
+    def minibatch_params(self):
+        """What a minibatch step computes once from theta and shares between the pursuit,
+        the theta loss and a prior on theta (e.g. beta = softmax(topic_logits)); None
+        when there is nothing to share."""
+
+    def theta_loss(self, out: torch.Tensor, batch, params=None) -> torch.Tensor:
+        """The scalar one Adam step on theta minimises at the current codes (``params``:
+        this step's :meth:`minibatch_params`, computed with autograd)."""
 
     def data_upper_bound(self, batch):
         """A bound (P,) that no code's data term can exceed, or None when there is none
@@ -173,13 +182,18 @@ class PoissonLikelihood(nn.Module):
         """beta, shape (W, T), columns sum to 1."""
         return torch.softmax(self.topic_logits, dim=0)
 
+    def minibatch_params(self) -> torch.Tensor:
+        """What one minibatch step shares between the pursuit and the theta step: beta,
+        computed once (with autograd when enabled), shape (W, T)."""
+        return self.topic_word()
+
     @staticmethod
-    def batch(X, device) -> PaddedCounts:
-        return PaddedCounts.from_csr(X, device)
+    def batch(X, device) -> PackedCounts:
+        return PackedCounts.from_csr(X, device)
 
     @staticmethod
     def batch_order(X) -> np.ndarray:
-        """Encode documents in order of length so that padded batches waste little."""
+        """Encode documents in order of length (groups documents of similar size)."""
         return np.argsort(np.diff(sp.csr_matrix(X).indptr), kind="stable")
 
     @staticmethod
@@ -188,7 +202,7 @@ class PoissonLikelihood(nn.Module):
         return torch.softmax(out, dim=-1)
 
     def log_phi(self, out: torch.Tensor, batch: PaddedCounts, beta=None) -> torch.Tensor:
-        """ln [beta f(z)]_w at each document's non-zero words.
+        """ln [beta f(z)]_w at each document's non-zero words (padded batch).
 
         out (P, C, T) -> (P, L, C): phi_nlc = sum_t beta[w_nl, t] f_c(z)_t.
         """
@@ -200,23 +214,47 @@ class PoissonLikelihood(nn.Module):
             return torch.log(phi.clamp_min(1e-30))
         return phi.clamp_min_(1e-30).log_()                 # the pursuit: no copies
 
-    def data_term(self, out: torch.Tensor, batch: PaddedCounts, beta=None) -> torch.Tensor:
-        """sum_w x_nw ln [beta f(z_n)]_w, shape (P,) or (P, C)."""
+    def data_term(self, out: torch.Tensor, batch, beta=None) -> torch.Tensor:
+        """sum_w x_nw ln [beta f(z_n)]_w, shape (P,) or (P, C).
+
+        ``batch`` is PackedCounts (the default) or PaddedCounts; ``beta`` (W, T) the
+        minibatch's topics when already computed.
+        """
         single = out.dim() == 2
         if single:
             out = out.unsqueeze(1)
-        log_phi = self.log_phi(out, batch, beta)
-        term = torch.einsum("pl,plc->pc", batch.vals.to(log_phi.dtype), log_phi)
+        if isinstance(batch, PackedCounts):
+            term = self._packed_term(out, batch, beta)
+        else:
+            log_phi = self.log_phi(out, batch, beta)
+            term = torch.einsum("pl,plc->pc", batch.vals.to(log_phi.dtype), log_phi)
         return term[:, 0] if single else term
 
-    def theta_loss(self, out: torch.Tensor, batch: PaddedCounts) -> torch.Tensor:
-        """Negative data term per token of the batch (maximises sum x ln beta f(z))."""
-        return -self.data_term(out, batch).sum() / batch.vals.sum().clamp_min(1.0)
+    def _packed_term(self, out, batch: PackedCounts, beta=None) -> torch.Tensor:
+        """out (P, C, T) -> (P, C), over the real non-zeros only:
+        phi_ic = sum_t beta[w_i, t] f_c(z_{n_i})_t for non-zero i of document n_i."""
+        beta = self.topic_word() if beta is None else beta
+        mix = self.link(out)                                # (P, C, T)
+        beta_nz = beta[batch.cols]                          # (nnz, T)
+        if mix.shape[1] == 1:
+            phi = (beta_nz * mix[batch.rows, 0]).sum(-1, keepdim=True)       # (nnz, 1)
+        else:
+            phi = torch.bmm(mix[batch.rows], beta_nz.unsqueeze(-1))[..., 0]  # (nnz, C)
+        log_phi = torch.log(phi.clamp_min(1e-30))
+        return batch.row_sum(batch.vals.to(log_phi.dtype)[:, None] * log_phi)
+
+    def theta_loss(self, out: torch.Tensor, batch, params=None) -> torch.Tensor:
+        """Negative data term per token of the batch (maximises sum x ln beta f(z));
+        ``params`` is ``minibatch_params()`` when already computed."""
+        return -self.data_term(out, batch, params).sum() / batch.vals.sum().clamp_min(1.0)
 
     @staticmethod
-    def data_upper_bound(batch: PaddedCounts) -> torch.Tensor:
+    def data_upper_bound(batch) -> torch.Tensor:
         """sum_w x_nw ln(x_nw / n_n): the multinomial at its maximum-likelihood phi."""
         vals = batch.vals
+        if isinstance(batch, PackedCounts):
+            n = batch.totals()[batch.rows].clamp_min(1e-30)
+            return batch.row_sum(vals * torch.log(vals.clamp_min(1e-30) / n))
         n = vals.sum(1, keepdim=True).clamp_min(1e-30)
         return torch.where(vals > 0, vals * torch.log(vals.clamp_min(1e-30) / n), 0.0).sum(1)
 
@@ -238,6 +276,10 @@ class _DenseSigmoid(nn.Module):
     @staticmethod
     def link(out: torch.Tensor) -> torch.Tensor:
         return torch.sigmoid(out)
+
+    def minibatch_params(self):
+        """Nothing to share between the pursuit and the theta step."""
+        return None
 
 
 class GaussianLikelihood(_DenseSigmoid):
@@ -274,7 +316,7 @@ class GaussianLikelihood(_DenseSigmoid):
         s2 = 1.0 / (1.0 / self.c + (f * f).sum(-1) / self.sigma2)
         return s2 * (f * x).sum(-1) / self.sigma2, s2
 
-    def theta_loss(self, out: torch.Tensor, batch: DenseBatch) -> torch.Tensor:
+    def theta_loss(self, out: torch.Tensor, batch: DenseBatch, params=None) -> torch.Tensor:
         """Mean over points of E_q ||x - lambda f||^2 = ||x - mu f||^2 + s^2 f'f."""
         f = self.link(out)
         with torch.no_grad():
@@ -299,7 +341,7 @@ class BernoulliLikelihood(_DenseSigmoid):
         x = batch.x if out.dim() == 2 else batch.x.unsqueeze(1).expand_as(out)
         return -F.binary_cross_entropy_with_logits(out, x, reduction="none").sum(-1)
 
-    def theta_loss(self, out: torch.Tensor, batch: DenseBatch) -> torch.Tensor:
+    def theta_loss(self, out: torch.Tensor, batch: DenseBatch, params=None) -> torch.Tensor:
         return -self.data_term(out, batch).mean()
 
     @staticmethod

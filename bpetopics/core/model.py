@@ -89,7 +89,7 @@ class BPEBase:
     def _check_X(self, X):
         return X
 
-    def _theta_penalty(self, out):
+    def _theta_penalty(self, out, params=None):
         """Negative log prior of theta added to the theta step's per-token loss (MAP),
         given the minibatch's decoder outputs ``out`` (P, n_out); the default, 0, is
         maximum likelihood."""
@@ -276,15 +276,19 @@ class BPEBase:
         """Pursuit, q(pi) step, one Adam step. Returns (summed score, summed bits)."""
         batch = self.likelihood_.batch(X_batch, self.device_)
         weight = self.prior_weight()
+        self.optimizer_.zero_grad()
+        # What the pursuit and the theta step share (PoissBPE: beta, one softmax per
+        # minibatch), computed once with autograd; the pursuit reads it detached.
+        params = self.likelihood_.minibatch_params()
         self.decoder_.eval()
         codes, score = greedy_pursuit(self.decoder_, self.likelihood_, batch,
-                                      weight * self.prior_.bit_log_odds(),
-                                      self.max_bits, return_score=True)
+                                      weight * self.prior_.bit_log_odds(), self.max_bits,
+                                      return_score=True, params=params)
         self.prior_.step(codes)
         self.decoder_.train()
-        self.optimizer_.zero_grad()
         out = self.decoder_(codes.float())
-        loss = self.likelihood_.theta_loss(out, batch) + self._theta_penalty(out)
+        loss = (self.likelihood_.theta_loss(out, batch, params)
+                + self._theta_penalty(out, params))
         loss.backward()
         self.optimizer_.step()
         self.step_ += 1

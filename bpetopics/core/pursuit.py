@@ -24,12 +24,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from bpetopics.core.packed import PackedCounts
+from bpetopics.core.table_pursuit import table_pursuit
+
 # Largest number of float elements one candidate pass may hold (points x bits x width).
 DEFAULT_BUDGET = 1 << 22
 
 
 def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
-                   budget=DEFAULT_BUDGET, return_score=False):
+                   budget=DEFAULT_BUDGET, return_score=False, params=None):
     """Codes for a batch of points by batched greedy pursuit.
 
     Parameters
@@ -49,12 +52,20 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
         Memory budget in float elements for one candidate pass; points are chunked.
     return_score : bool
         Also return each code's score (data term + sum of its bits' log-odds).
+    params : optional
+        ``likelihood.minibatch_params()`` when already computed (the topics beta).
+
+    Packed text batches go to :func:`bpetopics.core.table_pursuit.table_pursuit` (the
+    same pursuit over shared log tables); dense and padded batches run here.
 
     Returns
     -------
     codes : torch.BoolTensor, shape (P, K)
     score : torch.Tensor, shape (P,)  (only if ``return_score``)
     """
+    if isinstance(batch, PackedCounts) and hasattr(likelihood, "topic_word"):
+        return table_pursuit(decoder, likelihood, batch, log_odds, max_bits, budget,
+                             return_score, beta=params)
     with torch.no_grad():
         n_points = len(batch)
         bit_cols = decoder.bit_columns                      # (K, H1)
@@ -67,8 +78,7 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
         pre = decoder.first_layer(codes.float())            # (P, H1): the empty code
         data = likelihood.data_term(decoder.forward_from_first(pre), batch)  # (P,)
         prior_score = torch.zeros(n_points, device=device)
-        bound = getattr(likelihood, "data_upper_bound", None)
-        bound = bound(batch) if bound is not None else None
+        bound = likelihood.data_upper_bound(batch)          # (P,) or None (Likelihood protocol)
 
         active = torch.arange(n_points, device=device)
         for _ in range(max_steps):

@@ -8,6 +8,7 @@ import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator, TransformerMixin
 
+from bpetopics.core import kernels
 from bpetopics.core import params as P
 from bpetopics.core.likelihoods import PoissonLikelihood
 from bpetopics.core.model import BPEBase
@@ -155,13 +156,21 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         with torch.no_grad():
             self.likelihood_.topic_logits.copy_(torch.from_numpy(_smoothed_log_topics(counts, X).T))
 
-    def _theta_penalty(self, out):
+    def _train_step(self, X_batch):
+        """The shared step with torch's CPU operations on one thread (all are small at
+        text sizes); the pursuit's compiled kernels still use every thread given."""
+        with kernels.torch_on_one_thread(self.device_):
+            return super()._train_step(X_batch)
+
+    def _theta_penalty(self, out, params=None):
         """lambda * R(beta): the use-weighted cosines summed over all ordered pairs of
-        topics, T (T - 1) times their weighted mean (topic_prior.py)."""
+        topics, T (T - 1) times their weighted mean (topic_prior.py); ``params`` is the
+        minibatch's beta when already computed."""
         if not self.topic_repulsion:
             return 0.0
         usage = self.likelihood_.link(out).detach().mean(0)             # (T,)
-        overlap = topic_overlap(self.likelihood_.topic_word(), usage)
+        beta = self.likelihood_.topic_word() if params is None else params
+        overlap = topic_overlap(beta, usage)
         return self.topic_repulsion * self.n_topics * (self.n_topics - 1) * overlap
 
     def _end_of_epoch(self, X) -> dict:
@@ -188,13 +197,14 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         sample = torch.randperm(X.shape[0], generator=gen)[:1000].numpy()
         batch = self.likelihood_.batch(X[sample], self.device_)
         with torch.no_grad():
-            codes = greedy_pursuit(self.decoder_, self.likelihood_, batch,
-                                   self.prior_.bit_log_odds(), self.max_bits)
+            beta = self.likelihood_.topic_word()                            # once
+            codes, score = greedy_pursuit(self.decoder_, self.likelihood_, batch,
+                                          self.prior_.bit_log_odds(), self.max_bits,
+                                          return_score=True, params=beta)
             out = self.decoder_(codes.float())
             usage = self.likelihood_.link(out).sum(0).cpu().numpy()          # (T,)
-            per_token = (self.likelihood_.data_term(out, batch)
-                         / batch.vals.sum(1).clamp_min(1)).cpu().numpy()
-            beta = self.likelihood_.topic_word()
+            per_token = (self.likelihood_.data_term(out, batch, beta)
+                         / batch.totals().clamp_min(1)).cpu().numpy()
             unit = beta / beta.norm(dim=0, keepdim=True)
             cos = (unit.t() @ unit).cpu().numpy()
         np.fill_diagonal(cos, 0)

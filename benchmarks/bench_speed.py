@@ -1,0 +1,218 @@
+"""PoissBPE against gensim LDA and tomotopy LDA on 20 Newsgroups: CPU time and quality.
+
+Prints a markdown table (and writes it with ``--out``): training CPU seconds of PoissBPE
+(defaults), gensim ``LdaModel`` (our ``LDABaseline`` defaults) and tomotopy LDA (1,000
+Gibbs iterations), all on one thread in this process, their ratios, NPMI (top 10 words,
+test split as reference), topic diversity (top 25) and completion perplexity (test split); then the pursuit's
+useful work per second against this machine's one-thread matmul and logarithm rates (and
+the floor they set), the later-step kernels compared (numba against packed torch),
+encoding documents per second, and an epoch on 1 against 2 threads.
+
+Run: ``python benchmarks/bench_speed.py [--topics 50] [--vocab-size 50000] [--out DIR]``
+(offline data: SCIKIT_LEARN_DATA, NLTK_DATA, BPETOPICS_DATA as in README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from bpetopics import PoissBPE
+from bpetopics.core import kernels
+from bpetopics.core.pursuit import greedy_pursuit
+from bpetopics.evaluation.coherence import npmi_coherence, top_word_ids
+from bpetopics.evaluation.diversity import topic_diversity
+from bpetopics.evaluation.lda import LDABaseline
+from bpetopics.evaluation.perplexity import completion_perplexity
+from bpetopics.text import prepare_corpus
+
+
+class TomotopyLDA:
+    """tomotopy ``LDAModel`` (collapsed Gibbs) behind the topic-model contract."""
+
+    def __init__(self, n_topics, iterations=1000, seed=0):
+        self.n_topics, self.iterations, self.seed = n_topics, iterations, seed
+
+    def _words(self, X):
+        X = X.tocsr()
+        return [np.repeat(X.indices[a:b], X.data[a:b].astype(int)).astype(str).tolist()
+                for a, b in zip(X.indptr[:-1], X.indptr[1:])]
+
+    def fit(self, X):
+        import tomotopy
+
+        self.model_ = tomotopy.LDAModel(k=self.n_topics, seed=self.seed)
+        for words in self._words(X):
+            if words:
+                self.model_.add_doc(words)
+        self.model_.train(self.iterations, workers=1)
+        ids = np.array([int(w) for w in self.model_.used_vocabs])
+        self.topic_word_ = np.full((self.n_topics, X.shape[1]), 1e-12)
+        for k in range(self.n_topics):
+            self.topic_word_[k, ids] = self.model_.get_topic_word_dist(k)
+        self.topic_word_ /= self.topic_word_.sum(1, keepdims=True)
+        return self
+
+    def doc_topic(self, X):
+        known = set(self.model_.used_vocabs)
+        out = np.full((X.shape[0], self.n_topics), 1.0 / self.n_topics)
+        docs = [[w for w in words if w in known] for words in self._words(X)]
+        keep = [i for i, d in enumerate(docs) if d]
+        made = [self.model_.make_doc(docs[i]) for i in keep]
+        inferred, _ = self.model_.infer(made, workers=1)
+        for i, doc in zip(keep, inferred):      # tomotopy 0.14 returns the distributions
+            out[i] = doc if isinstance(doc, np.ndarray) else doc.get_topic_dist()
+        return out
+
+
+def machine_rates():
+    """One-thread float32 matmul rate (FLOP/s) and natural-log rate (logs/s)."""
+    a, b = torch.rand(512, 512), torch.rand(512, 512)
+    x = torch.rand(1 << 22) + 0.5
+    best_mm = best_log = np.inf
+    for _ in range(5):
+        t = time.process_time()
+        for _ in range(10):
+            a @ b
+        best_mm = min(best_mm, time.process_time() - t)
+        t = time.process_time()
+        for _ in range(5):
+            torch.log(x)
+        best_log = min(best_log, time.process_time() - t)
+    return 10 * 2 * 512 ** 3 / best_mm, 5 * x.numel() / best_log
+
+
+def pursuit_epoch(model, X, batch_size):
+    """CPU seconds of one epoch's pursuits (minibatches of ``batch_size`` at the trained
+    model) and the useful work: per document and step, nnz x K logarithms and
+    nnz x K x T multiply-adds over its real non-zeros."""
+    log_odds = model.prior_.bit_log_odds()
+    beta = model.likelihood_.topic_word().detach()
+    codes = []
+    t = time.process_time()
+    for begin in range(0, X.shape[0], batch_size):
+        batch = model.likelihood_.batch(X[begin:begin + batch_size], "cpu")
+        codes.append(greedy_pursuit(model.decoder_, model.likelihood_, batch, log_odds,
+                                    model.max_bits, params=beta))
+    seconds = time.process_time() - t
+    bits = torch.cat(codes).sum(1).numpy()
+    steps = np.minimum(bits + 1, model.n_bits)
+    logs = float((np.diff(X.indptr) * model.n_bits * steps).sum())
+    return seconds, logs, logs * model.n_topics
+
+
+def timed_fit(model, X):
+    t = time.process_time()
+    model.fit(X)
+    return time.process_time() - t
+
+
+def quality(model, test, vocabulary):
+    npmi = npmi_coherence(top_word_ids(model.topic_word_, 10), test.texts, vocabulary)
+    perplexity = completion_perplexity(model, test.counts).perplexity
+    return (f"{np.mean(npmi.per_topic):.3f} / {topic_diversity(model.topic_word_):.2f} / "
+            f"{perplexity:.0f}")
+
+
+def epoch_wall(X, topics, threads, epochs=2):
+    """Wall seconds of the last of ``epochs`` training epochs on ``threads`` threads."""
+    torch.set_num_threads(threads)
+    model = PoissBPE(n_topics=topics, epochs=epochs, device="cpu", progress=False)
+    model._setup(X)
+    for _ in range(epochs):
+        t = time.perf_counter()
+        model._run_epoch(X)
+    torch.set_num_threads(1)
+    return time.perf_counter() - t
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--topics", type=int, default=20)
+    parser.add_argument("--vocab-size", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--tomotopy-iterations", type=int, default=1000)
+    parser.add_argument("--no-baselines", action="store_true", help="PoissBPE only")
+    parser.add_argument("--out", default=None, help="folder for the table (markdown)")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+
+    splits = prepare_corpus("20newsgroups", vocab_size=args.vocab_size)
+    train, test = splits["train"], splits["test"]
+    X, T = train.counts.tocsr(), args.topics
+    mm_rate, log_rate = machine_rates()
+    rows = [("corpus", f"{X.shape[0]:,} train / {test.counts.shape[0]:,} test docs, "
+                       f"W = {X.shape[1]:,}, {X.nnz:,} train non-zeros, T = {T}")]
+
+    bpe = PoissBPE(n_topics=T, random_state=args.seed, device="cpu", progress=False)
+    bpe_s = timed_fit(bpe, X)
+    bpe_q = quality(bpe, test, train.vocabulary)
+    epochs = [h["seconds"] for h in bpe.history_]
+    rows += [("PoissBPE training (CPU s)", f"{bpe_s:.1f} ({len(epochs)} epochs, steady epoch "
+                                           f"{np.median(epochs):.2f} s wall)"),
+             ("PoissBPE NPMI / diversity / completion perplexity", bpe_q),
+             ("PoissBPE CPU s per epoch per million non-zeros",
+              f"{bpe_s / len(epochs) / X.nnz * 1e6:.2f}")]
+    if not args.no_baselines:
+        lda = LDABaseline(n_topics=T, random_state=args.seed)
+        lda_s = timed_fit(lda, X)
+        lda_q = quality(lda, test, train.vocabulary)
+        tomo = TomotopyLDA(T, args.tomotopy_iterations, args.seed)
+        tomo_s = timed_fit(tomo, X)
+        tomo_q = quality(tomo, test, train.vocabulary)
+        rows += [("gensim LdaModel training (CPU s)", f"{lda_s:.1f}"),
+                 ("gensim NPMI / diversity / completion perplexity", lda_q),
+                 (f"tomotopy LDA ({args.tomotopy_iterations} iterations) training (CPU s)",
+                  f"{tomo_s:.1f}"),
+                 ("tomotopy NPMI / diversity / completion perplexity", tomo_q),
+                 ("PoissBPE / gensim (target <= 0.33)", f"{bpe_s / lda_s:.2f}"),
+                 ("PoissBPE / tomotopy (target <= 0.5)", f"{bpe_s / tomo_s:.2f}")]
+
+    seconds, logs, fmas = pursuit_epoch(bpe, X, bpe.batch_size)
+    floor = logs / log_rate + 2 * fmas / mm_rate
+    rows += [("machine: one-thread matmul, log rate", f"{mm_rate / 1e9:.1f} GFLOP/s, "
+                                                       f"{log_rate / 1e6:.0f} M logs/s"),
+             ("pursuit per epoch, trained model (CPU s)", f"{seconds:.3f}"),
+             ("pursuit useful work per epoch", f"{logs / 1e6:.1f} M logs, "
+                                               f"{fmas / 1e9:.2f} G multiply-adds"),
+             ("pursuit useful work per second", f"{2 * fmas / seconds / 1e9:.1f} GFLOP/s, "
+                                                f"{logs / seconds / 1e6:.0f} M logs/s"),
+             ("floor from those rates (s) / pursuit over floor (target <= 4)",
+              f"{floor:.3f} / {seconds / floor:.2f}")]
+    if kernels.available("cpu"):
+        saved = kernels.available
+        kernels.available = lambda device: False
+        try:
+            torch_s = pursuit_epoch(bpe, X, bpe.batch_size)[0]
+        finally:
+            kernels.available = saved
+        rows.append(("later steps: packed torch / numba kernel (pursuit per epoch, CPU s)",
+                     f"{torch_s:.3f} / {seconds:.3f} ({torch_s / seconds:.1f}x)"))
+
+    t = time.process_time()
+    bpe.transform(test.counts)
+    enc = time.process_time() - t
+    rows.append(("encoding the test split (documents/s, one thread)",
+                 f"{test.counts.shape[0] / enc:,.0f}"))
+    one, two = epoch_wall(X, T, 1), epoch_wall(X, T, 2)
+    rows.append(("steady epoch wall s, 1 thread / 2 threads (target >= 1.6x)",
+                 f"{one:.2f} / {two:.2f} ({one / two:.2f}x; machine shared)"))
+
+    width = max(len(name) for name, _ in rows)
+    table = "\n".join([f"| {'measure'.ljust(width)} | value |", f"|{'-' * (width + 2)}|-------|"]
+                      + [f"| {name.ljust(width)} | {value} |" for name, value in rows])
+    print(table)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        path = out / f"speed_T{T}_W{X.shape[1]}.md"
+        path.write_text(table + "\n")
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

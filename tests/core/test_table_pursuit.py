@@ -1,0 +1,121 @@
+"""The Poisson fast path (shared log tables, packed non-zeros, numba or torch) returns
+exactly the codes of the per-document reference pursuit, and their scores."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+from bpetopics.core import kernels
+from bpetopics.core.decoder import CodeDecoder
+from bpetopics.core.likelihoods import PaddedCounts, PoissonLikelihood
+from bpetopics.core.packed import PackedCounts
+from bpetopics.core.pursuit import greedy_pursuit, reference_pursuit
+from bpetopics.core.table_pursuit import table_pursuit
+
+
+def zipf_corpus(n_docs, n_words, seed):
+    """Sparse documents with Zipfian word frequencies and lengths 1..~150 tokens."""
+    rng = np.random.default_rng(seed)
+    freq = 1.0 / np.arange(1, n_words + 1)
+    freq /= freq.sum()
+    lengths = np.minimum(rng.geometric(0.03, n_docs), 150)
+    rows = np.repeat(np.arange(n_docs), lengths)
+    cols = rng.choice(n_words, size=lengths.sum(), p=freq)
+    X = sp.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(n_docs, n_words))
+    X.sum_duplicates()
+    return X
+
+
+def text_case(seed, n_bits=12, n_topics=6, n_words=300, hidden=()):
+    torch.manual_seed(seed)
+    decoder = CodeDecoder(n_bits, n_topics, hidden)
+    lik = PoissonLikelihood(n_words, n_topics)
+    with torch.no_grad():
+        lik.topic_logits.normal_(0, 2)
+        for p in decoder.parameters():
+            p.mul_(4)
+    decoder.eval()
+    return decoder, lik
+
+
+@pytest.fixture(params=["kernel", "torch"])
+def path(request, monkeypatch):
+    """Run the later steps through the numba kernel or through the torch fallback."""
+    if request.param == "kernel" and not kernels.available("cpu"):
+        pytest.skip("numba is not installed")
+    if request.param == "torch":
+        monkeypatch.setattr(kernels, "available", lambda device: False)
+    return request.param
+
+
+@pytest.mark.parametrize("hidden,max_bits", [((), None), ((16,), None), ((), 2)])
+def test_table_pursuit_equals_reference_on_sparse_documents(path, hidden, max_bits):
+    decoder, lik = text_case(7, hidden=hidden)
+    X = zipf_corpus(40, 300, seed=7)
+    batch = lik.batch(X, "cpu")
+    log_odds = -torch.rand(12, generator=torch.Generator().manual_seed(7))
+    codes, score = table_pursuit(decoder, lik, batch, log_odds, max_bits, return_score=True)
+    assert torch.equal(codes, reference_pursuit(decoder, lik, batch, log_odds, max_bits))
+    assert codes.sum(1).float().mean() > 1.0            # several steps were taken
+    with torch.no_grad():
+        true = lik.data_term(decoder(codes.float()), batch) + codes.float() @ log_odds
+    torch.testing.assert_close(score, true, rtol=1e-5, atol=1e-3)
+    # the padded generic pursuit agrees too (the path before the tables)
+    padded = PaddedCounts.from_csr(X, "cpu")
+    assert torch.equal(codes, greedy_pursuit(decoder, lik, padded, log_odds, max_bits))
+
+
+def test_training_batches_and_encoding_batches_agree(path):
+    """A document's code does not depend on the batch it is pursued in (the shared table
+    covers only the batch's own words)."""
+    decoder, lik = text_case(3)
+    X = zipf_corpus(120, 300, seed=3)
+    log_odds = -0.5 * torch.rand(12, generator=torch.Generator().manual_seed(3))
+    whole = table_pursuit(decoder, lik, lik.batch(X, "cpu"), log_odds)
+    parts = torch.cat([table_pursuit(decoder, lik, lik.batch(X[i:i + 16], "cpu"), log_odds)
+                       for i in range(0, 120, 16)])
+    assert torch.equal(whole, parts)
+    one = lik.batch(X, "cpu").take(torch.arange(0, 120, 7))
+    assert torch.equal(table_pursuit(decoder, lik, one, log_odds), whole[::7])
+
+
+def test_ties_go_to_the_lowest_bit_like_the_reference(path):
+    """Bits 0, 3 and 5 are copies of each other: their candidates tie exactly, and both
+    pursuits switch on the lowest of them."""
+    decoder, lik = text_case(11, n_bits=8)
+    with torch.no_grad():
+        decoder.first.weight[:, 3] = decoder.first.weight[:, 0]
+        decoder.first.weight[:, 5] = decoder.first.weight[:, 0]
+    X = zipf_corpus(30, 300, seed=11)
+    batch = lik.batch(X, "cpu")
+    log_odds = torch.zeros(8)
+    codes = table_pursuit(decoder, lik, batch, log_odds)
+    assert torch.equal(codes, reference_pursuit(decoder, lik, batch, log_odds))
+    tied = codes[:, [0, 3, 5]]
+    assert tied[:, 0].any() and not (tied[:, 1] & ~tied[:, 0]).any()
+
+
+def test_packed_rows_round_trip():
+    X = sp.csr_matrix(np.array([[0, 2, 0, 1], [0, 0, 0, 0], [5, 0, 0, 0], [1, 1, 1, 0]]))
+    batch = PackedCounts.from_csr(X, "cpu")
+    assert batch.lengths.tolist() == [2, 0, 1, 3]
+    assert batch.totals().tolist() == [3, 0, 5, 3]
+    sub = batch.take(torch.tensor([3, 1, 0]))
+    dense = torch.zeros(3, 4).index_put_((sub.rows, sub.cols), sub.vals)
+    assert dense.tolist() == X[[3, 1, 0]].toarray().tolist()
+    assert sub.to_sparse(4).to_dense().tolist() == X[[3, 1, 0]].toarray().tolist()
+
+
+@pytest.mark.parametrize("n_bits", [64, 70])
+def test_documents_are_grouped_exactly_by_code(n_bits):
+    """Codes as int64 keys (bit 63 included) or rows: same groups as torch.unique."""
+    from bpetopics.core.table_pursuit import _distinct_codes
+
+    gen = torch.Generator().manual_seed(n_bits)
+    base = torch.rand(6, n_bits, generator=gen) < 0.1
+    base[0, -1] = base[1, 63] = True                        # the sign bit of the key
+    codes = base[torch.randint(6, (50,), generator=gen)]
+    uniq, inverse = _distinct_codes(codes)
+    assert torch.equal(uniq[inverse], codes)
+    assert len(uniq) == len(torch.unique(codes, dim=0))
