@@ -26,7 +26,7 @@ from bpetopics.core import kernels
 from bpetopics.core.pursuit import greedy_pursuit
 from bpetopics.evaluation.coherence import npmi_coherence, top_word_ids
 from bpetopics.evaluation.diversity import topic_diversity
-from bpetopics.evaluation.lda import LDABaseline
+from bpetopics.baselines.lda import LDABaseline
 from bpetopics.evaluation.perplexity import completion_perplexity
 from bpetopics.text import prepare_corpus
 
