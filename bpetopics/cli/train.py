@@ -32,7 +32,7 @@ MODEL_HELP = {
     "gamma": "Beta-process mass gamma: prior mean of a bit is gamma/K [default: K/4].",
     "tau": "Delay tau of the q(pi) step size (t + tau)^-kappa.",
     "kappa": "Forgetting rate kappa of the q(pi) step size, in (0.5, 1].",
-    "epochs": "Passes over the corpus.",
+    "epochs": "Passes over the corpus [default: enough for 2,000 minibatch steps, 15 to 150 epochs].",
     "batch_size": "Documents per minibatch.",
     "lr": "Adam learning rate.",
     "max_bits": "At most this many active bits per code [default: no limit].",
@@ -146,6 +146,12 @@ def _warn_threads(saved) -> None:
                    f"(set OMP_NUM_THREADS={saved} to match)", err=True)
 
 
+def _planned_epochs(model):
+    """The epochs training will run, once the model is built; before, ``epochs`` (None:
+    decided from the corpus size, see ``BPEBase.total_epochs``)."""
+    return model.total_epochs() if hasattr(model, "n_data_") else model.epochs
+
+
 def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
     """Run the job with a progress bar after every epoch; Ctrl-C leaves the last
     checkpoint and exits with 130; a failed checkpoint write (a full disk) is one line."""
@@ -155,10 +161,11 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
     from bpetopics.runs.folder import RunError
 
     model = job.model
-    bar = tqdm(total=model.epochs, initial=getattr(model, "epoch_", 0), desc="training", unit="epoch", disable=quiet,
+    bar = tqdm(total=_planned_epochs(model), initial=getattr(model, "epoch_", 0), desc="training", unit="epoch", disable=quiet,
                dynamic_ncols=True)
 
     def after_epoch(m, info):
+        bar.total = m.total_epochs()           # known once the model is built (epochs=None)
         bar.set_postfix_str(f"objective {info['objective']:.2f}, mean active bits {info['active_bits']:.2f}",
                             refresh=False)
         bar.update(1)
@@ -176,7 +183,7 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
             click.echo(f"\nInterrupted, and the checkpoint is unusable ({exc}): start again with --overwrite", err=True)
             ctx.exit(130)
         where = ("no epoch had finished; resuming starts from the beginning" if saved is None
-                 else f"the checkpoint after epoch {saved} of {model.epochs} is in {job.partial}")
+                 else f"the checkpoint after epoch {saved} of {_planned_epochs(model)} is in {job.partial}")
         click.echo(f"\nInterrupted: {where}. Resume with:\n  {resume_hint}", err=True)
         ctx.exit(130)
     finally:
@@ -243,7 +250,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
             job = jobs.resume_job(out, record=record, lock=lock)
         _warn_threads(job.saved_threads)
         if not quiet:
-            click.echo(f"Resuming {out} at epoch {getattr(job.model, 'epoch_', 0)} of {job.model.epochs}", err=True)
+            click.echo(f"Resuming {out} at epoch {getattr(job.model, 'epoch_', 0)} of {_planned_epochs(job.model)}", err=True)
     else:
         if corpus is None:
             raise UserError("give a CORPUS to train on (20newsgroups, a folder of texts or a saved corpus), "

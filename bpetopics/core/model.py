@@ -47,7 +47,7 @@ class BPEBase:
         "n_bits": P.POSITIVE_INT, "hidden": P.Rule("ints", low=1),
         "activation": P.Rule("choice", choices=tuple(ACTIVATIONS)),
         "alpha": P.POSITIVE_OR_NONE, "gamma": P.POSITIVE_OR_NONE, "tau": P.POSITIVE,
-        "kappa": P.Rule("real", low=0.5, low_open=True), "epochs": P.POSITIVE_INT,
+        "kappa": P.Rule("real", low=0.5, low_open=True), "epochs": P.POSITIVE_INT_OR_NONE,
         "batch_size": P.POSITIVE_INT, "lr": P.POSITIVE, "max_bits": P.POSITIVE_INT_OR_NONE,
         "flat_start": P.BOOL, "prior_ramp_epochs": P.NON_NEGATIVE, "random_state": P.Rule("int"),
         "device": P.ANY, "progress": P.BOOL, "callback": P.ANY,
@@ -178,6 +178,22 @@ class BPEBase:
     def _steps_per_epoch(self) -> int:
         return max(1, -(-self.n_data_ // self.batch_size))
 
+    #: ``epochs=None`` trains for at least this many minibatch steps ...
+    AUTO_MIN_STEPS = 2000
+    #: ... in this many epochs at least and at most.
+    AUTO_EPOCH_RANGE = (15, 150)
+
+    def total_epochs(self) -> int:
+        """The number of epochs training runs: ``epochs``, or for ``epochs=None``
+        enough epochs for :attr:`AUTO_MIN_STEPS` minibatch steps on the training data,
+        clipped to :attr:`AUTO_EPOCH_RANGE` (a small corpus has few steps per epoch;
+        fifteen epochs of four steps leave the topics half-trained). Needs the model
+        built (``n_data_``)."""
+        if self.epochs is not None:
+            return int(self.epochs)
+        low, high = self.AUTO_EPOCH_RANGE
+        return int(min(max(-(-self.AUTO_MIN_STEPS // self._steps_per_epoch()), low), high))
+
     def prior_weight(self) -> float:
         """Weight of the prior's log-odds in the pursuit: ramps 0 -> 1 over the first
         ``prior_ramp_epochs`` epochs (1 throughout when it is 0)."""
@@ -186,7 +202,7 @@ class BPEBase:
 
     # ---------------------------------------------------------------------- training
     def fit(self, X, y=None):
-        """Train from scratch for ``epochs`` epochs.
+        """Train from scratch for :meth:`total_epochs` epochs.
 
         Parameters
         ----------
@@ -199,19 +215,19 @@ class BPEBase:
         """
         X = self._check_X(X)
         self._setup(X)
-        self._train(X, self.epochs)
+        self._train(X, self.total_epochs())
         self.codes_ = self.transform(X)
         return self
 
     def continue_fit(self, X):
-        """Train the remaining ``epochs - epoch_`` epochs (after loading a checkpoint).
+        """Train the remaining ``total_epochs() - epoch_`` epochs (after loading a checkpoint).
 
         The epoch order depends only on the seed and the epoch number, so a run resumed
         from the state saved after epoch e ends with the same model as one never stopped.
         """
         X = self._check_X(X)
         self._check_fitted()
-        self._train(X, max(0, self.epochs - self.epoch_))
+        self._train(X, max(0, self.total_epochs() - self.epoch_))
         self.codes_ = self.transform(X)
         return self
 
@@ -356,7 +372,7 @@ class BPEBase:
         training = training or {}
         if "optimizer" in training:
             self.optimizer_.load_state_dict(training["optimizer"])
-        self.epoch_ = int(training.get("epoch", self.epochs))
+        self.epoch_ = int(training.get("epoch", self.total_epochs()))
         self.step_ = int(training.get("step", self.epoch_ * self._steps_per_epoch()))
         self.history_ = list(training.get("history", []))
         return self

@@ -45,9 +45,12 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
     tau, kappa : float
         Step size of the natural-gradient update of q(pi): rho_t = (t + tau)^-kappa,
         with delay tau > 0 and forgetting rate kappa in (0.5, 1].
-    epochs, batch_size, lr : int, int, float
+    epochs, batch_size, lr : int or None, int, float
         Training schedule: passes over the data, documents per minibatch, Adam's
-        learning rate.
+        learning rate. ``epochs=None`` (the default) runs enough epochs for 2,000
+        minibatch steps, at least 15 and at most 150 (:meth:`total_epochs`): 15 on 20
+        Newsgroups, more on small corpora, whose few steps per epoch would leave the
+        topics half-trained (README).
     max_bits : int or None
         At most this many active bits per code (None: the pursuit stops only when no
         bit improves the objective).
@@ -96,7 +99,7 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
                         "topic_repulsion": P.NON_NEGATIVE, "reseed_similarity": P.NON_NEGATIVE_OR_NONE}
 
     def __init__(self, n_topics=20, *, n_bits=64, hidden=(), activation="relu", alpha=None,
-                 gamma=None, tau=1.0, kappa=0.7, epochs=15, batch_size=64, lr=0.05,
+                 gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
                  topic_repulsion=0.0025, reseed_similarity=0.7, random_state=0,
                  device="auto", progress=True, callback=None):
@@ -191,7 +194,7 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         topic, so that the two share that topic's documents until the data pull them
         apart; the Adam state of what was reset is cleared.
         """
-        if self.reseed_similarity is None or self.epoch_ > self.epochs // 2:
+        if self.reseed_similarity is None or self.epoch_ > self.total_epochs() // 2:
             return {"restarted_topics": 0}
         gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + self.epoch_)
         sample = torch.randperm(X.shape[0], generator=gen)[:1000].numpy()

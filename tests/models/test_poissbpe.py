@@ -125,3 +125,18 @@ def test_dead_and_duplicated_topics_are_restarted():
     changed = [t for t in (0, 1) if not np.allclose(before[t], after[t])]
     assert len(changed) == 1                       # one of the twins, not both
     assert model.decoder_.first.bias[2] > -50.0
+
+
+def test_default_epochs_give_small_corpora_enough_steps():
+    """epochs=None: at least 2,000 minibatch steps, 15 to 150 epochs (issue #14: 15
+    epochs of a 300-document corpus are 75 steps, and its topics stay half-trained)."""
+    model = PoissBPE(n_topics=3, n_bits=4, device="cpu", progress=False)
+    assert model.epochs is None
+    for n_docs, expected in [(11_227, 15), (3_000, 43), (300, 150)]:
+        model._build(n_docs, 50)
+        assert model.total_epochs() == expected, n_docs
+    model.set_params(epochs=7)
+    assert model.total_epochs() == 7
+    X, _, _ = planted_corpus(n_docs=130)
+    fitted = PoissBPE(n_topics=3, n_bits=4, batch_size=64, device="cpu", progress=False).fit(X)
+    assert fitted.epoch_ == 150 and len(fitted.history_) == 150   # 3 steps an epoch
