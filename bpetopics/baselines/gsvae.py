@@ -145,6 +145,8 @@ class GumbelSoftmaxVAE(BaseVAE):
         self.device = device
         self.progress = progress
 
+    _fitted_scalars = ("tau_",)
+
     # ------------------------------------------------------------------ fitting
     def _build(self, n_features):
         self.tau_ = float(self.tau0)

@@ -130,6 +130,8 @@ class GaussianVAE(BaseVAE):
         self.device = device
         self.progress = progress
 
+    _fitted_scalars = ("obs_var_",)
+
     # ------------------------------------------------------------------ fitting
     def _obs_var_mode(self):
         if isinstance(self.obs_var, str):

@@ -88,6 +88,19 @@ class Run:
     config: dict
     path: Path
     summary: dict = field(default_factory=dict)
+    data: dict | None = None  # image runs: config["data"] (bpetopics.runs.image_folder)
+
+    @property
+    def is_image_run(self) -> bool:
+        return self.data is not None
+
+    def codes(self) -> np.ndarray:
+        """Image runs: the training images' codes (N x K), as saved."""
+        from bpetopics.runs.image_folder import read_codes
+
+        if self.data is None:
+            raise RunError(f"{self.path} is a text run: its codes are doc_codes()")
+        return read_codes(self.path, self.config["n_data"])[0]
 
     @_damage_is_run_error
     def doc_codes(self) -> sp.csr_matrix:
@@ -211,7 +224,7 @@ def _build_model(name, params, state, n_data, n_features, training, device, wher
     except TypeError as exc:
         raise RunError(f"{where} has parameters this bpetopics does not know ({exc})") from None
     n_bits = params.get("n_bits")
-    for key, shape in (("prior.a", (n_bits,)), ("prior.b", (n_bits,)), ("prior.t", ())):
+    for key, shape in (("prior.a", (n_bits,)), ("prior.b", (n_bits,)), ("prior.t", ())) if n_bits else ():
         found = tuple(state[key].shape) if key in state else "missing"
         if found != shape:
             raise RunError(f"weights in {where} do not match its config: {key} is {found}, "
@@ -336,6 +349,8 @@ def load_run(path, device: str | None = "cpu") -> Run:
     missing = [k for k in ("model", "params", "n_data", "n_features") if k not in config]
     if missing:
         raise RunError(f"{path / CONFIG_FILE} is incomplete (no {', '.join(missing)})")
+    if "data" in config:
+        return _load_image_run(path, config, device)
     try:
         vocabulary = (path / VOCABULARY_FILE).read_text(encoding="utf-8").split("\n")[:-1]
     except FileNotFoundError:
@@ -369,4 +384,18 @@ def load_run(path, device: str | None = "cpu") -> Run:
         model.codes_ = codes.toarray().astype(np.uint8)
     summary = _read_json(path / SUMMARY_FILE) if (path / SUMMARY_FILE).is_file() else {}
     return Run(model=model, pipeline=pipeline, vocabulary=vocabulary, config=config, path=path, summary=summary)
+
+
+def _load_image_run(path: Path, config: dict, device) -> Run:
+    """An image run (bpetopics.runs.image_folder): the model, its training codes, the data record."""
+    from bpetopics.runs.image_folder import check_image_config, read_codes
+
+    data = check_image_config(path, config)
+    state, _ = _load_tensors(path / WEIGHTS_FILE, str(path))
+    model = _build_model(config["model"], config["params"], state, config["n_data"], config["n_features"],
+                         config.get("training"), device, str(path))
+    codes, _ = read_codes(path, config["n_data"])
+    model.codes_ = codes
+    summary = _read_json(path / SUMMARY_FILE) if (path / SUMMARY_FILE).is_file() else {}
+    return Run(model=model, pipeline=None, vocabulary=[], config=config, path=path, summary=summary, data=data)
 
