@@ -200,6 +200,14 @@ def _read_json(path: Path):
         raise RunError(f"{path} is corrupted (not valid JSON: {exc}); train the run again") from None
 
 
+def _job_text(partial: Path) -> str:
+    """The job.json of a training in progress, as text ('' when unreadable)."""
+    try:
+        return (partial / "job.json").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 def _first_line(exc) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
@@ -332,12 +340,16 @@ def load_run(path, device: str | None = "cpu") -> Run:
     path = Path(path)
     if not is_run(path):
         if partial_path(path).is_dir():
+            command = ("bpetopics images train ... --model ..." if '"data"' in _job_text(partial_path(path))
+                       else "bpetopics train")
             raise RunError(f"training of {path} did not finish: continue it with "
-                           f"`bpetopics train --out {path} --resume`")
+                           f"`{command} --out {path} --resume`")
         if not path.exists():
-            raise RunError(f"{path} does not exist: give a run folder written by `bpetopics train`")
+            raise RunError(f"{path} does not exist: give a run folder written by `bpetopics train` "
+                           "(or `bpetopics images train`)")
         if not path.is_dir():
-            raise RunError(f"{path} is a file, not a run folder written by `bpetopics train`")
+            raise RunError(f"{path} is a file, not a run folder written by `bpetopics train` "
+                           "(or `bpetopics images train`)")
         raise RunError(f"{path} is not a complete run ({CONFIG_FILE} is missing)")
     config = _read_json(path / CONFIG_FILE)
     if not isinstance(config, dict) or config.get("format") != FORMAT:

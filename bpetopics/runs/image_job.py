@@ -37,8 +37,14 @@ def image_model(model: str, params: dict, data):
     (RunError, one line, for a parameter or data it cannot train on)."""
     from bpetopics.models.registry import MODELS
 
+    from bpetopics.core.device import resolve_device
+
     if model not in MODELS:
         raise RunError(f"unknown image model {model!r}")
+    try:
+        resolve_device(params.get("device", "auto"))
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
     if model in BERNOULLI_MODELS and data.X.size and (data.X.min() < 0 or data.X.max() > 1):
         raise RunError(f"{model} needs pixel values in [0, 1] but {data.source} has values in "
                        f"[{data.X.min():.3g}, {data.X.max():.3g}]: use a Gaussian model (gaussbpe, vae)")
@@ -154,3 +160,36 @@ def train_image_run(out, model: str, params: dict, data, *, overwrite: bool = Fa
         release_job(job)
         raise
     return finish_image_job(job, overwrite=overwrite)
+
+
+#: The parameter ``--bits`` sets for each image model: the length of the code.
+CODE_SIZE_PARAM = {"GaussBPE": "n_bits", "BernBPE": "n_bits", "GaussianVAE": "n_latent",
+                   "GumbelSoftmaxVAE": "n_variables"}
+
+
+def image_params(model: str, *, bits=None, epochs=None, seed: int = 0, device: str = "auto", batch_size=None,
+                 lr=None) -> dict:
+    """The parameters of an image ``model`` (registry name) for ``bpetopics images
+    train``: the class defaults, with the code size (BPE: bits K; Gaussian VAE: latents;
+    Gumbel-Softmax VAE: categorical variables of 10 classes), epochs, batch size and
+    learning rate replaced where given, and the seed and device; for BPE codes of at
+    most ``gamma`` (default 10) bits, gamma becomes K/4 (it must lie below K). RunError (one line) for
+    a device that is not there."""
+    import inspect
+
+    from bpetopics.core.device import resolve_device
+    from bpetopics.models.registry import MODELS
+
+    try:
+        resolve_device(device)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
+    signature = inspect.signature(MODELS[model].__init__).parameters
+    params = {k: p.default for k, p in signature.items() if k not in ("self", "callback")}
+    params = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+    given = {CODE_SIZE_PARAM[model]: bits, "epochs": epochs, "batch_size": batch_size, "lr": lr}
+    params.update({k: v for k, v in given.items() if v is not None})
+    if "gamma" in params and bits is not None and params["gamma"] >= bits:
+        params["gamma"] = bits / 4  # the beta-process mass must be below K: PoissBPE's default K/4
+    params.update(random_state=int(seed), device=device, progress=False)
+    return params
