@@ -70,14 +70,16 @@ def _images_error(exc):
               help="Code size: bits K (BPE), latents (vae), 10-way variables (gsvae) [default: the model's].")
 @click.option("--batch-size", type=IntRange(min=1), default=None, help="Images per minibatch [default: the model's].")
 @click.option("--lr", type=FloatRange(min=0, min_open=True), default=None, help="Adam learning rate [default: the model's].")
+@click.option("--hidden", default=None, metavar="N,N,...",
+              help="Decoder hidden layer sizes, comma-separated [default: the model's, 256,512].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (model and subset).")
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when present), cpu or cuda.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted training of --out from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace a finished run (or an interrupted one) at --out.")
 @click.option("--quiet", is_flag=True, help="No line per epoch.")
 @click.pass_context
-def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_size, lr, seed, device, resume,
-          overwrite, quiet):
+def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_size, lr, hidden, seed, device,
+          resume, overwrite, quiet):
     """Train one image model on DATASET and save it as a run folder.
 
     DATASET is mnist, scaled_mnist, binary_mnist or cifar10 (from --data-root; the
@@ -100,6 +102,10 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
     from bpetopics.runs.folder import check_run_destination
 
     model = IMAGE_MODELS[model_name]
+    try:
+        hidden = None if hidden is None else [int(v) for v in hidden.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise UserError(f"--hidden takes comma-separated integers such as 256,512; got {hidden!r}") from None
     hint = (f"bpetopics images train {shlex.quote(dataset)} --model {model_name} --out {shlex.quote(str(out))} "
             "--resume")
 
@@ -114,7 +120,7 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
             data, params = None, None
         else:
             params = image_job.image_params(model, bits=bits, epochs=epochs, seed=seed, device=device,
-                                            batch_size=batch_size, lr=lr)
+                                            batch_size=batch_size, lr=lr, hidden=hidden)
     if not resume:
         try:
             data = load_images(dataset, data_root, split="train", limit=limit, seed=seed)

@@ -10,7 +10,7 @@ from bpetopics.cli import main
 from tests.cli.conftest import one_line_error
 from tests.images.conftest import data_root  # noqa: F401
 
-TINY = ["--limit", "100", "--epochs", "2", "--bits", "8", "--device", "cpu", "--batch-size", "50", "--quiet"]
+TINY = ["--limit", "100", "--epochs", "2", "--bits", "8", "--hidden", "32,64", "--device", "cpu", "--batch-size", "50", "--quiet"]
 
 
 @pytest.fixture(scope="module")

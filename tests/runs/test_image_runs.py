@@ -23,7 +23,10 @@ MODELS = {"GaussBPE": ("mnist", 12), "BernBPE": ("binary_mnist", 12), "GaussianV
 
 def _params(model, epochs=2):
     dataset, bits = MODELS[model]
-    return image_params(model, bits=bits, epochs=epochs, seed=3, device="cpu", batch_size=50)
+    params = image_params(model, bits=bits, epochs=epochs, seed=3, device="cpu", batch_size=50, hidden=[32, 64])
+    if "encoder_hidden" in params:  # small networks: seconds on a busy CPU
+        params["encoder_hidden"] = [64] if model == "GaussianVAE" else [64, 32]
+    return params
 
 
 @pytest.fixture(scope="module")
