@@ -9,6 +9,11 @@ Determinism: with an int ``random_state`` the network's initial weights (drawn o
 CPU inside ``torch.random.fork_rng``, so the global torch RNG is left untouched), the
 minibatch order (numpy) and the reparameterisation noise (a private
 ``torch.Generator``) are all seeded, so two fits on the same data and device agree.
+
+Resuming: ``training_state()`` holds the optimiser, the counters, the history and both
+random streams (the numpy order generator's state, the noise generator's state), so a
+model rebuilt by ``load_state(state, n_data, n_features, training)`` and finished with
+``continue_fit(X)`` equals one trained without a stop (``bpetopics images train --resume``).
 """
 
 from __future__ import annotations

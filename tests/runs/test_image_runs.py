@@ -13,7 +13,7 @@ from bpetopics.runs import RunError, load_run
 from bpetopics.runs.image_codes import bit_contributions, encode_images
 from bpetopics.runs.image_job import (finish_image_job, image_params, resume_image_job, run_image_job,
                                       start_image_job, train_image_run)
-from bpetopics.runs.job import release_job
+from bpetopics.runs.job import release_job, resume_job
 from tests.images.conftest import data_root  # noqa: F401
 
 #: registry name -> (data set, --bits)
@@ -96,6 +96,10 @@ def test_an_interrupted_image_training_resumes_to_the_same_model(model, images, 
     assert not (tmp_path / "cut").exists() and job.checkpoint.is_file()
     with pytest.raises(RunError, match="interrupted training"):
         start_image_job(tmp_path / "cut", model, _params(model, epochs=2), data)
+    with pytest.raises(RunError, match="bpetopics images train"):
+        load_run(tmp_path / "cut")
+    with pytest.raises(RunError, match="an image training"):
+        resume_job(tmp_path / "cut")  # the text job's resume names the image command
     resumed = resume_image_job(tmp_path / "cut")
     assert resumed.model.epoch_ == 1
     run_image_job(resumed)
