@@ -158,7 +158,7 @@ def encode(run, images_arg, out, data_root, limit, device, overwrite):
     from bpetopics.runs.image_explore import encode_run_images, write_codes
 
     refuse_existing([out], overwrite)
-    loaded = open_run(run, device)
+    loaded = open_run(run, device, images=True)
     with run_errors():
         codes, data = encode_run_images(loaded, images_arg, data_root, limit=limit)
     write_codes(out, codes, data)
@@ -192,7 +192,7 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
     from bpetopics.runs.image_explore import recon_path, show_run
 
     refuse_existing([out, recon_path(out)], overwrite)
-    loaded = open_run(run)
+    loaded = open_run(run, images=True)
     with run_errors():
         first, second = show_run(loaded, out, n_bits=n_bits, n_images=n_images, data_root=data_root)
     click.echo(f"wrote {first} and {second}")

@@ -91,6 +91,18 @@ def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # n
     assert not (tmp_path / "b.png").exists()
 
 
+def test_text_commands_refuse_image_runs_and_back(image_run, trained_run, runner, tmp_path):
+    for args in (["topics", str(image_run)], ["info", str(image_run)],
+                 ["graph", str(image_run), "--out", str(tmp_path / "g.png")]):
+        one_line_error(runner.invoke(main, args), "is an image run", "bpetopics images")
+    text_run = str(trained_run[0])
+    one_line_error(runner.invoke(main, ["images", "show", text_run, "--out", str(tmp_path / "b.png")]),
+                   "is a text run")
+    one_line_error(runner.invoke(main, ["images", "encode", text_run, "mnist", "--out", str(tmp_path / "c.npz")]),
+                   "is a text run")
+    assert not list(tmp_path.iterdir())
+
+
 def test_ctrl_c_then_resume_gives_the_same_run(runner, tmp_path, data_root, monkeypatch):  # noqa: F811
     from bpetopics.runs import load_run
     from bpetopics.runs import image_job
