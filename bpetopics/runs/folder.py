@@ -361,8 +361,10 @@ def load_run(path, device: str | None = "cpu") -> Run:
     missing = [k for k in ("model", "params", "n_data", "n_features") if k not in config]
     if missing:
         raise RunError(f"{path / CONFIG_FILE} is incomplete (no {', '.join(missing)})")
-    if "data" in config:
-        return _load_image_run(path, config, device)
+    if "data" in config:  # an image run (bpetopics.runs.image_folder)
+        from bpetopics.runs.image_folder import load_image_run
+
+        return load_image_run(path, config, device)
     try:
         vocabulary = (path / VOCABULARY_FILE).read_text(encoding="utf-8").split("\n")[:-1]
     except FileNotFoundError:
@@ -396,18 +398,4 @@ def load_run(path, device: str | None = "cpu") -> Run:
         model.codes_ = codes.toarray().astype(np.uint8)
     summary = _read_json(path / SUMMARY_FILE) if (path / SUMMARY_FILE).is_file() else {}
     return Run(model=model, pipeline=pipeline, vocabulary=vocabulary, config=config, path=path, summary=summary)
-
-
-def _load_image_run(path: Path, config: dict, device) -> Run:
-    """An image run (bpetopics.runs.image_folder): the model, its training codes, the data record."""
-    from bpetopics.runs.image_folder import check_image_config, read_codes
-
-    data = check_image_config(path, config)
-    state, _ = _load_tensors(path / WEIGHTS_FILE, str(path))
-    model = _build_model(config["model"], config["params"], state, config["n_data"], config["n_features"],
-                         config.get("training"), device, str(path))
-    codes, _ = read_codes(path, config["n_data"])
-    model.codes_ = codes
-    summary = _read_json(path / SUMMARY_FILE) if (path / SUMMARY_FILE).is_file() else {}
-    return Run(model=model, pipeline=None, vocabulary=[], config=config, path=path, summary=summary, data=data)
 

@@ -29,8 +29,8 @@ from safetensors.torch import save as safetensors_bytes
 
 from bpetopics.files import canonical_safetensors, staging_folder
 from bpetopics.runs.folder import (CONFIG_FILE, FORMAT, FORMAT_VERSION, HISTORY_FILE, SUMMARY_FILE, WEIGHTS_FILE,
-                                   RunError, _csv_bytes, _first_line, _json_bytes, _torch_threads,
-                                   check_run_destination, library_versions)
+                                   Run, RunError, _build_model, _csv_bytes, _first_line, _json_bytes, _load_tensors,
+                                   _read_json, _torch_threads, check_run_destination, library_versions)
 
 CODES_FILE = "codes.npz"
 
@@ -100,3 +100,15 @@ def check_image_config(path: Path, config: dict) -> dict:
     if int(np.prod(shape)) != config["n_features"]:
         raise RunError(f"{path / CONFIG_FILE} says images of shape {shape} but n_features={config['n_features']}")
     return data
+
+
+def load_image_run(path: Path, config: dict, device) -> Run:
+    """An image run, for :func:`bpetopics.runs.folder.load_run` (which has read and checked
+    ``config``): the model, its training codes as ``model.codes_``, the data record."""
+    data = check_image_config(path, config)
+    state, _ = _load_tensors(path / WEIGHTS_FILE, str(path))
+    model = _build_model(config["model"], config["params"], state, config["n_data"], config["n_features"],
+                         config.get("training"), device, str(path))
+    model.codes_, _ = read_codes(path, config["n_data"])
+    summary = _read_json(path / SUMMARY_FILE) if (path / SUMMARY_FILE).is_file() else {}
+    return Run(model=model, pipeline=None, vocabulary=[], config=config, path=path, summary=summary, data=data)
