@@ -119,7 +119,10 @@ class GumbelSoftmaxVAE(BaseVAE):
 
     Fitted attributes: ``net_``, ``tau_`` (final temperature), ``history_`` (per epoch:
     loss = relaxed negative ELBO per image, reconstruction = -ln p(x | y~), kl, tau, lr,
-    seconds), ``device_``, ``n_features_in_``, ``n_steps_``.
+    seconds), ``device_``, ``n_features_in_``, ``n_steps_``, ``epoch_``, ``optimizer_``.
+    A ``callback`` attribute, when set, is called as ``callback(model, record)`` after every
+    epoch; ``state_dict``/``training_state``/``load_state``/``continue_fit`` (in
+    :class:`~bpetopics.baselines.vae_base.BaseVAE`) save, resume and load it as an image run.
     """
 
     def __init__(self, n_variables=30, n_categories=10, *, encoder_hidden=(512, 256),
@@ -144,6 +147,8 @@ class GumbelSoftmaxVAE(BaseVAE):
         self.random_state = random_state
         self.device = device
         self.progress = progress
+
+    _fitted_scalars = ("tau_",)
 
     # ------------------------------------------------------------------ fitting
     def _build(self, n_features):

@@ -110,7 +110,10 @@ class GaussianVAE(BaseVAE):
 
     Fitted attributes: ``net_``, ``obs_var_``, ``history_`` (one dict per epoch: loss =
     negative ELBO per image, reconstruction = -E_q ln p(x|z), kl, sq_error, obs_var,
-    seconds), ``device_``, ``n_features_in_``, ``n_steps_``.
+    seconds), ``device_``, ``n_features_in_``, ``n_steps_``, ``epoch_``, ``optimizer_``.
+    A ``callback`` attribute, when set, is called as ``callback(model, record)`` after every
+    epoch; ``state_dict``/``training_state``/``load_state``/``continue_fit`` (in
+    :class:`~bpetopics.baselines.vae_base.BaseVAE`) save, resume and load it as an image run.
     """
 
     def __init__(self, n_latent=50, *, encoder_hidden=(500,), decoder_hidden=(256, 512),
@@ -129,6 +132,8 @@ class GaussianVAE(BaseVAE):
         self.random_state = random_state
         self.device = device
         self.progress = progress
+
+    _fitted_scalars = ("obs_var_",)
 
     # ------------------------------------------------------------------ fitting
     def _obs_var_mode(self):

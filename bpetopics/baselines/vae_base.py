@@ -9,6 +9,11 @@ Determinism: with an int ``random_state`` the network's initial weights (drawn o
 CPU inside ``torch.random.fork_rng``, so the global torch RNG is left untouched), the
 minibatch order (numpy) and the reparameterisation noise (a private
 ``torch.Generator``) are all seeded, so two fits on the same data and device agree.
+
+Resuming: ``training_state()`` holds the optimiser, the counters, the history and both
+random streams (the numpy order generator's state, the noise generator's state), so a
+model rebuilt by ``load_state(state, n_data, n_features, training)`` and finished with
+``continue_fit(X)`` equals one trained without a stop (``bpetopics images train --resume``).
 """
 
 from __future__ import annotations
@@ -70,26 +75,43 @@ class BaseVAE(BaseEstimator):
     def fit(self, X, y=None):
         """Train on X (n_samples, n_features) for ``epochs`` epochs; returns self."""
         X = check_array(X)
+        self._setup(X.shape[1])
+        self._n_data = X.shape[0]
+        return self._train(X)
+
+    def continue_fit(self, X):
+        """Train the remaining ``epochs - epoch_`` epochs (after :meth:`load_state` with a
+        checkpoint's training state): the same model as a fit never interrupted."""
+        self._check_fitted()
+        return self._train(check_array(X, self.n_features_in_))
+
+    def _setup(self, n_features):
+        """A fresh network, optimiser, generators and counters (``epoch_`` 0)."""
         seed = _seed(self.random_state)
         self.device_ = resolve_device(self.device)
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = n_features
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            self.net_ = self._build(X.shape[1]).to(self.device_)
+            self.net_ = self._build(n_features).to(self.device_)
         self._generator = torch.Generator(device=self.device_).manual_seed(seed)
-        order_rng = np.random.default_rng(seed)
-        optimizer = torch.optim.Adam(self.net_.parameters(), lr=self.lr)
+        self._order_rng = np.random.default_rng(seed)
+        self.optimizer_ = torch.optim.Adam(self.net_.parameters(), lr=self.lr)
+        self.history_, self.n_steps_, self.epoch_ = [], 0, 0
+
+    def _train(self, X):
+        """Epochs ``epoch_ + 1 .. epochs``; ``callback(self, record)`` after each."""
+        optimizer = self.optimizer_
         Xt = torch.as_tensor(X, device=self.device_)
         n, bs = X.shape[0], int(self.batch_size)
         steps_per_epoch = -(-n // bs)
-        self.history_, step = [], 0
-        bar = tqdm(total=self.epochs * steps_per_epoch, disable=not self.progress,
+        step = self.n_steps_
+        bar = tqdm(total=(self.epochs - self.epoch_) * steps_per_epoch, disable=not self.progress,
                    desc=type(self).__name__, leave=False)
         self.net_.train()
         try:
-            for epoch in range(self.epochs):
+            for epoch in range(self.epoch_, self.epochs):
                 t0, sums = time.perf_counter(), {}
-                perm = torch.as_tensor(order_rng.permutation(n), device=self.device_)
+                perm = torch.as_tensor(self._order_rng.permutation(n), device=self.device_)
                 for start in range(0, n, bs):
                     xb = Xt[perm[start:start + bs]]
                     self._on_step(step, optimizer)
@@ -106,12 +128,76 @@ class BaseVAE(BaseEstimator):
                 record.update(self._epoch_extras(step, optimizer))
                 record["seconds"] = time.perf_counter() - t0
                 self.history_.append(record)
+                self.n_steps_, self.epoch_ = step, epoch + 1
                 bar.set_postfix(loss=f"{record.get('loss', float('nan')):.2f}")
+                if getattr(self, "callback", None) is not None:
+                    self.net_.eval()
+                    self.callback(self, record)
+                    self.net_.train()
         finally:
             bar.close()
             self.net_.eval()
-        self.n_steps_ = step
         self._end_fit()
+        return self
+
+    # ------------------------------------------------------------------ saving state
+    #: Fitted floats besides the network, saved as 0-d tensors ``fitted.<name>``.
+    _fitted_scalars: tuple = ()
+
+    @property
+    def n_data_(self) -> int:
+        """The number of training images (recorded by fit)."""
+        return int(getattr(self, "_n_data", 0))
+
+    @property
+    def n_features_(self) -> int:
+        return int(self.n_features_in_)
+
+    def config_params(self) -> dict:
+        """The hyperparameters as a run's config.json records them (JSON-safe, tuples as
+        lists), in ``__init__``'s order."""
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.get_params(deep=False).items()}
+
+    def state_dict(self) -> dict:
+        """Every fitted tensor, flat: ``net.*`` and ``fitted.<scalar>`` (0-d float64)."""
+        self._check_fitted()
+        state = {f"net.{k}": v.detach().cpu() for k, v in self.net_.state_dict().items()}
+        state.update({f"fitted.{name}": torch.tensor(float(getattr(self, name)), dtype=torch.float64)
+                      for name in self._fitted_scalars if hasattr(self, name)})
+        return state
+
+    def training_state(self) -> dict:
+        """What a checkpoint needs beyond ``state_dict``: the optimiser, counters,
+        history and both random streams (minibatch order and noise)."""
+        return {"optimizer": self.optimizer_.state_dict(), "epoch": self.epoch_, "step": self.n_steps_,
+                "history": list(self.history_), "noise": self._generator.get_state(),
+                "order": self._order_rng.bit_generator.state}
+
+    def load_state(self, state: dict, n_data: int, n_features: int, training=None):
+        """Rebuild the fitted model from ``state_dict()`` output (and a checkpoint's
+        ``training_state()``); ValueError when the tensors do not fit the params."""
+        self._setup(int(n_features))
+        self._n_data = int(n_data)
+        net = {k[4:]: v for k, v in state.items() if k.startswith("net.")}
+        try:
+            self.net_.load_state_dict(net)
+        except RuntimeError as err:
+            line = (str(err).strip().splitlines() or ["RuntimeError"])[0]
+            raise ValueError(f"saved weights do not match the model's parameters: {line}") from None
+        for name in self._fitted_scalars:
+            if f"fitted.{name}" in state:
+                setattr(self, name, float(state[f"fitted.{name}"]))
+        training = training or {}
+        if "optimizer" in training:
+            self.optimizer_.load_state_dict(training["optimizer"])
+        if "noise" in training:
+            self._generator.set_state(training["noise"])
+        if "order" in training:
+            self._order_rng.bit_generator.state = training["order"]
+        self.epoch_ = int(training.get("epoch", self.epochs))
+        self.n_steps_ = int(training.get("step", 0))
+        self.history_ = list(training.get("history", []))
+        self.net_.eval()
         return self
 
     def _on_step(self, step, optimizer):

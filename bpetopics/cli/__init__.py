@@ -144,12 +144,19 @@ def run_errors(suffix: str = ""):
         raise UserError(f"{exc}{suffix}") from None
 
 
-def open_run(path, device="cpu"):
-    """:func:`bpetopics.runs.load_run`, with its one-line errors turned into :class:`UserError`."""
+def open_run(path, device="cpu", images: bool = False):
+    """:func:`bpetopics.runs.load_run`, with its one-line errors turned into :class:`UserError`;
+    a text command (``images`` false) refuses an image run, an ``images`` command a text run."""
     from bpetopics.runs.folder import load_run
 
     with run_errors():
-        return load_run(path, device=device)
+        run = load_run(path, device=device)
+    if run.is_image_run and not images:
+        raise UserError(f"{path} is an image run ({run.config['model']}): use `bpetopics images encode` or "
+                        "`bpetopics images show`")
+    if images and not run.is_image_run:
+        raise UserError(f"{path} is a text run: give a run written by `bpetopics images train`")
+    return run
 
 
 class DocFrequency(OneLine, click.ParamType):

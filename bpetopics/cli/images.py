@@ -1,4 +1,8 @@
-"""``bpetopics images table``: the paper's Table 1 (BPE models against VAEs on images)."""
+"""``bpetopics images``: train, encode and show image runs; the paper's Table 1.
+
+``train`` / ``encode`` / ``show`` call :mod:`bpetopics.runs.image_job` and
+:mod:`bpetopics.runs.image_explore`; ``table`` calls :mod:`bpetopics.experiments.image_table`.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import UserError, main
+from bpetopics.cli import Choice, FloatRange, IntRange, UserError, main, open_run, refuse_existing, run_errors
 
 #: The budgets offered by --budget (bpetopics.images.table.BUDGETS).
 PUBLIC_BUDGETS = ("tiny", "small", "full")
@@ -33,12 +37,165 @@ def _datasets(ctx, param, value):
 
 @main.group()
 def images():
-    """Image experiments: GaussBPE / BernBPE against VAE baselines.
+    """Image runs (GaussBPE, BernBPE, the VAE baselines) and the paper's Table 1.
 
     \b
     Examples:
+      bpetopics images train mnist --model gaussbpe --out runs/mnist --limit 2000 --epochs 4
+      bpetopics images encode runs/mnist mnist --out codes.npz
+      bpetopics images show runs/mnist --out bits.png
       bpetopics images table --data-root ../shared/data --out runs/table1
     """
+
+
+MODEL_CHOICES = ("gaussbpe", "bernbpe", "vae", "gsvae")
+DATA_ROOT_HELP = ("Folder with the data sets (MNIST under mnist/MNIST/raw or MNIST/raw, CIFAR-10 under "
+                  "cifar10/); default $BPETOPICS_DATA or ~/.cache/bpetopics.")
+
+
+def _images_error(exc):
+    return UserError(str(exc).splitlines()[0])
+
+
+@images.command("train")
+@click.argument("dataset")
+@click.option("--model", "model_name", type=Choice(MODEL_CHOICES), required=True,
+              help="gaussbpe, bernbpe (pixels in [0, 1]), vae (Gaussian VAE) or gsvae (Gumbel-Softmax VAE).")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="The run folder to write.")
+@click.option("--data-root", type=click.Path(file_okay=False, path_type=Path), default=None, help=DATA_ROOT_HELP)
+@click.option("--limit", type=IntRange(min=1), default=None,
+              help="Train on a class-balanced seeded subset of this many images (a folder: a seeded sample).")
+@click.option("--epochs", type=IntRange(min=1), default=None, help="Passes over the images [default: the model's].")
+@click.option("--bits", type=IntRange(min=1), default=None,
+              help="Code size: bits K (BPE), latents (vae), 10-way variables (gsvae) [default: the model's].")
+@click.option("--batch-size", type=IntRange(min=1), default=None, help="Images per minibatch [default: the model's].")
+@click.option("--lr", type=FloatRange(min=0, min_open=True), default=None, help="Adam learning rate [default: the model's].")
+@click.option("--hidden", default=None, metavar="N,N,...",
+              help="Decoder hidden layer sizes, comma-separated [default: the model's, 256,512].")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed (model and subset).")
+@click.option("--device", default="auto", show_default=True, help="auto (CUDA when present), cpu or cuda.")
+@click.option("--resume", is_flag=True, help="Continue the interrupted training of --out from its last checkpoint.")
+@click.option("--overwrite", is_flag=True, help="Replace a finished run (or an interrupted one) at --out.")
+@click.option("--quiet", is_flag=True, help="No line per epoch.")
+@click.pass_context
+def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_size, lr, hidden, seed, device,
+          resume, overwrite, quiet):
+    """Train one image model on DATASET and save it as a run folder.
+
+    DATASET is mnist, scaled_mnist, binary_mnist or cifar10 (from --data-root; the
+    train split), or a folder of PNG/JPEG images of one size. A checkpoint is saved
+    after every epoch in OUT.partial/; after Ctrl-C, --resume continues it (the same
+    model as an uninterrupted training). OUT is written only when training has finished.
+
+    \b
+    Examples:
+      bpetopics images train mnist --model gaussbpe --out runs/mnist --limit 2000 --epochs 4
+      bpetopics images train binary_mnist --model bernbpe --out runs/bin --bits 100
+      bpetopics images train photos/ --model vae --out runs/photos --device cuda
+      bpetopics images train mnist --model gaussbpe --out runs/mnist --resume
+    """
+    import shlex
+
+    from bpetopics.images.sources import ImageSourceError, load_images
+    from bpetopics.models.registry import IMAGE_MODELS
+    from bpetopics.runs import image_job
+    from bpetopics.runs.folder import check_run_destination
+
+    model = IMAGE_MODELS[model_name]
+    try:
+        hidden = None if hidden is None else [int(v) for v in hidden.replace(" ", "").split(",") if v]
+    except ValueError:
+        raise UserError(f"--hidden takes comma-separated integers such as 256,512; got {hidden!r}") from None
+    hint = (f"bpetopics images train {shlex.quote(dataset)} --model {model_name} --out {shlex.quote(str(out))} "
+            "--resume")
+
+    def after_epoch(m, info):
+        if not quiet:
+            shown = ", ".join(f"{k} {info[k]:.4g}" for k in ("objective", "loss", "active_bits") if k in info)
+            click.echo(f"epoch {info['epoch']}/{m.epochs}: {shown}", err=True)
+
+    with run_errors():
+        check_run_destination(out, overwrite)
+        if resume:
+            data, params = None, None
+        else:
+            params = image_job.image_params(model, bits=bits, epochs=epochs, seed=seed, device=device,
+                                            batch_size=batch_size, lr=lr, hidden=hidden)
+    if not resume:
+        try:
+            data = load_images(dataset, data_root, split="train", limit=limit, seed=seed)
+        except ImageSourceError as exc:
+            raise _images_error(exc) from None
+    device_given = ctx.get_parameter_source("device") != click.core.ParameterSource.DEFAULT
+    try:
+        with run_errors():
+            image_job.train_image_run(out, model, params, data, overwrite=overwrite, resume=resume,
+                                      device=device if device_given else None, after_epoch=after_epoch)
+    except KeyboardInterrupt:
+        click.echo(f"\nInterrupted: the last finished epoch is checkpointed. Resume with:\n  {hint}", err=True)
+        ctx.exit(130)
+    click.echo(f"wrote {out}")
+
+
+@images.command("encode")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.argument("images_arg", metavar="IMAGES")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The .npz file to write: codes (N x K), and labels or file names.")
+@click.option("--data-root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where IMAGES (a data set name) is [default: the run's data root].")
+@click.option("--limit", type=IntRange(min=1), default=None, help="Encode a class-balanced subset of this many images.")
+@click.option("--device", default="cpu", show_default=True, help="cpu, cuda or auto.")
+@click.option("--overwrite", is_flag=True, help="Replace --out if it exists.")
+def encode(run, images_arg, out, data_root, limit, device, overwrite):
+    """Encode IMAGES with the model of RUN: a data set name (its test split) or a folder.
+
+    \b
+    Examples:
+      bpetopics images encode runs/mnist mnist --out codes.npz
+      bpetopics images encode runs/photos photos/ --out photo_codes.npz
+    """
+    from bpetopics.runs.image_explore import encode_run_images, write_codes
+
+    refuse_existing([out], overwrite)
+    loaded = open_run(run, device, images=True)
+    with run_errors():
+        codes, data = encode_run_images(loaded, images_arg, data_root, limit=limit)
+    write_codes(out, codes, data)
+    click.echo(f"wrote {out}: codes of {codes.shape[0]} images, {codes.shape[1]} each, "
+               f"{float((codes != 0).sum(1).mean()):.2f} non-zero on average")
+
+
+@images.command("show")
+@click.argument("run", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The bits picture (PNG); the reconstructions go beside it (bits.png -> bits.recon.png).")
+@click.option("--bits", "n_bits", type=IntRange(min=1), default=40, show_default=True,
+              help="Show at most this many bits, most used first.")
+@click.option("--images", "n_images", type=IntRange(min=1), default=10, show_default=True,
+              help="Originals (with their reconstructions) to show.")
+@click.option("--data-root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the run's data set is [default: the run's data root].")
+@click.option("--overwrite", is_flag=True, help="Replace the pictures if they exist.")
+def show(run, out, n_bits, n_images, data_root, overwrite):
+    """Draw RUN's bits and reconstructions as two PNG pictures.
+
+    The first: the empty code's image, then what each used bit adds to it (grey: no
+    change, white: adds, black: removes), most used first. The second (OUT with
+    .recon before the suffix): originals of the run's test split (a folder: its
+    images) over their reconstructions.
+
+    \b
+    Examples:
+      bpetopics images show runs/mnist --out bits.png
+    """
+    from bpetopics.runs.image_explore import recon_path, show_run
+
+    refuse_existing([out, recon_path(out)], overwrite)
+    loaded = open_run(run, images=True)
+    with run_errors():
+        first, second = show_run(loaded, out, n_bits=n_bits, n_images=n_images, data_root=data_root)
+    click.echo(f"wrote {first} and {second}")
 
 
 @images.command("table")

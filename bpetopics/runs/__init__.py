@@ -3,7 +3,8 @@
 :mod:`~bpetopics.runs.folder` (the run folder: :func:`save_run`, :func:`load_run`,
 :class:`Run`), :mod:`~bpetopics.runs.checkpoints` (one safetensors file per checkpoint),
 :mod:`~bpetopics.runs.job` (start, checkpoint every epoch, resume, finish atomically:
-what ``bpetopics train`` runs, callable from a notebook). A multi-process trainer would
+what ``bpetopics train`` runs, callable from a notebook); image runs (GaussBPE, BernBPE,
+the VAE baselines) in ``image_folder``, ``image_job``, ``image_codes``, ``image_explore``. A multi-process trainer would
 live beside them, in ``runs/distributed.py``, summing the prior's statistics
 (:meth:`bpetopics.core.prior.BetaProcessPrior.statistics`) across workers.
 """
@@ -20,6 +21,8 @@ _EXPORTS = {
     "TrainingJob": "job", "start_job": "job", "resume_job": "job", "run_job": "job", "finish_job": "job",
     "train_run": "job",
     "run_splits": "corpus", "run_train_counts": "corpus",
+    "save_image_run": "image_folder", "train_image_run": "image_job", "image_params": "image_job",
+    "encode_images": "image_codes", "show_run": "image_explore", "encode_run_images": "image_explore",
 }
 
 __all__ = sorted(_EXPORTS)

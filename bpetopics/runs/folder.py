@@ -88,6 +88,19 @@ class Run:
     config: dict
     path: Path
     summary: dict = field(default_factory=dict)
+    data: dict | None = None  # image runs: config["data"] (bpetopics.runs.image_folder)
+
+    @property
+    def is_image_run(self) -> bool:
+        return self.data is not None
+
+    def codes(self) -> np.ndarray:
+        """Image runs: the training images' codes (N x K), as saved."""
+        from bpetopics.runs.image_folder import read_codes
+
+        if self.data is None:
+            raise RunError(f"{self.path} is a text run: its codes are doc_codes()")
+        return read_codes(self.path, self.config["n_data"])[0]
 
     @_damage_is_run_error
     def doc_codes(self) -> sp.csr_matrix:
@@ -187,6 +200,14 @@ def _read_json(path: Path):
         raise RunError(f"{path} is corrupted (not valid JSON: {exc}); train the run again") from None
 
 
+def _job_text(partial: Path) -> str:
+    """The job.json of a training in progress, as text ('' when unreadable)."""
+    try:
+        return (partial / "job.json").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
 def _first_line(exc) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
@@ -211,7 +232,7 @@ def _build_model(name, params, state, n_data, n_features, training, device, wher
     except TypeError as exc:
         raise RunError(f"{where} has parameters this bpetopics does not know ({exc})") from None
     n_bits = params.get("n_bits")
-    for key, shape in (("prior.a", (n_bits,)), ("prior.b", (n_bits,)), ("prior.t", ())):
+    for key, shape in (("prior.a", (n_bits,)), ("prior.b", (n_bits,)), ("prior.t", ())) if n_bits else ():
         found = tuple(state[key].shape) if key in state else "missing"
         if found != shape:
             raise RunError(f"weights in {where} do not match its config: {key} is {found}, "
@@ -319,12 +340,16 @@ def load_run(path, device: str | None = "cpu") -> Run:
     path = Path(path)
     if not is_run(path):
         if partial_path(path).is_dir():
+            command = ("bpetopics images train ... --model ..." if '"data"' in _job_text(partial_path(path))
+                       else "bpetopics train")
             raise RunError(f"training of {path} did not finish: continue it with "
-                           f"`bpetopics train --out {path} --resume`")
+                           f"`{command} --out {path} --resume`")
         if not path.exists():
-            raise RunError(f"{path} does not exist: give a run folder written by `bpetopics train`")
+            raise RunError(f"{path} does not exist: give a run folder written by `bpetopics train` "
+                           "(or `bpetopics images train`)")
         if not path.is_dir():
-            raise RunError(f"{path} is a file, not a run folder written by `bpetopics train`")
+            raise RunError(f"{path} is a file, not a run folder written by `bpetopics train` "
+                           "(or `bpetopics images train`)")
         raise RunError(f"{path} is not a complete run ({CONFIG_FILE} is missing)")
     config = _read_json(path / CONFIG_FILE)
     if not isinstance(config, dict) or config.get("format") != FORMAT:
@@ -336,6 +361,10 @@ def load_run(path, device: str | None = "cpu") -> Run:
     missing = [k for k in ("model", "params", "n_data", "n_features") if k not in config]
     if missing:
         raise RunError(f"{path / CONFIG_FILE} is incomplete (no {', '.join(missing)})")
+    if "data" in config:  # an image run (bpetopics.runs.image_folder)
+        from bpetopics.runs.image_folder import load_image_run
+
+        return load_image_run(path, config, device)
     try:
         vocabulary = (path / VOCABULARY_FILE).read_text(encoding="utf-8").split("\n")[:-1]
     except FileNotFoundError:

@@ -155,6 +155,9 @@ def resume_job(out, *, device: str | None = None, record: dict | None = None,
     lock = lock_job(out) if own else lock
     try:
         record = read_job(out) if record is None else record
+        if "data" in record:
+            raise RunError(f"{partial_path(out)} holds an image training: resume it with "
+                           f"`bpetopics images train ... --out {out} --resume`")
         if device is not None:
             record["params"]["device"] = device
         partial = partial_path(out)

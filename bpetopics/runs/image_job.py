@@ -1,0 +1,196 @@
+"""The training job for image runs: :mod:`bpetopics.runs.job` with images instead of a corpus.
+
+What ``bpetopics images train`` runs::
+
+    data = load_images("mnist", data_root, limit=500)
+    job = start_image_job("runs/mnist", "GaussBPE", params, data)   # RUN.partial/job.json
+    run_image_job(job)             # checkpoint.safetensors after every epoch
+    finish_image_job(job)          # RUN (an image run, bpetopics.runs.image_folder), atomically
+
+    job = resume_image_job("runs/mnist")   # same model as if never stopped
+
+``RUN.partial/`` holds ``job.json`` (model, params, the images' record: source, data
+root, split, limit, seed, sha256), the lock and the last checkpoint; the images are not
+copied: resuming reads them again from the record and refuses (one line) when they
+changed. The lock, the refusals and the checkpoint format are those of text jobs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from bpetopics.files import write_bytes_atomic
+from bpetopics.runs.checkpoints import load_checkpoint, save_checkpoint
+from bpetopics.runs.folder import RunError, check_run_destination, partial_path
+from bpetopics.runs.image_folder import save_image_run
+from bpetopics.runs.job import (JOB_FILE, JOB_FORMAT, TrainingJob, check_job_destination, lock_job, read_job,
+                                release_job)
+
+#: Models whose likelihood needs pixel values in [0, 1].
+BERNOULLI_MODELS = ("BernBPE", "GumbelSoftmaxVAE")
+
+
+def image_model(model: str, params: dict, data):
+    """An unfitted registry ``model`` with ``params``, checked against the images ``data``
+    (RunError, one line, for a parameter or data it cannot train on)."""
+    from bpetopics.models.registry import MODELS
+
+    from bpetopics.core.device import resolve_device
+
+    if model not in MODELS:
+        raise RunError(f"unknown image model {model!r}")
+    try:
+        resolve_device(params.get("device", "auto"))
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
+    if model in BERNOULLI_MODELS and data.X.size and (data.X.min() < 0 or data.X.max() > 1):
+        raise RunError(f"{model} needs pixel values in [0, 1] but {data.source} has values in "
+                       f"[{data.X.min():.3g}, {data.X.max():.3g}]: use a Gaussian model (gaussbpe, vae)")
+    try:
+        instance = MODELS[model](**params)
+        if hasattr(instance, "validate"):
+            instance.validate(len(data.X))
+    except (TypeError, ValueError) as exc:
+        raise RunError(f"cannot train {model}: {str(exc).splitlines()[0]}") from None
+    return instance
+
+
+def start_image_job(out, model: str, params: dict, data, *, overwrite: bool = False) -> TrainingJob:
+    """Begin training ``model`` (registry name) with ``params`` on the images ``data``
+    (:class:`bpetopics.images.sources.ImageData`). Refuses (RunError) as
+    :func:`bpetopics.runs.job.start_job` does."""
+    out = Path(out)
+    check_run_destination(out, overwrite)
+    if len(data.X) == 0:
+        raise RunError(f"{data.source} holds no image to train on")
+    instance = image_model(model, params, data)
+    lock = lock_job(out)
+    try:
+        partial = check_job_destination(out, overwrite, lock)
+        lock.clear()
+        record = {"format": JOB_FORMAT, "model": model, "params": params, "data": data.record()}
+        write_bytes_atomic(partial / JOB_FILE, (json.dumps(record, indent=1) + "\n").encode("utf-8"))
+    except BaseException:
+        lock.release()
+        raise
+    return TrainingJob(out, instance, data, record, lock)
+
+
+def resume_image_job(out, *, device: str | None = None) -> TrainingJob:
+    """The interrupted image training of ``out``, from its last checkpoint; ``device``
+    replaces the recorded one. RunError when there is none, it is a text training, or
+    its images changed."""
+    from bpetopics.images.sources import ImageSourceError, load_recorded
+    from bpetopics.models.registry import MODELS
+
+    out = Path(out)
+    lock = lock_job(out)
+    try:
+        record = read_job(out)
+        if not isinstance(record.get("data"), dict) or record.get("model") not in MODELS:
+            raise RunError(f"{partial_path(out)} holds a text training: resume it with `bpetopics train --resume`")
+        if device is not None:
+            record["params"]["device"] = device
+        try:
+            data = load_recorded(record["data"])
+        except ImageSourceError as exc:
+            raise RunError(f"cannot read the images to resume {out}: {exc}") from None
+        if data.fingerprint() != record["data"].get("sha256"):
+            raise RunError(f"the images of {record['data']['source']} changed since the training of {out} started: "
+                           "start again with --overwrite")
+        checkpoint = partial_path(out) / "checkpoint.safetensors"
+        if checkpoint.is_file():
+            try:
+                model, _ = load_checkpoint(checkpoint, device=record["params"].get("device"))
+            except RunError as exc:
+                raise RunError(f"{exc} (start again with --overwrite)") from None
+        else:
+            model = image_model(record["model"], record["params"], data)
+    except BaseException:
+        lock.release()
+        raise
+    return TrainingJob(out, model, data, record, lock)
+
+
+def run_image_job(job: TrainingJob, after_epoch=None):
+    """Train (or continue) ``job.model`` on the job's images, a checkpoint after every
+    epoch, then ``after_epoch(model, info)``. Returns the fitted model."""
+    import torch
+
+    model = job.model
+
+    def callback(m, info):
+        save_checkpoint(job.checkpoint, m, extra={"torch_threads": torch.get_num_threads()})
+        if after_epoch is not None:
+            after_epoch(m, info)
+
+    model.callback = callback
+    try:
+        if hasattr(model, "decoder_") or hasattr(model, "net_"):  # loaded from a checkpoint
+            model.continue_fit(job.corpus.X)
+        else:
+            model.fit(job.corpus.X)
+    finally:
+        model.callback = None
+    return model
+
+
+def finish_image_job(job: TrainingJob, *, overwrite: bool = False) -> Path:
+    """Write the image run ``job.out`` atomically, remove ``RUN.partial/``, release the lock."""
+    try:
+        save_image_run(job.out, job.model, job.corpus, overwrite=overwrite)
+    except BaseException:
+        release_job(job)
+        raise
+    release_job(job)
+    shutil.rmtree(job.partial, ignore_errors=True)
+    return job.out
+
+
+def train_image_run(out, model: str, params: dict, data, *, overwrite: bool = False, resume: bool = False,
+                    device: str | None = None, after_epoch=None) -> Path:
+    """Start (or, with ``resume``, continue) an image training, run it and finish it."""
+    job = (resume_image_job(out, device=device) if resume
+           else start_image_job(out, model, params, data, overwrite=overwrite))
+    try:
+        run_image_job(job, after_epoch)
+    except BaseException:
+        release_job(job)
+        raise
+    return finish_image_job(job, overwrite=overwrite)
+
+
+#: The parameter ``--bits`` sets for each image model: the length of the code.
+CODE_SIZE_PARAM = {"GaussBPE": "n_bits", "BernBPE": "n_bits", "GaussianVAE": "n_latent",
+                   "GumbelSoftmaxVAE": "n_variables"}
+
+
+def image_params(model: str, *, bits=None, epochs=None, seed: int = 0, device: str = "auto", batch_size=None,
+                 lr=None, hidden=None) -> dict:
+    """The parameters of an image ``model`` (registry name) for ``bpetopics images
+    train``: the class defaults, with the code size (BPE: bits K; Gaussian VAE: latents;
+    Gumbel-Softmax VAE: categorical variables of 10 classes), epochs, batch size,
+    learning rate and decoder hidden sizes (``hidden``) replaced where given, and the seed and device; for BPE codes of at
+    most ``gamma`` (default 10) bits, gamma becomes K/4 (it must lie below K). RunError (one line) for
+    a device that is not there."""
+    import inspect
+
+    from bpetopics.core.device import resolve_device
+    from bpetopics.models.registry import MODELS
+
+    try:
+        resolve_device(device)
+    except ValueError as exc:
+        raise RunError(str(exc)) from None
+    signature = inspect.signature(MODELS[model].__init__).parameters
+    params = {k: p.default for k, p in signature.items() if k not in ("self", "callback")}
+    params = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
+    given = {CODE_SIZE_PARAM[model]: bits, "epochs": epochs, "batch_size": batch_size, "lr": lr,
+             "hidden" if "hidden" in params else "decoder_hidden": list(hidden) if hidden is not None else None}
+    params.update({k: v for k, v in given.items() if v is not None})
+    if "gamma" in params and bits is not None and params["gamma"] >= bits:
+        params["gamma"] = bits / 4  # the beta-process mass must be below K: PoissBPE's default K/4
+    params.update(random_state=int(seed), device=device, progress=False)
+    return params

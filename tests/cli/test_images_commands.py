@@ -1,0 +1,130 @@
+"""`bpetopics images train / encode / show` on 100 MNIST images: the run is written,
+encoded, drawn; each failure is one line and exit code 2; Ctrl-C leaves a checkpoint
+that --resume finishes into the same run."""
+
+import numpy as np
+import pytest
+import torch
+
+from bpetopics.cli import main
+from tests.cli.conftest import one_line_error
+from tests.images.conftest import data_root  # noqa: F401
+
+TINY = ["--limit", "100", "--epochs", "2", "--bits", "8", "--hidden", "32,64", "--device", "cpu", "--batch-size", "50", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def image_run(data_root, tmp_path_factory):  # noqa: F811
+    from click.testing import CliRunner
+
+    out = tmp_path_factory.mktemp("image_cli") / "mnist"
+    result = CliRunner().invoke(main, ["images", "train", "mnist", "--model", "gaussbpe", "--out", str(out),
+                                       "--data-root", str(data_root), *TINY])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_train_encode_show(image_run, runner, tmp_path, data_root):  # noqa: F811
+    from PIL import Image
+
+    from bpetopics.runs import load_run
+    from bpetopics.runs.image_codes import encode_images
+    from bpetopics.images.sources import load_images
+    from bpetopics.viz.image_grid import grid_size
+
+    run = load_run(image_run)
+    assert run.config["model"] == "GaussBPE" and run.config["params"]["n_bits"] == 8
+    assert run.config["params"]["gamma"] == 2.0  # K/4: gamma must lie below K
+    codes_file = tmp_path / "codes.npz"
+    result = runner.invoke(main, ["images", "encode", str(image_run), "mnist", "--out", str(codes_file),
+                                  "--limit", "60"])
+    assert result.exit_code == 0, result.output
+    with np.load(codes_file, allow_pickle=False) as f:
+        codes, labels = f["codes"], f["labels"]
+    test = load_images("mnist", data_root, split="test", limit=60)
+    assert np.array_equal(codes, encode_images(run.model, test.X)) and np.array_equal(labels, test.labels)
+
+    bits = tmp_path / "bits.png"
+    result = runner.invoke(main, ["images", "show", str(image_run), "--out", str(bits), "--images", "6"])
+    assert result.exit_code == 0, result.output
+    used = int(((run.codes() != 0).sum(0) > 0).sum())
+    with Image.open(bits) as img:
+        assert img.size == grid_size(1 + used, (28, 28), 10) and img.mode == "L"
+    with Image.open(tmp_path / "bits.recon.png") as img:
+        assert img.size == grid_size(12, (28, 28), 6)  # 6 originals over 6 reconstructions
+    one_line_error(runner.invoke(main, ["images", "show", str(image_run), "--out", str(bits)]),
+                   "already exists", "--overwrite")
+    assert runner.invoke(main, ["images", "show", str(image_run), "--out", str(bits), "--overwrite"]).exit_code == 0
+
+
+def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # noqa: F811
+    root = ["--data-root", str(data_root)]
+    train = ["images", "train"]
+    one_line_error(runner.invoke(main, [*train, "mnist", "--model", "gaussbpe", "--out", str(image_run), *TINY]),
+                   "already holds a finished run")
+    one_line_error(runner.invoke(main, [*train, "nowhere", "--model", "vae", "--out", str(tmp_path / "r")]),
+                   "nowhere", "neither a data set")
+    one_line_error(runner.invoke(main, [*train, "scaled_mnist", "--model", "bernbpe", "--out", str(tmp_path / "r"),
+                                        *root, *TINY]), "[0, 1]")
+    one_line_error(runner.invoke(main, [*train, "mnist", "--model", "lda", "--out", str(tmp_path / "r")]), "lda")
+    one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),
+                                        "--resume"]), "nothing to resume")
+    one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),
+                                        "--data-root", str(tmp_path)]), "--data-root")
+    assert not (tmp_path / "r").exists() and not (tmp_path / "r.partial").exists()
+
+    encode = ["images", "encode"]
+    one_line_error(runner.invoke(main, [*encode, str(tmp_path / "none"), "mnist", "--out", str(tmp_path / "c.npz")]),
+                   "does not exist")
+    one_line_error(runner.invoke(main, [*encode, str(image_run), "cifar10", "--out", str(tmp_path / "c.npz"),
+                                        "--limit", "10"]), "shape")
+    (tmp_path / "c.npz").write_bytes(b"keep")
+    one_line_error(runner.invoke(main, [*encode, str(image_run), "mnist", "--out", str(tmp_path / "c.npz")]),
+                   "already exists")
+    assert (tmp_path / "c.npz").read_bytes() == b"keep"
+
+    show = ["images", "show"]
+    one_line_error(runner.invoke(main, [*show, str(tmp_path / "none"), "--out", str(tmp_path / "b.png")]),
+                   "does not exist")
+    (tmp_path / "b.recon.png").write_bytes(b"keep")
+    one_line_error(runner.invoke(main, [*show, str(image_run), "--out", str(tmp_path / "b.png")]), "b.recon.png")
+    assert not (tmp_path / "b.png").exists()
+
+
+def test_text_commands_refuse_image_runs_and_back(image_run, trained_run, runner, tmp_path):
+    for args in (["topics", str(image_run)], ["info", str(image_run)],
+                 ["graph", str(image_run), "--out", str(tmp_path / "g.png")]):
+        one_line_error(runner.invoke(main, args), "is an image run", "bpetopics images")
+    text_run = str(trained_run[0])
+    one_line_error(runner.invoke(main, ["images", "show", text_run, "--out", str(tmp_path / "b.png")]),
+                   "is a text run")
+    one_line_error(runner.invoke(main, ["images", "encode", text_run, "mnist", "--out", str(tmp_path / "c.npz")]),
+                   "is a text run")
+    assert not list(tmp_path.iterdir())
+
+
+def test_ctrl_c_then_resume_gives_the_same_run(runner, tmp_path, data_root, monkeypatch):  # noqa: F811
+    from bpetopics.runs import load_run
+    from bpetopics.runs import image_job
+
+    args = ["images", "train", "mnist", "--model", "vae", "--data-root", str(data_root), *TINY]
+    assert runner.invoke(main, [*args, "--out", str(tmp_path / "whole")]).exit_code == 0
+
+    real = image_job.run_image_job
+
+    def interrupted(job, after_epoch=None):
+        def stop(m, info):
+            if m.epoch_ == 1:
+                raise KeyboardInterrupt
+        return real(job, stop)
+
+    monkeypatch.setattr(image_job, "run_image_job", interrupted)
+    result = runner.invoke(main, [*args, "--out", str(tmp_path / "cut")])
+    assert result.exit_code == 130 and "--resume" in result.output, result.output
+    assert not (tmp_path / "cut").exists() and (tmp_path / "cut.partial" / "checkpoint.safetensors").is_file()
+    monkeypatch.setattr(image_job, "run_image_job", real)
+    result = runner.invoke(main, [*args, "--out", str(tmp_path / "cut"), "--resume"])
+    assert result.exit_code == 0, result.output
+    a, b = load_run(tmp_path / "whole"), load_run(tmp_path / "cut")
+    sa, sb = a.model.state_dict(), b.model.state_dict()
+    assert all(torch.equal(sa[k], sb[k]) for k in sa) and np.array_equal(a.codes(), b.codes())
