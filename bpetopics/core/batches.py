@@ -24,6 +24,23 @@ class BatchSource(Protocol):
     def __iter__(self) -> Iterator: ...
 
 
+@runtime_checkable
+class RowStore(Protocol):
+    """A data matrix kept outside memory (e.g. ``text/sharded.py``'s memory-mapped
+    shards) that training reads as it goes: ``shape`` (N, D), rows gathered by index
+    (``X[rows]`` -> the rows in memory, as ``csr[rows]``), ``sum(axis)`` as scipy's, and
+    its own batch source for an epoch, which must yield what :class:`InMemoryBatches`
+    yields over the same rows. ``fit(X)`` accepts one in place of a matrix."""
+
+    shape: tuple
+
+    def __getitem__(self, rows): ...
+
+    def sum(self, axis=None): ...
+
+    def batch_source(self, batch_size: int, seed: int, epoch: int) -> BatchSource: ...
+
+
 def epoch_order(n_samples: int, seed: int, epoch: int):
     """The permutation of ``range(n_samples)`` used in epoch ``epoch`` (from 0).
 

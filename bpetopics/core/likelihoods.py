@@ -194,7 +194,8 @@ class PoissonLikelihood(nn.Module):
     @staticmethod
     def batch_order(X) -> np.ndarray:
         """Encode documents in order of length (groups documents of similar size)."""
-        return np.argsort(np.diff(sp.csr_matrix(X).indptr), kind="stable")
+        lengths = X.getnnz(axis=1) if hasattr(X, "batch_source") else np.diff(sp.csr_matrix(X).indptr)
+        return np.argsort(lengths, kind="stable")
 
     @staticmethod
     def link(out: torch.Tensor) -> torch.Tensor:
