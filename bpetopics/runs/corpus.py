@@ -22,7 +22,7 @@ def run_splits(run) -> dict:
     in the same order; otherwise a :class:`RunError` (one line) says why.
     """
     from bpetopics.text import CorpusError, CorpusWarning, TextPipeline, corpus_from_documents, load_source, load_splits
-    from bpetopics.text.sources import NEWSGROUPS, SAVED, source_kind
+    from bpetopics.text.sources import NEWSGROUPS, SAVED, SHARDED, source_kind
 
     cfg = run.config.get("corpus") or {}
     source = cfg.get("source")
@@ -35,6 +35,10 @@ def run_splits(run) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", CorpusWarning)
             kind = source_kind(source)
+            if kind == SHARDED:
+                raise RunError(f"{run.path} was trained on the sharded corpus {source}: evaluate, graph and "
+                               "ldavis do not read sharded corpora yet; build an in-memory corpus of a sample "
+                               "to inspect it")
             if kind == SAVED:
                 splits = load_splits(source)
             else:

@@ -263,7 +263,9 @@ class ShardedCorpus:
 
     def summary(self) -> dict:
         """Sizes as :meth:`Corpus.summary` gives them (dropped: counts per reason)."""
-        n, tokens = self.n_docs, int(self.counts.sum(axis=None))
+        if getattr(self, "_tokens", None) is None:
+            self._tokens = int(self.counts.sum(axis=None))     # one read of the counts
+        n, tokens = self.n_docs, self._tokens
         return {"split": self.split, "documents": n,
                 "labels": None if self.label_names is None else len(self.label_names),
                 "vocabulary": self.n_words, "tokens": tokens, "mean_length": tokens / n if n else 0.0,
