@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
 from pathlib import Path
 
@@ -314,9 +315,25 @@ class ShardedCounts:
     def __init__(self, shards: list[dict], shape):
         self.shards = shards
         self.shape = (int(shape[0]), int(shape[1]))
+        self._gathered = 0
         sizes = [len(s["indptr"]) - 1 for s in shards]
         self.row_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)   # (S + 1,)
         self._column_sums = None
+
+    def release(self) -> None:
+        """Drop the shards' pages from this process's resident memory (``madvise``
+        DONTNEED on the read-only maps: they stay in the system's file cache, and are
+        read back from it when touched again). Called after every block of rows
+        gathered and every shard summed, so that reading the whole corpus does not
+        leave the process holding it all."""
+        if not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        for shard in self.shards:
+            for array in shard.values():
+                mapping = getattr(array, "_mmap", None)
+                if mapping is not None:
+                    mapping.madvise(mmap.MADV_DONTNEED)
+        self._gathered = 0
 
     @property
     def nnz(self) -> int:
@@ -362,6 +379,9 @@ class ShardedCounts:
             shape=(len(rows), self.shape[1]))
         inverse = np.empty_like(order)
         inverse[order] = np.arange(len(order))
+        self._gathered += len(rows)
+        if self._gathered >= BLOCK_ROWS:    # copies made above: the maps can be let go
+            self.release()
         return sorted_rows[inverse]
 
     def sum(self, axis=None):
@@ -373,6 +393,7 @@ class ShardedCounts:
                 for s in self.shards:
                     total += np.bincount(np.asarray(s["indices"]), weights=np.asarray(s["data"]),
                                          minlength=self.shape[1]).astype(np.int64)
+                    self.release()
                 self._column_sums = total
             return self._column_sums[None, :].copy()
         if axis == 1:
@@ -381,10 +402,15 @@ class ShardedCounts:
                 cum = np.concatenate([[0], np.cumsum(np.asarray(s["data"], dtype=np.int64))])
                 indptr = np.asarray(s["indptr"])
                 out.append(cum[indptr[1:]] - cum[indptr[:-1]])
+                self.release()
             sums = np.concatenate(out) if out else np.zeros(0, np.int64)
             return sums[:, None]
         if axis is None:
-            return int(sum(int(np.asarray(s["data"], dtype=np.int64).sum()) for s in self.shards))
+            total = 0
+            for s in self.shards:
+                total += int(np.asarray(s["data"]).sum(dtype=np.int64))
+                self.release()
+            return total
         raise ValueError(f"axis={axis!r}: give 0, 1 or None")
 
     def batch_source(self, batch_size: int, seed: int, epoch: int) -> "ShardedBatches":
