@@ -293,10 +293,14 @@ def load_reference(directory):
     file = Path(directory) / REFERENCE
     if not file.is_file():
         return None
-    ref = json.loads(file.read_text(encoding="utf-8"))
-    corpus = open_sharded(ref["path"])
-    if _sha256(corpus.path / MANIFEST) != ref["manifest_sha256"]:
-        raise CorpusError(f"the sharded corpus {ref['path']} changed since training started")
+    try:
+        ref = json.loads(file.read_text(encoding="utf-8"))
+        path, digest = ref["path"], ref["manifest_sha256"]
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError):
+        raise CorpusError(f"{file} is damaged") from None
+    corpus = open_sharded(path)
+    if _sha256(corpus.path / MANIFEST) != digest:
+        raise CorpusError(f"the sharded corpus {path} changed since training started")
     return corpus
 
 

@@ -38,12 +38,12 @@ from pathlib import Path
 
 import numpy as np
 
-from bpetopics.text.corpus import EMPTY_AFTER_CLEANING, NO_VOCABULARY_WORD
+from bpetopics.text.corpus import EMPTY_AFTER_CLEANING, NO_VOCABULARY_WORD, is_saved_corpus
 from bpetopics.text.decoding import _looks_binary, _name, decode_bytes
 from bpetopics.text.errors import CorpusError
 from bpetopics.text.loaders import NOT_TEXT
 from bpetopics.text.pipeline import TextPipeline
-from bpetopics.text.sharded import ShardWriter
+from bpetopics.text.sharded import ShardWriter, is_sharded_corpus
 
 MALFORMED = "malformed line"
 FOLDER, JSONL, CSV = "folder", "jsonl", "csv"
@@ -53,6 +53,9 @@ def input_kind(source) -> str:
     """``"folder"``, ``"jsonl"`` or ``"csv"``; CorpusError for anything else."""
     path = Path(source)
     if path.is_dir():
+        if is_saved_corpus(path) or is_sharded_corpus(path):
+            raise CorpusError(f"{path} is a corpus already built: give the texts it was built from "
+                              "(a folder of texts, a .jsonl or a .csv file)")
         return FOLDER
     if not path.exists():
         raise CorpusError(f"{path} does not exist: give a folder of texts, a .jsonl or a .csv file")

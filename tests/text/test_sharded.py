@@ -182,3 +182,17 @@ def test_an_existing_output_is_never_replaced_without_overwrite(folder, built, t
     with pytest.raises(CorpusError, match="is not a sharded corpus: choose another --out"):
         build_sharded(folder, other, TextPipeline(**SETTINGS), overwrite=True)
     assert (built / S.MANIFEST).read_bytes() == before and (other / "keep.txt").read_text() == "mine"
+
+
+def test_a_malformed_csv_row_is_named_and_a_built_corpus_is_not_an_input(built, tmp_path):
+    csv_file = tmp_path / "docs.csv"
+    rows = ["id,text"] + [f"d{i},{t}" for i, t in enumerate(_texts(30, seed=4))]
+    rows[12] += ",extra"
+    csv_file.write_text("\n".join(rows) + "\n")
+    with pytest.raises(CorpusError, match=r"docs.csv:13: 3 fields where the header has 2"):
+        build_sharded(csv_file, tmp_path / "out", TextPipeline(**SETTINGS))
+    with pytest.raises(CorpusError, match="has no column 'body'"):
+        build_sharded(csv_file, tmp_path / "out", TextPipeline(**SETTINGS), text_field="body")
+    with pytest.raises(CorpusError, match="is a corpus already built"):
+        build_sharded(built, tmp_path / "out", TextPipeline(**SETTINGS))
+    assert not (tmp_path / "out").exists()
