@@ -89,7 +89,8 @@ def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field
     unused = [flag for flag, key in (("--data-home", "data_home"), ("--categories", "categories"),
                                      ("--max-docs", "max_docs")) if settings[key] is not None]
     if unused:
-        raise UserError(f"{', '.join(unused)} do(es) not apply to --format sharded: leave it out")
+        raise UserError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to --format sharded: "
+                        "leave it out")
     pipeline = TextPipeline(vocab_size=settings["vocab_size"], min_df=settings["min_df"],
                             max_df=settings["max_df"], stopwords=settings["stopwords"])
     with corpus_errors():
@@ -126,8 +127,8 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
 
     SOURCE is 20newsgroups (the by-date train/test split, through scikit-learn), a
     folder of text files (one document per file; a first-level subfolder names the
-    label), or a saved corpus folder (summarised, and copied if --out is given).
-    With --format sharded, SOURCE is a folder, a .jsonl file (one JSON object a line)
+    label), or a saved corpus folder (summarised, and copied if --out is given; a
+    sharded one is summarised after its checksums are verified). With --format sharded, SOURCE is a folder, a .jsonl file (one JSON object a line)
     or a .csv file (a header row), of any size: it is read twice in chunks (vocabulary,
     then counts) by --jobs processes, and written as memory-mapped shards that
     `bpetopics train` reads as it trains.
@@ -147,9 +148,17 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
       bpetopics corpus reviews.csv --format sharded --text-field review --label-field stars --out corpora/reviews
     """
     from bpetopics.text import check_destination, prepare_corpus, save_splits
-    from bpetopics.text.sources import SAVED, corpus_settings, source_kind
+    from bpetopics.text.sources import SAVED, SHARDED, corpus_settings, source_kind
 
     settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed)
+    if source_kind(source) == SHARDED and out is None:   # summarise it, after checking every file
+        from bpetopics.text.sharded import open_sharded
+
+        with corpus_errors():
+            sharded = open_sharded(source, verify=True)
+        click.echo(f"Sharded corpus {source} (checksums verified; nothing written)")
+        click.echo(format_sharded(sharded.manifest, sharded.summary()))
+        return
     if format_ == "sharded":
         _build_sharded(source, out or _default_out(source), settings, jobs, shard_docs, text_field, id_field,
                        label_field, skip_bad_lines, overwrite, quiet)
