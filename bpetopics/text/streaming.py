@@ -108,7 +108,7 @@ def _chunks(source, kind: str, fields: _Fields, chunk_docs: int):
 def _csv_chunks(path: Path, fields: _Fields, chunk_docs: int):
     """CSV rows parsed here (a quoted field may span lines), sent on as (line, values)."""
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    with open(path, encoding="utf-8", errors="replace", newline="") as f:
+    with open(path, encoding="utf-8-sig", errors="replace", newline="") as f:
         reader = csv.reader(f)
         try:
             header = next(reader)
@@ -166,6 +166,8 @@ def _records(chunk, fields: _Fields):
         path, first, lines = chunk[1], chunk[2], chunk[3]
         name = Path(path).name
         for number, line in enumerate(lines, first):
+            if number == 1 and line.startswith(b"\xef\xbb\xbf"):    # a UTF-8 byte-order mark
+                line = line[3:]
             if not line.strip():
                 continue
             try:
@@ -333,7 +335,7 @@ def build_sharded(source, out, pipeline: TextPipeline, *, jobs: int = 1, shard_d
     # pass 2: counts, written shard by shard
     writer.n_words = len(pipeline.vocabulary_)
     init = (pipeline.to_dict(), init[1])
-    empty = no_word = 0
+    empty = no_word = read = 0
     with writer, tqdm(total=total, unit=unit, unit_scale=True, desc="counting pass",
                       disable=not progress) as bar:
         for counts, ids, labels, n_empty, n_no_word, _ in _ordered_results(
@@ -341,6 +343,10 @@ def build_sharded(source, out, pipeline: TextPipeline, *, jobs: int = 1, shard_d
             writer.append(counts, ids, [lookup[l] for l in labels] if has_labels else None)
             empty += n_empty
             no_word += n_no_word
+            read += counts.shape[0] + n_empty + n_no_word
+        if read != n_docs:
+            raise CorpusError(f"{source} changed while it was read ({n_docs:,} documents, then {read:,}): "
+                              "build again from a copy that does not change")
         dropped = {EMPTY_AFTER_CLEANING: empty, NO_VOCABULARY_WORD: no_word}
         if not_text:
             dropped[NOT_TEXT] = len(not_text)

@@ -74,6 +74,7 @@ def test_folder_build_equals_the_in_memory_corpus(built, in_memory):
     assert corpus.label_names == in_memory.label_names
     assert np.array_equal(corpus.labels, in_memory.labels)
     assert len(corpus.manifest["shards"]) == -(-corpus.n_docs // 37)   # several shards
+    assert all(isinstance(a, np.memmap) for shard in corpus.counts.shards for a in shard.values())  # mapped
     assert corpus.dropped["empty after cleaning"] == len(in_memory.dropped["empty after cleaning"])
     assert corpus.dropped["no word in the vocabulary"] == len(in_memory.dropped["no word in the vocabulary"])
     assert np.array_equal(corpus.counts.sum(0), np.asarray(in_memory.counts.sum(0)))
@@ -96,8 +97,9 @@ def test_jsonl_and_csv_builds_equal_the_in_memory_corpus(tmp_path):
                        label_names=["l0", "l1", "l2"])
     memory = corpus_from_documents({"train": raw}, TextPipeline(**SETTINGS))["train"]
     jsonl = tmp_path / "docs.jsonl"
-    jsonl.write_text("".join(json.dumps({"body": t, "key": f"d{i}", "tag": lab}) + "\n"
-                             for i, (t, lab) in enumerate(zip(texts, labels))) + "\n")
+    jsonl.write_text("\ufeff" + "".join(json.dumps({"body": t, "key": f"d{i}", "tag": lab}) + "\n"
+                                       for i, (t, lab) in enumerate(zip(texts, labels))) + "\n",
+                     encoding="utf-8")   # with a byte-order mark, as some editors write
     csv_file = tmp_path / "docs.csv"
     import csv
 
