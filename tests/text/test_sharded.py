@@ -13,6 +13,7 @@ from bpetopics.core.batches import InMemoryBatches
 from bpetopics.models import PoissBPE
 from bpetopics.text import CorpusError, TextPipeline, corpus_from_documents, prepare_corpus
 from bpetopics.text import sharded as S
+from bpetopics.text import sharded_counts as SC
 from bpetopics.text.loaders import RawDocuments
 from bpetopics.text.streaming import build_sharded
 
@@ -137,7 +138,7 @@ def test_a_malformed_line_is_named_or_skipped_and_counted(tmp_path):
 def test_the_batch_source_yields_the_in_memory_minibatches(built, in_memory):
     counts = S.open_sharded(built).counts
     for epoch in (0, 3):
-        ours = list(S.ShardedBatches(counts, 16, seed=5, epoch=epoch, block_rows=40))   # blocks of 32 rows
+        ours = list(SC.ShardedBatches(counts, 16, seed=5, epoch=epoch, block_rows=40))   # blocks of 32 rows
         theirs = list(InMemoryBatches(in_memory.counts, 16, seed=5, epoch=epoch))
         assert len(ours) == len(theirs) == len(InMemoryBatches(in_memory.counts, 16, 5, epoch))
         for a, b in zip(ours, theirs):
@@ -147,7 +148,7 @@ def test_the_batch_source_yields_the_in_memory_minibatches(built, in_memory):
 
 
 def test_training_from_the_shards_equals_training_in_memory(built, in_memory, monkeypatch):
-    monkeypatch.setattr(S, "BLOCK_ROWS", 40)   # several blocks per epoch
+    monkeypatch.setattr(SC, "BLOCK_ROWS", 40)   # several blocks per epoch
     params = dict(n_topics=3, n_bits=8, epochs=3, batch_size=16, device="cpu", progress=False, random_state=2)
     memory = PoissBPE(**params).fit(in_memory.counts)
     disk = PoissBPE(**params).fit(S.open_sharded(built).counts)
