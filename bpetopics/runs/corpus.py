@@ -74,7 +74,7 @@ def run_train_counts(run):
     """The training counts of a run (CSR, N x W, rows in the order of its ids).
 
     Read from ``counts.npz``; for a run trained on a sharded corpus, the corpus's
-    memory-mapped counts (:class:`~bpetopics.text.sharded.ShardedCounts`: row and column
+    memory-mapped counts (:class:`~bpetopics.text.sharded_counts.ShardedCounts`: row and column
     sums are streamed, rows gathered by index; nothing dense); a run saved before that
     file existed has its corpus rebuilt with :func:`run_splits` instead. A damaged file
     is a :class:`RunError`.
