@@ -7,11 +7,13 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import corpus_errors, main, vocabulary_options
+from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, vocabulary_options
 
 
 def _default_out(source: str) -> Path:
     name = Path(source.rstrip("/\\")).name or "corpus"
+    if Path(source).is_file():
+        name = Path(name).stem
     return Path("corpora") / re.sub(r"[^\w.-]+", "_", name)
 
 
@@ -66,6 +68,40 @@ def format_summary(splits: dict) -> str:
     return "\n".join(lines)
 
 
+def format_sharded(manifest: dict, summary: dict) -> str:
+    """The lines printed after a sharded build: sizes, shards, dropped documents."""
+    dropped = ", ".join(f"{n:,} {reason}" for reason, n in manifest["dropped"].items() if n) or "none"
+    p = manifest["pipeline"]["params"]
+    return (f"documents {summary['documents']:,}, vocabulary {summary['vocabulary']:,}, tokens "
+            f"{summary['tokens']:,} (mean length {summary['mean_length']:.1f}), non-zeros {manifest['nnz']:,}, "
+            f"{len(manifest['shards'])} shard(s), labels {summary['labels'] or '-'}\n"
+            f"dropped: {dropped}\n"
+            f"vocabulary: vocab_size={p['vocab_size']}, min_df={p['min_df']}, max_df={p['max_df']}, "
+            f"stop words: {p['stopwords'] if isinstance(p['stopwords'], str) else 'custom'}")
+
+
+def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field, label_field,
+                   skip_bad_lines, overwrite, quiet):
+    from bpetopics.text import TextPipeline
+    from bpetopics.text.sharded import open_sharded
+    from bpetopics.text.streaming import build_sharded
+
+    unused = [flag for flag, key in (("--data-home", "data_home"), ("--categories", "categories"),
+                                     ("--max-docs", "max_docs")) if settings[key] is not None]
+    if unused:
+        raise UserError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to --format sharded: "
+                        "leave it out")
+    pipeline = TextPipeline(vocab_size=settings["vocab_size"], min_df=settings["min_df"],
+                            max_df=settings["max_df"], stopwords=settings["stopwords"])
+    with corpus_errors():
+        manifest = build_sharded(source, out, pipeline, jobs=jobs, shard_docs=shard_docs, text_field=text_field,
+                                 id_field=id_field, label_field=label_field, skip_bad_lines=skip_bad_lines,
+                                 overwrite=overwrite, progress=not quiet)
+        summary = open_sharded(out).summary()
+    click.echo(f"Saved {source} to {out} (sharded)")
+    click.echo(format_sharded(manifest, summary))
+
+
 @main.command()
 @click.argument("source")
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
@@ -73,12 +109,29 @@ def format_summary(splits: dict) -> str:
 @vocabulary_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max-docs draw.")
 @click.option("--overwrite", is_flag=True, help="Replace a saved corpus already at --out.")
-def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed, overwrite):
+@click.option("--format", "format_", type=Choice(["memory", "sharded"]), default="memory", show_default=True,
+              help="memory: one .npz per split, loaded whole; sharded: memory-mapped shards built in two "
+                   "streaming passes, for corpora larger than memory (a folder, .jsonl or .csv SOURCE).")
+@click.option("--jobs", type=IntRange(min=1), default=1, show_default=True,
+              help="Worker processes cleaning and tokenising (--format sharded).")
+@click.option("--shard-docs", type=IntRange(min=1), default=100_000, show_default=True,
+              help="Documents per shard (--format sharded).")
+@click.option("--text-field", default="text", show_default=True, help="JSONL key or CSV column of the text.")
+@click.option("--id-field", default=None, help="JSONL key or CSV column of the document id [default: FILE:LINE].")
+@click.option("--label-field", default=None, help="JSONL key or CSV column of the label [default: no labels].")
+@click.option("--skip-bad-lines", is_flag=True, help="Skip and count malformed lines instead of stopping at the first.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed, overwrite,
+           format_, jobs, shard_docs, text_field, id_field, label_field, skip_bad_lines, quiet):
     """Materialise a corpus on disk and print a summary.
 
     SOURCE is 20newsgroups (the by-date train/test split, through scikit-learn), a
     folder of text files (one document per file; a first-level subfolder names the
-    label), or a saved corpus folder (summarised, and copied if --out is given).
+    label), or a saved corpus folder (summarised, and copied if --out is given; a
+    sharded one is summarised after its checksums are verified). With --format sharded, SOURCE is a folder, a .jsonl file (one JSON object a line)
+    or a .csv file (a header row), of any size: it is read twice in chunks (vocabulary,
+    then counts) by --jobs processes, and written as memory-mapped shards that
+    `bpetopics train` reads as it trains.
 
     Headers, signatures, quoted replies and encoded attachments are stripped; stop
     words, numbers, punctuation and tokens under 3 letters dropped; the vocabulary is
@@ -91,18 +144,34 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
       bpetopics corpus 20newsgroups --categories sci.space,rec.autos --max-docs 500 --out /tmp/small
       bpetopics corpus path/to/texts --min-df 2 --max-df 0.9 --out corpora/mytexts
       bpetopics corpus corpora/20ng
+      bpetopics corpus big.jsonl --format sharded --jobs 2 --out corpora/big
+      bpetopics corpus reviews.csv --format sharded --text-field review --label-field stars --out corpora/reviews
     """
     from bpetopics.text import check_destination, prepare_corpus, save_splits
-    from bpetopics.text.sources import SAVED, corpus_settings, source_kind
+    from bpetopics.text.sources import SAVED, SHARDED, corpus_settings, source_kind
 
+    settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed)
+    if source_kind(source) == SHARDED and out is None:   # summarise it, after checking every file
+        from bpetopics.text.sharded import open_sharded
+
+        with corpus_errors():
+            sharded = open_sharded(source, verify=True)
+        click.echo(f"Sharded corpus {source} (checksums verified; nothing written)")
+        click.echo(format_sharded(sharded.manifest, sharded.summary()))
+        return
+    if format_ == "sharded":
+        _build_sharded(source, out or _default_out(source), settings, jobs, shard_docs, text_field, id_field,
+                       label_field, skip_bad_lines, overwrite, quiet)
+        return
+    if Path(source).is_file() and Path(source).suffix.lower() in (".jsonl", ".ndjson", ".csv"):
+        raise UserError(f"{source} is read with --format sharded (a .jsonl or .csv file): add it")
     saved = source_kind(source) == SAVED
     if out is None and not saved:
         out = _default_out(source)
     with corpus_errors():
         if out is not None:
             check_destination(out, overwrite)
-        splits = prepare_corpus(source, **corpus_settings(vocab_size, min_df, max_df, stopwords,
-                                                          data_home, categories, max_docs, seed))
+        splits = prepare_corpus(source, **settings)
         if out is not None:
             save_splits(splits, out, overwrite=overwrite)
     if out is None:

@@ -207,7 +207,9 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
 
     CORPUS is 20newsgroups (its train split), a folder of text files (one document
     per file), or a corpus saved by `bpetopics corpus` (then the corpus options are
-    ignored). The model options below default to PoissBPE's own defaults.
+    ignored), also a sharded one (--format sharded: read from disk as training goes,
+    checked against its checksums first). The model options below default to
+    PoissBPE's own defaults.
 
     A checkpoint is kept after every epoch in RUN.partial/; RUN itself is written
     only when training has finished. After Ctrl-C, continue with --resume: the result
@@ -219,12 +221,13 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
       bpetopics train 20newsgroups --categories sci.space,rec.autos --topics 10 --out runs/two
       bpetopics train corpora/20ng --topics 50 --bits 128 --epochs 30 --seed 1 --out runs/20ng-50
       bpetopics train path/to/texts --vocab-size 5000 --min-df 2 --device cpu --out runs/mine
+      bpetopics train corpora/big-sharded --epochs 2 --out runs/big
       bpetopics train --out runs/20ng --resume
     """
     from bpetopics.runs import job as jobs
     from bpetopics.runs.folder import check_run_destination
     from bpetopics.runs.topics import format_rows, topic_rows
-    from bpetopics.text import prepare_corpus
+    from bpetopics.text.prepare import prepare_training_corpus
     from bpetopics.text.sources import corpus_record, corpus_settings
 
     resume_hint = f"bpetopics train --out {shlex.quote(str(out))} --resume"
@@ -262,7 +265,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
         settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
                                    corpus_seed)
         with corpus_errors():
-            splits = prepare_corpus(corpus, **settings)
+            splits = prepare_training_corpus(corpus, **settings)
         train_corpus = splits["train"]
         if train_corpus.n_docs == 0:
             raise UserError(f"the corpus {corpus} has no training document with a word of its vocabulary")

@@ -3,9 +3,10 @@
 Training (:meth:`bpetopics.core.model.BPEBase._run_epoch`) iterates over a batch source:
 an iterable of minibatches (rows of the data: a CSR matrix for text, a dense array for
 images) in a defined order, with ``n_samples``, the number of rows it yields per pass.
-The in-memory matrix is one implementation, :class:`InMemoryBatches`; a streaming
-reader (documents read from disk in chunks, ``text/sharded.py``) or one worker's shard of
-a distributed run (``runs/distributed.py``) would be others.
+The in-memory matrix is one implementation, :class:`InMemoryBatches`; a :class:`RowStore`
+(rows kept on disk, e.g. ``text/sharded_counts.py``'s memory-mapped shards) brings its
+own, yielding the same minibatches; one rank's part of each global minibatch in a
+distributed run (``runs/distributed.py``, to come) would be another.
 """
 
 from __future__ import annotations
@@ -22,6 +23,26 @@ class BatchSource(Protocol):
     n_samples: int
 
     def __iter__(self) -> Iterator: ...
+
+
+@runtime_checkable
+class RowStore(Protocol):
+    """A data matrix kept outside memory (e.g. ``text/sharded.py``'s memory-mapped
+    shards) that training reads as it goes: ``shape`` (N, D), rows gathered by index
+    (``X[rows]`` -> the rows in memory, as ``csr[rows]``), ``sum(axis)`` and
+    ``getnnz(axis=1)`` as scipy's, and its own batch source for an epoch, which must
+    yield what :class:`InMemoryBatches` yields over the same rows. ``fit(X)`` accepts
+    one in place of a matrix."""
+
+    shape: tuple
+
+    def __getitem__(self, rows): ...
+
+    def sum(self, axis=None): ...
+
+    def getnnz(self, axis=None): ...
+
+    def batch_source(self, batch_size: int, seed: int, epoch: int) -> BatchSource: ...
 
 
 def epoch_order(n_samples: int, seed: int, epoch: int):

@@ -28,6 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from bpetopics.core.batches import RowStore
 from bpetopics.core.packed import PackedCounts
 
 # ------------------------------------------------------------------------- the protocol
@@ -194,7 +195,8 @@ class PoissonLikelihood(nn.Module):
     @staticmethod
     def batch_order(X) -> np.ndarray:
         """Encode documents in order of length (groups documents of similar size)."""
-        return np.argsort(np.diff(sp.csr_matrix(X).indptr), kind="stable")
+        lengths = X.getnnz(axis=1) if isinstance(X, RowStore) else np.diff(sp.csr_matrix(X).indptr)
+        return np.argsort(lengths, kind="stable")
 
     @staticmethod
     def link(out: torch.Tensor) -> torch.Tensor:

@@ -21,7 +21,7 @@ import torch
 from tqdm.auto import tqdm
 
 from bpetopics.core import params as P
-from bpetopics.core.batches import InMemoryBatches
+from bpetopics.core.batches import InMemoryBatches, RowStore
 from bpetopics.core.decoder import ACTIVATIONS, CodeDecoder
 from bpetopics.core.device import resolve_device
 from bpetopics.core.likelihoods import Likelihood
@@ -206,8 +206,10 @@ class BPEBase:
 
         Parameters
         ----------
-        X : array-like, shape (N, D)
-            Data (a CSR count matrix for text).
+        X : array-like, shape (N, D), or RowStore
+            Data (a CSR count matrix for text), or rows read from disk as training goes
+            (:class:`~bpetopics.core.batches.RowStore`, e.g. a sharded corpus's counts:
+            the same model as from the same rows in memory).
 
         Returns
         -------
@@ -248,8 +250,12 @@ class BPEBase:
         self._train(X, 1)
         return self
 
-    def _batches(self, X) -> InMemoryBatches:
-        """The batch source of the epoch about to run (``epoch_`` done so far)."""
+    def _batches(self, X):
+        """The batch source of the epoch about to run (``epoch_`` done so far): the
+        matrix's own for a :class:`~bpetopics.core.batches.RowStore` (rows on disk),
+        else :class:`InMemoryBatches`; both give the same minibatches for the same rows."""
+        if isinstance(X, RowStore):
+            return X.batch_source(self.batch_size, self.random_state, self.epoch_)
         return InMemoryBatches(X, self.batch_size, self.random_state, self.epoch_)
 
     def _train(self, X, n_epochs):

@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from bpetopics.core import kernels
 from bpetopics.core import params as P
+from bpetopics.core.batches import RowStore
 from bpetopics.core.likelihoods import PoissonLikelihood
 from bpetopics.core.model import BPEBase
 from bpetopics.core.pursuit import greedy_pursuit
@@ -115,6 +116,9 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         self.reseed_similarity = reseed_similarity
 
     def _check_X(self, X):
+        if isinstance(X, RowStore):   # rows on disk (a sharded corpus): read as training goes
+            self._check_width(X.shape[1])
+            return X
         if not sp.issparse(X):
             X = np.asarray(X)
             if X.ndim != 2:
@@ -122,10 +126,13 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         X = sp.csr_matrix(X)
         if X.nnz and (X.data < 0).any():
             raise ValueError("X holds negative counts; a document-term matrix counts words")
-        if hasattr(self, "likelihood_") and X.shape[1] != self.likelihood_.topic_logits.shape[0]:
-            raise ValueError(f"X has {X.shape[1]} words but the model was fitted on "
-                             f"{self.likelihood_.topic_logits.shape[0]}; use the model's vocabulary")
+        self._check_width(X.shape[1])
         return X
+
+    def _check_width(self, n_words: int) -> None:
+        if hasattr(self, "likelihood_") and n_words != self.likelihood_.topic_logits.shape[0]:
+            raise ValueError(f"X has {n_words} words but the model was fitted on "
+                             f"{self.likelihood_.topic_logits.shape[0]}; use the model's vocabulary")
 
     def check_sizes(self, n_data: int, n_features: int) -> None:
         """As :meth:`BPEBase.check_sizes`, and refuse more topics than documents or words
@@ -151,11 +158,11 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
             return
         picks = torch.randint(X.shape[0], (self.n_topics, self.topic_init_docs),
                               generator=generator).numpy()
-        # (T, W): summed counts of each topic's documents, smoothed towards the corpus
-        pick_matrix = sp.csr_matrix((np.ones(picks.size), (np.repeat(np.arange(self.n_topics),
-                                    picks.shape[1]), picks.ravel())),
-                                    shape=(self.n_topics, X.shape[0]))
-        counts = np.asarray((pick_matrix @ X).todense(), dtype=np.float64)
+        # (T, W): summed counts of each topic's documents (the picked rows gathered, then
+        # summed by topic: integer sums, exact), smoothed towards the corpus
+        group = sp.csr_matrix((np.ones(picks.size), (np.repeat(np.arange(self.n_topics), picks.shape[1]),
+                                                     np.arange(picks.size))), shape=(self.n_topics, picks.size))
+        counts = np.asarray((group @ X[picks.ravel()]).todense(), dtype=np.float64)
         with torch.no_grad():
             self.likelihood_.topic_logits.copy_(torch.from_numpy(_smoothed_log_topics(counts, X).T))
 

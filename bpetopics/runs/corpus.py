@@ -22,7 +22,7 @@ def run_splits(run) -> dict:
     in the same order; otherwise a :class:`RunError` (one line) says why.
     """
     from bpetopics.text import CorpusError, CorpusWarning, TextPipeline, corpus_from_documents, load_source, load_splits
-    from bpetopics.text.sources import NEWSGROUPS, SAVED, source_kind
+    from bpetopics.text.sources import NEWSGROUPS, SAVED, SHARDED, source_kind
 
     cfg = run.config.get("corpus") or {}
     source = cfg.get("source")
@@ -35,6 +35,9 @@ def run_splits(run) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", CorpusWarning)
             kind = source_kind(source)
+            if kind == SHARDED:
+                raise RunError(f"{run.path} was trained on the sharded corpus {source}: evaluate does not "
+                               "read sharded corpora yet; build an in-memory corpus of a sample to evaluate it")
             if kind == SAVED:
                 splits = load_splits(source)
             else:
@@ -70,9 +73,33 @@ def run_splits(run) -> dict:
 def run_train_counts(run):
     """The training counts of a run (CSR, N x W, rows in the order of its ids).
 
-    Read from ``counts.npz``; a run saved before that file existed has its corpus rebuilt
-    with :func:`run_splits` instead. A damaged file is a :class:`RunError`.
+    Read from ``counts.npz``; for a run trained on a sharded corpus, the corpus's
+    memory-mapped counts (:class:`~bpetopics.text.sharded_counts.ShardedCounts`: row and column
+    sums are streamed, rows gathered by index; nothing dense); a run saved before that
+    file existed has its corpus rebuilt with :func:`run_splits` instead. A damaged file
+    is a :class:`RunError`.
     """
     if not run.has_counts():
+        source = (run.config.get("corpus") or {}).get("source")
+        if source:
+            from bpetopics.text.sources import SHARDED, source_kind
+
+            if source_kind(source) == SHARDED:
+                return _sharded_counts(run, source)
         return run_splits(run)["train"].counts
     return run.counts()
+
+
+def _sharded_counts(run, source):
+    from bpetopics.text import CorpusError
+    from bpetopics.text.sharded import open_sharded
+
+    try:
+        counts = open_sharded(source).counts
+    except CorpusError as exc:
+        raise RunError(f"cannot read the corpus of {run.path}: {exc}") from None
+    expected = (run.config.get("n_data"), run.config.get("n_features"))
+    if counts.shape != expected:
+        raise RunError(f"the sharded corpus {source} has shape {counts.shape}, the run {expected}: "
+                       "it changed since training")
+    return counts

@@ -38,6 +38,7 @@ import scipy.sparse as sp
 from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
+from bpetopics.core.batches import RowStore
 from bpetopics.files import canonical_safetensors, staging_folder
 from bpetopics.topwords import top_word_ids
 
@@ -251,7 +252,8 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
 
     ``model`` (a fitted PoissBPE) was fitted on ``corpus.counts``; ``corpus`` gives the
     vocabulary, pipeline, ids, counts and summary (or pass ``vocabulary`` / ``pipeline`` /
-    ``counts``); the training counts, when known, are saved as ``counts.npz``.
+    ``counts``); the training counts, when known, are saved as ``counts.npz`` (not those
+    of a sharded corpus, which stays where it is and is recorded by path).
     ``corpus_info`` (JSON-safe) is merged into ``config["corpus"]``; ``overwrite``
     replaces a finished run at ``out``; ``n_top_words`` per topic go to topics.csv and
     summary.json. Returns ``out``; raises RunError when ``out`` may not be written.
@@ -266,7 +268,8 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
     ids = [str(i) for i in (corpus.ids if corpus is not None else range(n_docs))]
     if counts is None and corpus is not None:
         counts = corpus.counts
-    if counts is not None:
+    on_disk = counts is not None and isinstance(counts, RowStore)   # a sharded corpus: not copied
+    if counts is not None and not on_disk:
         counts = sp.csr_matrix(counts)
         if counts.shape != (n_docs, len(vocabulary)):
             raise ValueError(f"the counts have shape {counts.shape} but the model has {n_docs} documents "
@@ -306,7 +309,7 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
              for t, row in enumerate(order) for r, j in enumerate(row))))
         sp.save_npz(tmp / DOC_CODES_FILE, sp.csr_matrix(codes), compressed=True)
         np.savez_compressed(tmp / DOC_TOPICS_FILE, doc_topic=doc_topic, ids=np.array(ids, dtype=str))
-        if counts is not None:
+        if counts is not None and not on_disk:
             sp.save_npz(tmp / COUNTS_FILE, counts, compressed=True)
         (tmp / HISTORY_FILE).write_bytes(_csv_bytes(
             HISTORY_COLUMNS, ([h.get(c) for c in HISTORY_COLUMNS] for h in history)))

@@ -97,7 +97,9 @@ def check_job_destination(out, overwrite: bool = False, lock: RunLock | None = N
 def start_job(out, params: dict, corpus, corpus_info: dict, *, overwrite: bool = False,
               model: str = "PoissBPE", lock: RunLock | None = None) -> TrainingJob:
     """Begin training a ``model`` (registry name) with ``params`` on ``corpus`` (a
-    :class:`~bpetopics.text.Corpus`, its ``counts`` the training matrix).
+    :class:`~bpetopics.text.Corpus`, its ``counts`` the training matrix, or a
+    :class:`~bpetopics.text.sharded.ShardedCorpus`, read from disk as training goes and
+    kept in ``RUN.partial/corpus/`` as a reference, not a copy).
 
     Takes the lock on ``RUN.partial`` (unless the caller holds it: ``lock``), then writes
     ``job.json`` and the corpus; ``corpus_info`` (JSON-safe, e.g.
@@ -149,6 +151,7 @@ def resume_job(out, *, device: str | None = None, record: dict | None = None,
     ``read_job(out)`` when the caller has read (and perhaps checked) it already; ``lock``
     is the caller's lock on ``RUN.partial`` (taken here when None)."""
     from bpetopics.text import Corpus, CorpusError
+    from bpetopics.text.sharded import load_reference
 
     out = Path(out)
     own = lock is None
@@ -162,7 +165,8 @@ def resume_job(out, *, device: str | None = None, record: dict | None = None,
             record["params"]["device"] = device
         partial = partial_path(out)
         try:
-            corpus = Corpus.load(partial / CORPUS_DIR)
+            # a sharded corpus is kept as a reference to its folder, not copied
+            corpus = load_reference(partial / CORPUS_DIR) or Corpus.load(partial / CORPUS_DIR)
         except CorpusError as exc:
             raise RunError(f"{exc} (start again with --overwrite)") from None
         checkpoint = partial / CHECKPOINT_FILE

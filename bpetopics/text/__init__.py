@@ -8,7 +8,9 @@ returns ``{"train": Corpus, "test": Corpus}`` with sparse counts. See docs/CONTR
 Modules: :mod:`~bpetopics.text.cleaning` (one function per cleaning step),
 :mod:`~bpetopics.text.stopwords`, :mod:`~bpetopics.text.loaders` (raw documents),
 :mod:`~bpetopics.text.pipeline` (:class:`TextPipeline`), :mod:`~bpetopics.text.corpus`
-(:class:`Corpus`, saving and loading), :mod:`~bpetopics.text.prepare`.
+(:class:`Corpus`, saving and loading), :mod:`~bpetopics.text.prepare`; for corpora larger
+than memory :mod:`~bpetopics.text.sharded` (the memory-mapped on-disk format) and
+:mod:`~bpetopics.text.streaming` (its chunked two-pass build on worker processes).
 """
 
 from bpetopics.text.cleaning import (

@@ -225,6 +225,50 @@ class TextPipeline:
         self._index = None
         return self
 
+    def fit_frequencies(self, doc_freq: dict, term_freq: dict, n_docs: int) -> "TextPipeline":
+        """Learn the vocabulary from word frequencies counted elsewhere (a streaming
+        build counts them chunk by chunk, :mod:`bpetopics.text.streaming`); the same
+        cuts as :meth:`fit_tokens` (CountVectorizer's ``_limit_features``), so the same
+        documents give the same vocabulary either way.
+
+        Parameters
+        ----------
+        doc_freq, term_freq : dict of str to int
+            Per word: the documents it occurs in, its total count.
+        n_docs : int
+            The documents with at least one token.
+
+        Returns
+        -------
+        TextPipeline
+            ``self``, with ``vocabulary_`` set.
+        """
+        if n_docs == 0:
+            raise CorpusError("no document has any word left after cleaning: check the source, "
+                              "or keep more words (--stopwords none)")
+        self.check_settings()
+        _check_df(self.min_df, self.max_df, n_docs)
+        words = sorted(doc_freq)
+        dfs = np.fromiter((doc_freq[w] for w in words), dtype=np.int64, count=len(words))
+        high = self.max_df if isinstance(self.max_df, Integral) else self.max_df * n_docs
+        low = self.min_df if isinstance(self.min_df, Integral) else self.min_df * n_docs
+        mask = (dfs <= high) & (dfs >= low)
+        if self.vocab_size is not None and mask.sum() > self.vocab_size:
+            # as scikit-learn: the most frequent words by total count, ties as its argsort
+            tfs = np.fromiter((term_freq[w] for w in words), dtype=np.int64, count=len(words))
+            keep = (-tfs[mask]).argsort()[:self.vocab_size]
+            new_mask = np.zeros(len(dfs), dtype=bool)
+            new_mask[np.where(mask)[0][keep]] = True
+            mask = new_mask
+        if not mask.any():
+            raise CorpusError(
+                f"the vocabulary is empty: no word is in at least min_df={self.min_df} and at most "
+                f"max_df={self.max_df} of the {n_docs} documents: lower --min-df or raise --max-df"
+            )
+        self.vocabulary_ = [words[i] for i in np.flatnonzero(mask)]
+        self._index = None
+        return self
+
     @property
     def vocabulary(self) -> list[str]:
         """The fitted vocabulary (``vocabulary_``)."""

@@ -15,7 +15,8 @@ from bpetopics.text.corpus import (
 from bpetopics.text.loaders import RawDocuments, load_source
 from bpetopics.text.pipeline import TextPipeline
 from bpetopics.text.named_corpora import load_named_corpus
-from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, source_kind
+from bpetopics.text.errors import CorpusError
+from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, source_kind
 
 
 def _build(docs: RawDocuments, tokens: list[list[str]], pipeline: TextPipeline) -> Corpus:
@@ -129,6 +130,9 @@ def prepare_corpus(
     kind = source_kind(source)
     if kind == SAVED:
         return load_splits(source)
+    if kind == SHARDED:
+        raise CorpusError(f"{source} is a sharded corpus (kept on disk): `bpetopics train` reads it; for this "
+                          "command build an in-memory one (`bpetopics corpus INPUT --out DIR`)")
     pipeline = TextPipeline(
         vocab_size=vocab_size, min_df=min_df, max_df=max_df, stopwords=stopwords, **cleaning
     )
@@ -146,3 +150,15 @@ def prepare_corpus(
     pipeline.stop_words  # noqa: B018
     raw = {split: docs.sample(max_docs, random_state) for split, docs in raw.items()}
     return corpus_from_documents(raw, pipeline)
+
+
+def prepare_training_corpus(source, **settings) -> dict:
+    """What ``bpetopics train`` trains on: :func:`prepare_corpus`'s splits, or for a
+    sharded corpus ``{"train": ShardedCorpus}``, opened (memory-mapped, not loaded) and
+    verified against its checksums (:meth:`~bpetopics.text.sharded.ShardedCorpus.verify`:
+    one read of the files, a fraction of an epoch), the other settings unused."""
+    if source_kind(source) == SHARDED:
+        from bpetopics.text.sharded import open_sharded
+
+        return {"train": open_sharded(source, verify=True)}
+    return prepare_corpus(source, **settings)

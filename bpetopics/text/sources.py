@@ -6,11 +6,11 @@ A corpus argument (``bpetopics train CORPUS``, ``corpus``, ``compare``, a run's 
 * ``"20newsgroups"`` (or ``20ng``; only when no path of that name exists),
 * a named corpus of :mod:`~bpetopics.text.named_corpora` (``abc``, ``state_union``,
   ``lee``; likewise only when no such path exists),
+* a sharded corpus (``bpetopics corpus INPUT --format sharded``: memory-mapped shards
+  and a manifest, :mod:`~bpetopics.text.sharded`, for corpora larger than memory;
+  ``train`` reads it as it trains, :func:`~bpetopics.text.prepare.prepare_training_corpus`),
 * a corpus saved by ``bpetopics corpus`` / :func:`~bpetopics.text.save_splits`,
 * a folder of text files (one document per file).
-
-A streaming reader (documents read in chunks rather than all at once) would be a fourth
-kind here, with its loader beside :mod:`~bpetopics.text.loaders` (e.g. ``text/sharded.py``).
 """
 
 from __future__ import annotations
@@ -21,18 +21,21 @@ from pathlib import Path
 from bpetopics.text.corpus import is_saved_corpus
 from bpetopics.text.loaders import is_newsgroups
 from bpetopics.text.named_corpora import is_named_corpus
+from bpetopics.text.sharded import is_sharded_corpus
 
-NEWSGROUPS, NAMED, SAVED, FOLDER = "20newsgroups", "named", "saved", "folder"
+NEWSGROUPS, NAMED, SHARDED, SAVED, FOLDER = "20newsgroups", "named", "sharded", "saved", "folder"
 
 
 def source_kind(source) -> str:
-    """``"20newsgroups"``, ``"named"`` (a corpus of :data:`NAMED_CORPORA`), ``"saved"`` (a
-    saved corpus folder) or ``"folder"`` (anything else: a folder of texts, or a path that
+    """``"20newsgroups"``, ``"named"`` (a corpus of :data:`NAMED_CORPORA`), ``"sharded"`` (a
+    sharded corpus folder), ``"saved"`` (a saved corpus folder) or ``"folder"`` (anything else: a folder of texts, or a path that
     the loader will report as missing)."""
     if is_newsgroups(source):
         return NEWSGROUPS
     if is_named_corpus(source):
         return NAMED
+    if is_sharded_corpus(source):
+        return SHARDED
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir() and is_saved_corpus(Path(source)):
         return SAVED
     return FOLDER
@@ -64,5 +67,7 @@ def corpus_record(source, settings: dict, splits: dict) -> dict:
     settings["data_home"] = None if data_home is None else os.path.abspath(data_home)
     if source_kind(source) == SAVED:
         settings = {"saved_corpus": recorded}
+    elif source_kind(source) == SHARDED:
+        settings = {"sharded_corpus": recorded}
     return {"source": recorded, "settings": settings,
             "splits": {name: c.summary() for name, c in splits.items()}}

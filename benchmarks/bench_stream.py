@@ -1,0 +1,142 @@
+"""Corpora larger than memory (issue #15): build time, build memory, training memory.
+
+Writes an N-document JSONL corpus by resampling 20 Newsgroups documents (train and test,
+raw, with replacement, seeded), then prints a markdown table of:
+
+* the sharded corpus build (``bpetopics corpus --format sharded``'s library call) with
+  1 and with 2 worker processes: wall seconds, CPU seconds (the process and its
+  workers), peak resident memory of the main process and of the largest worker;
+* one training epoch of PoissBPE (defaults, CPU, one torch thread) read from the shards
+  at a small size (the first ``--small`` documents, built as their own corpus) and at N:
+  wall and CPU seconds, seconds per million non-zeros, peak resident memory, and the
+  ratio of the two peaks (issue #15 asks for at most 1.5x from 100 k to 1 M documents).
+
+Each measurement runs in a fresh subprocess (peak memory from ``resource.getrusage``:
+``ru_maxrss`` of the process itself and, for the build, of its children).
+
+Run: ``python benchmarks/bench_stream.py [--docs 1000000] [--small 100000] [--workdir DIR]``
+(offline data: SCIKIT_LEARN_DATA, NLTK_DATA as in README). Disk: about 2 KB per
+document for the JSONL, plus the shards. ``--docs 20000 --small 5000`` is a quick check.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _mib(kib: int) -> float:
+    return kib / 1024   # ru_maxrss is in KiB on Linux
+
+
+def write_jsonl(path: Path, n_docs: int, seed: int = 0) -> None:
+    """N documents drawn with replacement from 20 Newsgroups (train + test), one JSON
+    object a line: text, id, label (its newsgroup)."""
+    import numpy as np
+    from sklearn.datasets import fetch_20newsgroups
+
+    bunch = fetch_20newsgroups(subset="all", remove=(), shuffle=False)
+    rng = np.random.default_rng(seed)
+    tmp = path.with_suffix(".partial")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for begin in range(0, n_docs, 100_000):
+            picks = rng.integers(len(bunch.data), size=min(100_000, n_docs - begin))
+            f.write("".join(json.dumps({"text": bunch.data[j], "id": f"d{begin + i}",
+                                        "label": bunch.target_names[bunch.target[j]]}) + "\n"
+                            for i, j in enumerate(picks)))
+    tmp.replace(path)
+
+
+# ------------------------------------------------------------------ child processes
+def child_build(source: str, out: str, jobs: int) -> dict:
+    from bpetopics.text import TextPipeline
+    from bpetopics.text.streaming import build_sharded
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    manifest = build_sharded(source, out, TextPipeline(), jobs=jobs, label_field="label", id_field="id",
+                             overwrite=True)
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu + kids.ru_utime + kids.ru_stime,
+            "cpu_main": time.process_time() - cpu, "peak_main": _mib(me.ru_maxrss), "peak_worker": _mib(kids.ru_maxrss),
+            "docs": manifest["n_docs"], "nnz": manifest["nnz"]}
+
+
+def child_train(corpus: str) -> dict:
+    import torch
+
+    from bpetopics import PoissBPE
+    from bpetopics.text.sharded import open_sharded
+
+    torch.set_num_threads(1)
+    counts = open_sharded(corpus).counts
+    after_open = _mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    wall, cpu = time.perf_counter(), time.process_time()
+    model = PoissBPE(epochs=1, device="cpu", progress=False).fit(counts)
+    return {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
+            "peak": _mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss), "after_open": after_open,
+            "docs": counts.shape[0], "nnz": counts.nnz, "epoch_seconds": model.history_[-1]["seconds"]}
+
+
+def _run_child(*args) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", *map(str, args)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"child {args} failed:\n{out.stderr}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--docs", type=int, default=1_000_000, help="N, documents of the large corpus")
+    parser.add_argument("--small", type=int, default=100_000, help="documents of the small training corpus")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/bpetopics-bench-stream"))
+    parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        kind, *rest = args.child
+        result = child_build(rest[0], rest[1], int(rest[2])) if kind == "build" else child_train(rest[0])
+        print(json.dumps(result))
+        return
+
+    work = args.workdir
+    work.mkdir(parents=True, exist_ok=True)
+    big, small = work / f"docs-{args.docs}.jsonl", work / f"docs-{args.small}.jsonl"
+    for path, n in ((big, args.docs), (small, args.small)):
+        if not path.exists():
+            start = time.perf_counter()
+            write_jsonl(path, n)
+            print(f"wrote {path} ({path.stat().st_size / 2**20:,.0f} MiB) in {time.perf_counter() - start:.0f} s",
+                  file=sys.stderr)
+
+    builds = {jobs: _run_child("build", big, work / f"sharded-{args.docs}", jobs) for jobs in (1, 2)}
+    _run_child("build", small, work / f"sharded-{args.small}", 1)
+    trains = {n: _run_child("train", work / f"sharded-{n}") for n in (args.small, args.docs)}
+
+    print(f"## Sharded corpus build, {args.docs:,} documents resampled from 20 Newsgroups "
+          f"({builds[1]['docs']:,} kept, {builds[1]['nnz']:,} non-zeros)\n")
+    print("| jobs | wall s | CPU s (all) | CPU s (main process) | docs/s (wall) | peak RSS main MiB | "
+          "peak RSS worker MiB |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for jobs, b in builds.items():
+        worker = f"{b['peak_worker']:.0f}" if jobs > 1 else "-"
+        print(f"| {jobs} | {b['wall']:.1f} | {b['cpu']:.1f} | {b['cpu_main']:.1f} | {args.docs / b['wall']:,.0f} | "
+              f"{b['peak_main']:.0f} | {worker} |")
+    print(f"\nspeed-up with 2 jobs (wall): {builds[1]['wall'] / builds[2]['wall']:.2f}x (only meaningful on idle "
+          "cores; the main process's CPU share bounds it)\n")
+    print("## One training epoch from the shards (PoissBPE defaults, CPU, 1 torch thread)\n")
+    print("| documents | non-zeros | wall s | CPU s | us per non-zero | RSS after open MiB | peak RSS MiB |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for n, t in trains.items():
+        print(f"| {t['docs']:,} | {t['nnz']:,} | {t['wall']:.1f} | {t['cpu']:.1f} | {1e6 * t['cpu'] / t['nnz']:.2f} | "
+              f"{t['after_open']:.0f} | {t['peak']:.0f} |")
+    ratio = trains[args.docs]["peak"] / trains[args.small]["peak"]
+    print(f"\npeak memory of training, {args.docs:,} vs {args.small:,} documents: {ratio:.2f}x "
+          "(fit includes encoding every document once at the end; the codes, N x K bytes, are kept)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,300 @@
+"""A corpus on disk, memory-mapped rather than loaded: sharded CSR arrays and a manifest.
+
+A sharded corpus folder (written by :class:`ShardWriter`, e.g. through
+``bpetopics corpus INPUT --format sharded``, :mod:`bpetopics.text.streaming`)::
+
+    sharded.json                 the manifest: format, version, sizes, shards, the
+                                 pipeline settings, dropped documents and, for every
+                                 file below, its size in bytes and its sha256
+    vocabulary.json              the W words; column j is word j
+    shard-00000.indptr.npy       (n_s + 1,) int64, row pointers of shard s (from 0)
+    shard-00000.indices.npy      (nnz_s,) int32, word of each non-zero
+    shard-00000.data.npy         (nnz_s,) int32, its count
+    ...
+    ids.txt                      one document id a line (JSON strings)
+    labels.npy                   (N,) int64 label indices (only when labels are known)
+
+:func:`open_sharded` reads the manifest and the vocabulary and maps the shards
+(``np.load(mmap_mode="r")``): opening costs megabytes (the vocabulary, and the row
+pointers once a minibatch is gathered), never the non-zeros. On open every file's size
+is checked against the manifest (a truncated or extended file is refused at once, for
+the cost of a ``stat``); :meth:`ShardedCorpus.verify` hashes every file against its
+sha256 (reads the whole corpus once: ``bpetopics train`` runs it before training, where
+it costs a fraction of one epoch). Either refuses with one line (:class:`CorpusError`).
+
+Its counts are a :class:`~bpetopics.text.sharded_counts.ShardedCounts`, what training
+reads (:mod:`bpetopics.text.sharded_counts`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from bpetopics.files import staging_folder
+from bpetopics.text.errors import CorpusError
+from bpetopics.text.pipeline import TextPipeline
+from bpetopics.text.sharded_counts import ShardedCounts
+
+FORMAT = "bpetopics.sharded_corpus"
+VERSION = 1
+MANIFEST = "sharded.json"
+VOCABULARY = "vocabulary.json"
+IDS = "ids.txt"
+LABELS = "labels.npy"
+REFERENCE = "sharded_reference.json"   # what a training job keeps instead of a copy
+PARTS = ("indptr", "indices", "data")
+
+
+def is_sharded_corpus(path) -> bool:
+    """True when ``path`` is a folder holding a sharded corpus manifest."""
+    return isinstance(path, (str, os.PathLike)) and (Path(path) / MANIFEST).is_file()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# ------------------------------------------------------------------------ writing
+class ShardWriter:
+    """Write a sharded corpus atomically: rows are appended chunk by chunk and cut into
+    shards of ``shard_docs`` documents; :meth:`close` writes the manifest and renames
+    the staging folder to ``out``. Use as a context manager (nothing is left behind on
+    an error; ``out`` is replaced only with ``overwrite``)."""
+
+    def __init__(self, out, n_words: int, shard_docs: int = 100_000, overwrite: bool = False):
+        out = Path(out)
+        if out.exists():
+            if not is_sharded_corpus(out):
+                if not out.is_dir() or any(out.iterdir()):
+                    raise CorpusError(f"{out} exists and is not a sharded corpus: choose another --out "
+                                      "(it is never deleted)")
+            elif not overwrite:
+                raise CorpusError(f"{out} already holds a sharded corpus: pass --overwrite to replace it, "
+                                  "or choose another --out")
+        if shard_docs < 1:
+            raise CorpusError(f"shard_docs={shard_docs} is below 1: give a positive number of documents per shard")
+        self.out, self.n_words, self.shard_docs = out, int(n_words), int(shard_docs)
+        self._pending: list[sp.csr_matrix] = []
+        self._pending_docs = 0
+        self.shards: list[dict] = []
+        self.labels: list[np.ndarray] = []
+
+    def __enter__(self):
+        self._staging = staging_folder(self.out)
+        self.folder = self._staging.__enter__()
+        self._ids = open(self.folder / IDS, "w", encoding="utf-8")
+        return self
+
+    def __exit__(self, kind, value, tb):
+        if not self._ids.closed:
+            self._ids.close()
+        return self._staging.__exit__(kind, value, tb)
+
+    def append(self, counts: sp.csr_matrix, ids, labels=None) -> None:
+        """Append documents: ``counts`` (n, W) CSR, their ``ids``, their label indices."""
+        self._ids.write("".join(json.dumps(str(i), ensure_ascii=False) + "\n" for i in ids))
+        if labels is not None:
+            self.labels.append(np.asarray(labels, dtype=np.int64))
+        self._pending.append(counts)
+        self._pending_docs += counts.shape[0]
+        while self._pending_docs >= self.shard_docs:
+            self._flush(self.shard_docs)
+
+    def _flush(self, n_rows: int) -> None:
+        block = sp.vstack(self._pending, format="csr") if len(self._pending) > 1 else self._pending[0]
+        shard, rest = block[:n_rows], block[n_rows:]
+        self._pending = [rest] if rest.shape[0] else []
+        self._pending_docs = rest.shape[0]
+        name = f"shard-{len(self.shards):05d}"
+        arrays = {"indptr": shard.indptr.astype(np.int64), "indices": shard.indices.astype(np.int32),
+                  "data": shard.data.astype(np.int32)}
+        for part, array in arrays.items():
+            np.save(self.folder / f"{name}.{part}.npy", array)
+        self.shards.append({"name": name, "n_docs": int(shard.shape[0]), "nnz": int(shard.nnz)})
+
+    def close(self, pipeline: TextPipeline, *, label_names=None, source="", dropped=None,
+              extra=None) -> dict:
+        """Write the last shard, the vocabulary and the manifest (with every file's
+        size and sha256); returns the manifest. The folder appears at ``out`` when the
+        ``with`` block ends."""
+        if self._pending_docs:
+            self._flush(self._pending_docs)
+        self._ids.close()
+        (self.folder / VOCABULARY).write_text(json.dumps(list(pipeline.vocabulary_), ensure_ascii=False),
+                                              encoding="utf-8")
+        if label_names is not None:
+            np.save(self.folder / LABELS, np.concatenate(self.labels) if self.labels else np.zeros(0, np.int64))
+        pipe = pipeline.to_dict()
+        pipe["vocabulary"] = VOCABULARY
+        files = {p.name: {"bytes": p.stat().st_size, "sha256": _sha256(p)}
+                 for p in sorted(self.folder.iterdir()) if p.name != MANIFEST}
+        n_docs = sum(s["n_docs"] for s in self.shards)
+        manifest = {"format": FORMAT, "version": VERSION, "n_docs": n_docs, "n_words": self.n_words,
+                    "nnz": sum(s["nnz"] for s in self.shards), "shards": self.shards,
+                    "vocabulary": VOCABULARY, "ids": IDS, "labels": LABELS if label_names is not None else None,
+                    "label_names": label_names, "source": str(source), "dropped": dropped or {},
+                    "pipeline": pipe, "files": files, **(extra or {})}
+        (self.folder / MANIFEST).write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n",
+                                            encoding="utf-8")
+        return manifest
+
+
+# ------------------------------------------------------------------------ reading
+def open_sharded(path, verify: bool = False) -> "ShardedCorpus":
+    """Open a sharded corpus: the manifest and vocabulary read, the shards mapped.
+
+    Every file's size is checked against the manifest; with ``verify`` also its sha256
+    (:meth:`ShardedCorpus.verify`). Raises :class:`CorpusError` (one line) for a folder
+    that is not a sharded corpus, a missing, truncated or altered file.
+    """
+    path = Path(path)
+    if not is_sharded_corpus(path):
+        raise CorpusError(f"{path} is not a sharded corpus (no {MANIFEST}): build one with "
+                          "`bpetopics corpus INPUT --format sharded --out DIR`")
+    try:
+        manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise CorpusError(f"{path / MANIFEST} is damaged ({exc}): build the corpus again") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise CorpusError(f"{path / MANIFEST} is not a sharded corpus manifest: build the corpus again")
+    if manifest.get("version", 0) > VERSION:
+        raise CorpusError(f"{path} was written by a newer bpetopics (format version {manifest['version']}): "
+                          "upgrade it")
+    corpus = ShardedCorpus(path, manifest)
+    if verify:
+        corpus.verify()
+    return corpus
+
+
+class ShardedCorpus:
+    """A sharded corpus opened from disk (:func:`open_sharded`): what a
+    :class:`~bpetopics.text.Corpus` offers a training job, the counts memory-mapped.
+
+    Attributes
+    ----------
+    counts : ShardedCounts, shape (N, W)
+    vocabulary : list of str, length W
+    pipeline : TextPipeline
+    label_names : list of str or None
+    source, split : str
+    """
+
+    split = "train"
+
+    def __init__(self, path: Path, manifest: dict):
+        self.path, self.manifest = Path(path), manifest
+        self._check_sizes()
+        try:
+            self.vocabulary = json.loads((self.path / VOCABULARY).read_text(encoding="utf-8"))
+            arrays = [{part: np.load(self.path / f"{s['name']}.{part}.npy", mmap_mode="r", allow_pickle=False)
+                       for part in PARTS} for s in manifest["shards"]]
+        except (ValueError, OSError, KeyError) as exc:
+            raise CorpusError(f"{self.path} is damaged ({exc}): build the corpus again") from None
+        for shard, arr in zip(manifest["shards"], arrays):
+            if (arr["indptr"].shape != (shard["n_docs"] + 1,) or arr["indices"].shape != (shard["nnz"],)
+                    or arr["data"].shape != (shard["nnz"],)):
+                raise CorpusError(f"{self.path / shard['name']}.*.npy do not match the manifest's sizes: "
+                                  "build the corpus again")
+        self.counts = ShardedCounts(arrays, (int(manifest["n_docs"]), int(manifest["n_words"])))
+        self.pipeline = TextPipeline.from_dict(dict(manifest["pipeline"], vocabulary=self.vocabulary))
+        self.label_names = manifest.get("label_names")
+        self.source = manifest.get("source", "")
+
+    def _check_sizes(self) -> None:
+        for name, info in self.manifest["files"].items():
+            file = self.path / name
+            if not file.is_file():
+                raise CorpusError(f"{file} is missing: the sharded corpus is incomplete, build it again")
+            size = file.stat().st_size
+            if size != info["bytes"]:
+                raise CorpusError(f"{file} has {size:,} bytes where the manifest says {info['bytes']:,} "
+                                  "(truncated or altered): build the corpus again")
+
+    def verify(self) -> "ShardedCorpus":
+        """Hash every file against the manifest's sha256 (reads the corpus once);
+        CorpusError naming the first file that differs. Returns ``self``."""
+        self._check_sizes()
+        for name, info in self.manifest["files"].items():
+            if _sha256(self.path / name) != info["sha256"]:
+                raise CorpusError(f"{self.path / name} does not match its sha256 in the manifest "
+                                  "(altered or damaged): build the corpus again")
+        return self
+
+    # ------------------------------------------------------------ Corpus-like view
+    @property
+    def n_docs(self) -> int:
+        return self.counts.shape[0]
+
+    @property
+    def n_words(self) -> int:
+        return self.counts.shape[1]
+
+    def __len__(self) -> int:
+        return self.n_docs
+
+    @property
+    def ids(self) -> list[str]:
+        """Document ids (read from ``ids.txt`` on each access)."""
+        with open(self.path / IDS, encoding="utf-8") as f:
+            return [json.loads(line) for line in f]
+
+    @property
+    def labels(self):
+        """(N,) int64 label indices, memory-mapped, or None."""
+        name = self.manifest.get("labels")
+        return None if name is None else np.load(self.path / name, mmap_mode="r")
+
+    @property
+    def dropped(self) -> dict:
+        return dict(self.manifest.get("dropped", {}))
+
+    def summary(self) -> dict:
+        """Sizes as :meth:`Corpus.summary` gives them (dropped: counts per reason)."""
+        if getattr(self, "_tokens", None) is None:
+            self._tokens = int(self.counts.sum(axis=None))     # one read of the counts
+        n, tokens = self.n_docs, self._tokens
+        return {"split": self.split, "documents": n,
+                "labels": None if self.label_names is None else len(self.label_names),
+                "vocabulary": self.n_words, "tokens": tokens, "mean_length": tokens / n if n else 0.0,
+                "dropped": self.dropped, "format": "sharded", "shards": len(self.manifest["shards"])}
+
+    def dropped_note(self) -> str:
+        left = {reason: n for reason, n in self.dropped.items() if n and reason != "not a text file"}
+        parts = [f"{n:,} {reason}" for reason, n in left.items()]
+        return f"{self.split}: {sum(left.values()):,} document(s) left out ({', '.join(parts)})" if parts else ""
+
+    def save(self, directory) -> Path:
+        """What a training job keeps of its corpus: a reference to this folder (the
+        shards are not copied) and the manifest's hash, checked by :func:`load_reference`."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        ref = {"format": REFERENCE, "path": str(self.path.resolve()), "manifest_sha256": _sha256(self.path / MANIFEST)}
+        (directory / REFERENCE).write_text(json.dumps(ref, indent=1) + "\n", encoding="utf-8")
+        return directory
+
+
+def load_reference(directory):
+    """The sharded corpus a folder written by :meth:`ShardedCorpus.save` refers to, or
+    None when the folder holds no such reference (CorpusError when the corpus changed)."""
+    file = Path(directory) / REFERENCE
+    if not file.is_file():
+        return None
+    try:
+        ref = json.loads(file.read_text(encoding="utf-8"))
+        path, digest = ref["path"], ref["manifest_sha256"]
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError):
+        raise CorpusError(f"{file} is damaged") from None
+    corpus = open_sharded(path)
+    if _sha256(corpus.path / MANIFEST) != digest:
+        raise CorpusError(f"the sharded corpus {path} changed since training started")
+    return corpus

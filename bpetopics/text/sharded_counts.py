@@ -1,0 +1,162 @@
+"""The count matrix of a sharded corpus, memory-mapped, and its minibatches.
+
+:class:`ShardedCounts` is the N x W matrix behind a
+:class:`~bpetopics.text.sharded.ShardedCorpus` (a
+:class:`~bpetopics.core.batches.RowStore`): ``shape``, rows gathered by index (``X[rows]``
+-> CSR, the same arrays as ``csr[rows]`` in memory), ``sum(axis)`` streamed shard by
+shard, and :meth:`~ShardedCounts.batch_source`, whose minibatches are exactly those of
+:class:`~bpetopics.core.batches.InMemoryBatches` over the same counts.
+"""
+
+from __future__ import annotations
+
+import mmap
+
+import numpy as np
+import scipy.sparse as sp
+
+#: Rows gathered at once by the batch source (rounded to whole minibatches).
+BLOCK_ROWS = 16384
+
+
+class ShardedCounts:
+    """The N x W counts of a sharded corpus, memory-mapped (rows never all in memory).
+
+    Parameters
+    ----------
+    shards : list of dict
+        Per shard: ``indptr`` (n_s + 1,), ``indices`` (nnz_s,), ``data`` (nnz_s,) arrays
+        (memory-mapped).
+    shape : (int, int)
+    """
+
+    def __init__(self, shards: list[dict], shape):
+        self.shards = shards
+        self.shape = (int(shape[0]), int(shape[1]))
+        self._gathered = 0
+        sizes = [len(s["indptr"]) - 1 for s in shards]
+        self.row_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)   # (S + 1,)
+        self._column_sums = None
+
+    def release(self) -> None:
+        """Drop the shards' pages from this process's resident memory (``madvise``
+        DONTNEED on the read-only maps: they stay in the system's file cache, and are
+        read back from it when touched again). Called after every block of rows
+        gathered and every shard summed, so that reading the whole corpus does not
+        leave the process holding it all."""
+        if not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        for shard in self.shards:
+            for array in shard.values():
+                mapping = getattr(array, "_mmap", None)
+                if mapping is not None:
+                    mapping.madvise(mmap.MADV_DONTNEED)
+        self._gathered = 0
+
+    @property
+    def nnz(self) -> int:
+        return int(sum(len(s["data"]) for s in self.shards))
+
+    def getnnz(self, axis=None):
+        """Non-zeros per row (``axis=1``, (N,)) or in all; reads only the row pointers."""
+        if axis is None:
+            return self.nnz
+        if axis != 1:
+            raise ValueError("ShardedCounts.getnnz supports axis=1 or None")
+        return np.concatenate([np.diff(np.asarray(s["indptr"])) for s in self.shards]) if self.shards \
+            else np.zeros(0, np.int64)
+
+    def __getitem__(self, rows) -> sp.csr_matrix:
+        """Rows ``rows`` (an integer array, a slice) gathered into a CSR (len(rows), W)
+        int64: the same arrays as ``csr[rows]`` of the in-memory counts."""
+        if isinstance(rows, slice):
+            rows = np.arange(*rows.indices(self.shape[0]))
+        rows = np.asarray(rows, dtype=np.int64).ravel()
+        if rows.size and (rows.min() < -self.shape[0] or rows.max() >= self.shape[0]):
+            raise IndexError(f"row index out of range for {self.shape[0]} documents")
+        rows = np.where(rows < 0, rows + self.shape[0], rows)
+        order = np.argsort(rows, kind="stable")          # read each shard in file order
+        ordered = rows[order]
+        shard_of = np.searchsorted(self.row_offsets, ordered, side="right") - 1
+        lengths, parts_i, parts_d = [], [], []
+        for s in np.unique(shard_of):
+            local = ordered[shard_of == s] - self.row_offsets[s]
+            indptr = self.shards[s]["indptr"]
+            starts, ends = np.asarray(indptr[local]), np.asarray(indptr[local + 1])
+            n = ends - starts
+            # flat positions of every non-zero of these rows: start_r + 0..n_r-1
+            pos = np.repeat(starts - np.concatenate([[0], np.cumsum(n)[:-1]]), n) + np.arange(n.sum())
+            lengths.append(n)
+            parts_i.append(np.asarray(self.shards[s]["indices"][pos]))
+            parts_d.append(np.asarray(self.shards[s]["data"][pos]))
+        n_all = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
+        indptr = np.concatenate([[0], np.cumsum(n_all)]).astype(np.int64)
+        sorted_rows = sp.csr_matrix(
+            (np.concatenate(parts_d).astype(np.int64) if parts_d else np.zeros(0, np.int64),
+             np.concatenate(parts_i).astype(np.int32) if parts_i else np.zeros(0, np.int32), indptr),
+            shape=(len(rows), self.shape[1]))
+        inverse = np.empty_like(order)
+        inverse[order] = np.arange(len(order))
+        self._gathered += len(rows)
+        if self._gathered >= BLOCK_ROWS:    # copies made above: the maps can be let go
+            self.release()
+        return sorted_rows[inverse]
+
+    def sum(self, axis=None):
+        """Column sums ``axis=0`` ((1, W) int64, computed once by streaming the shards),
+        row sums ``axis=1`` ((N, 1) int64) or the total."""
+        if axis == 0:
+            if self._column_sums is None:
+                total = np.zeros(self.shape[1], dtype=np.int64)
+                for s in self.shards:
+                    total += np.bincount(np.asarray(s["indices"]), weights=np.asarray(s["data"]),
+                                         minlength=self.shape[1]).astype(np.int64)
+                    self.release()
+                self._column_sums = total
+            return self._column_sums[None, :].copy()
+        if axis == 1:
+            out = []
+            for s in self.shards:   # row n's sum: cumsum at its end minus at its start
+                cum = np.concatenate([[0], np.cumsum(np.asarray(s["data"], dtype=np.int64))])
+                indptr = np.asarray(s["indptr"])
+                out.append(cum[indptr[1:]] - cum[indptr[:-1]])
+                self.release()
+            sums = np.concatenate(out) if out else np.zeros(0, np.int64)
+            return sums[:, None]
+        if axis is None:
+            total = 0
+            for s in self.shards:
+                total += int(np.asarray(s["data"]).sum(dtype=np.int64))
+                self.release()
+            return total
+        raise ValueError(f"axis={axis!r}: give 0, 1 or None")
+
+    def batch_source(self, batch_size: int, seed: int, epoch: int) -> "ShardedBatches":
+        """The minibatches of epoch ``epoch`` (:class:`ShardedBatches`)."""
+        return ShardedBatches(self, batch_size, seed, epoch)
+
+
+class ShardedBatches:
+    """The minibatches of one epoch over a :class:`ShardedCounts`: the permutation
+    :func:`~bpetopics.core.batches.epoch_order` cut into blocks of whole minibatches
+    (about :data:`BLOCK_ROWS` rows), each block gathered from the shards, then sliced.
+    The same minibatches, in the same order, as ``InMemoryBatches`` over the counts in
+    memory; memory holds one block and the permutation ((N,) int64)."""
+
+    def __init__(self, X: ShardedCounts, batch_size: int, seed: int, epoch: int, block_rows: int | None = None):
+        self.X, self.batch_size, self.seed, self.epoch = X, int(batch_size), int(seed), int(epoch)
+        self.n_samples = X.shape[0]
+        block_rows = BLOCK_ROWS if block_rows is None else block_rows
+        self.block = max(1, block_rows // self.batch_size) * self.batch_size
+
+    def __len__(self) -> int:
+        return -(-self.n_samples // self.batch_size)
+
+    def __iter__(self):
+        from bpetopics.core.batches import epoch_order
+
+        order = epoch_order(self.n_samples, self.seed, self.epoch)
+        for block_begin in range(0, self.n_samples, self.block):
+            rows = self.X[order[block_begin:block_begin + self.block]]
+            for begin in range(0, rows.shape[0], self.batch_size):
+                yield rows[begin:begin + self.batch_size]
