@@ -125,7 +125,7 @@ def epoch_wall(X, topics, threads, epochs=2):
     model._setup(X)
     for _ in range(epochs):
         t = time.perf_counter()
-        model._run_epoch(X)
+        model._run_epoch(X, model._batches(X))
     torch.set_num_threads(1)
     return time.perf_counter() - t
 
