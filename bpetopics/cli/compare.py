@@ -1,4 +1,5 @@
-"""``bpetopics compare CORPUS --topics T --out DIR``: PoissBPE against gensim LDA over seeds."""
+"""``bpetopics compare CORPUS --topics T --out DIR``: PoissBPE against the baselines over seeds
+(the work is :mod:`bpetopics.experiments.text_comparison` and ``text_setup``)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,6 @@ from pathlib import Path
 import click
 
 from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, vocabulary_options
-
-
-def _lda_description(lda_params: dict) -> str:
-    import inspect
-
-    from bpetopics.baselines import LDABaseline
-
-    params = {n: p.default for n, p in inspect.signature(LDABaseline.__init__).parameters.items()
-              if n not in ("self", "n_topics", "random_state")}
-    params.update(lda_params)
-    return "gensim LdaModel via LDABaseline(" + ", ".join(f"{k}={v!r}" for k, v in params.items()) + \
-        "); eta=None is the symmetric 1/T prior, alpha='auto' is learnt"
 
 
 @main.command()
@@ -82,8 +71,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
     """
     from bpetopics.evaluation.coherence import GENSIM_MEASURES
     from bpetopics.experiments.text_comparison import (FILES, TEXT_MODELS, choose_reference, compare_models,
-                                                       holdout_split, model_names, write_comparison)
-    from bpetopics.text import prepare_corpus
+                                                       model_names, write_comparison)
+    from bpetopics.experiments.text_setup import comparison_data, describe_comparison
     from bpetopics.text.sources import corpus_settings
 
     try:
@@ -99,22 +88,12 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
     settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
                                corpus_seed)
     with corpus_errors():
-        splits = prepare_corpus(corpus, **settings)
-    train = splits["train"]
-    test = splits.get("test")
-    heldout = "the test split"
-    if test is None or test.n_docs == 0:
         try:
-            train, test = holdout_split(train, 0.2, corpus_seed)
+            data = comparison_data(corpus, settings, corpus_seed)
         except ValueError as exc:
-            raise UserError(f"the corpus {corpus}: {exc}") from None
-        heldout = f"20% of the documents, drawn with seed {corpus_seed}"
-        click.echo(f"Note: {corpus} has no test split: holding out {heldout}", err=True)
-    if train.n_docs == 0:
-        raise UserError(f"the corpus {corpus} has no training document with a word of its vocabulary")
-    for split in splits.values():
-        if split.dropped_note():
-            click.echo(f"Note: {split.dropped_note()}", err=True)
+            raise UserError(str(exc)) from None
+    for note in data.notes:
+        click.echo(f"Note: {note}", err=True)
 
     bpe_params = {"device": device}
     if epochs is not None:
@@ -122,35 +101,17 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
     if bits is not None:
         bpe_params["n_bits"] = bits
     lda_params = {} if lda_passes is None else {"passes": lda_passes}
+    train, test = data.train, data.test
     click.echo(f"Comparing on {corpus}: {train.n_docs:,} training and {test.n_docs:,} held-out documents, "
                f"{train.n_words:,} words, {n_topics} topics, {seeds} seed(s)", err=True)
-    used = choose_reference(reference, test.n_docs)
     try:
         results = compare_models(train, test, n_topics, range(seeds), bpe_params=bpe_params, lda_params=lda_params,
                                  reference=reference, gensim_measures=GENSIM_MEASURES if gensim else (),
                                  log=lambda m: click.echo(m, err=True), models=names)
     except ValueError as exc:
         raise UserError(str(exc).strip().splitlines()[0]) from None
-    described = {
-        "corpus": f"{corpus} ({', '.join(f'{k}={v}' for k, v in settings.items() if v is not None)})",
-        "held-out documents": heldout,
-        "coherence reference": (f"{'the whole corpus' if used == 'corpus' else f'the {used} split'}'s texts "
-                                f"(top 10 words, sliding windows of 10); NPMI (whole corpus) uses train and test texts"),
-        **({"PoissBPE": "its defaults, with " + ", ".join(f"{k}={v!r}" for k, v in
-                                                           {"n_topics": n_topics, **bpe_params}.items())}
-           if "PoissBPE" in names else {}),
-        **({"LDA": _lda_description(lda_params)} if "LDA" in names else {}),
-        **({"Tomotopy": "tomotopy LDAModel by collapsed Gibbs sampling via TomotopyLDA(): 1,000 "
-                        "iterations, alpha 0.1 optimised every 10, eta 0.01, one worker"}
-           if "Tomotopy" in names else {}),
-        **({"NMF": "scikit-learn NMF via NMFTopics(): KL loss on counts, multiplicative updates, "
-                   "nndsvda start, 200 iterations"} if "NMF" in names else {}),
-        **({"ProdLDA": "ProdLDA() (Srivastava and Sutton 2017): encoder 2 x 100 softplus, dropout "
-                       "0.2, Dirichlet(1) prior in softmax basis, Adam lr 2e-3 beta1 0.99, batch 200, "
-                       "100 epochs"} if "ProdLDA" in names else {}),
-        "timing": "wall time of fit (after one untimed warm-up fit of each model) and of doc_topic "
-                  "on the held-out documents",
-    }
+    described = describe_comparison(corpus, settings, data, choose_reference(reference, test.n_docs), names,
+                                    n_topics, bpe_params, lda_params)
     paths = write_comparison(results, out, settings=described)
     click.echo(Path(paths["md"]).read_text(encoding="utf-8").split("\n## Topics")[0].rstrip())
     click.echo(f"Wrote {paths['csv']}, {paths['md']}, {paths['png']}", err=True)

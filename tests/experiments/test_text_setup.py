@@ -1,0 +1,30 @@
+"""What `compare` prepares: held-out documents for a corpus without a test split, and
+the settings block naming every model's configuration."""
+
+import pytest
+
+from bpetopics.experiments.text_setup import comparison_data, describe_comparison
+
+SETTINGS = {"vocab_size": 300, "min_df": 2, "max_df": 0.5, "stopwords": "sklearn"}
+
+
+def test_a_corpus_without_test_split_holds_out_a_seeded_fifth():
+    data = comparison_data("lee", SETTINGS, seed=3)
+    assert (data.train.n_docs, data.test.n_docs) == (240, 60)
+    assert data.notes == ["lee has no test split: holding out 20% of the documents, drawn with seed 3"]
+    again = comparison_data("lee", SETTINGS, seed=3)
+    assert again.test.ids == data.test.ids and set(data.test.ids).isdisjoint(data.train.ids)
+    described = describe_comparison("lee", SETTINGS, data, "corpus",
+                                    ["PoissBPE", "LDA", "Tomotopy", "NMF", "ProdLDA"], 20,
+                                    {"device": "cpu"}, {"passes": 2})
+    assert described["held-out documents"] == "20% of the documents, drawn with seed 3"
+    assert described["coherence reference"].startswith("the whole corpus's texts")
+    assert "passes=2" in described["LDA"] and "n_topics=20" in described["PoissBPE"]
+    assert {"Tomotopy", "NMF", "ProdLDA"} <= set(described)
+
+
+def test_too_small_a_corpus_is_one_line(tmp_path):
+    for i in range(2):
+        (tmp_path / f"d{i}.txt").write_text("space shuttle orbit launch\n")
+    with pytest.raises(ValueError, match="too few to hold out"):
+        comparison_data(tmp_path, {**SETTINGS, "min_df": 1, "max_df": 1.0})
