@@ -22,11 +22,11 @@ import shutil
 from pathlib import Path
 
 from bpetopics.files import write_bytes_atomic
-from bpetopics.runs.checkpoints import load_checkpoint, save_checkpoint
+from bpetopics.runs.checkpoints import load_checkpoint
 from bpetopics.runs.folder import RunError, check_run_destination, partial_path
 from bpetopics.runs.image_folder import save_image_run
 from bpetopics.runs.job import (JOB_FILE, JOB_FORMAT, TrainingJob, check_job_destination, lock_job, read_job,
-                                release_job)
+                                release_job, run_job)
 
 #: Models whose likelihood needs pixel values in [0, 1].
 BERNOULLI_MODELS = ("BernBPE", "GumbelSoftmaxVAE")
@@ -116,25 +116,9 @@ def resume_image_job(out, *, device: str | None = None) -> TrainingJob:
 
 def run_image_job(job: TrainingJob, after_epoch=None):
     """Train (or continue) ``job.model`` on the job's images, a checkpoint after every
-    epoch, then ``after_epoch(model, info)``. Returns the fitted model."""
-    import torch
-
-    model = job.model
-
-    def callback(m, info):
-        save_checkpoint(job.checkpoint, m, extra={"torch_threads": torch.get_num_threads()})
-        if after_epoch is not None:
-            after_epoch(m, info)
-
-    model.callback = callback
-    try:
-        if hasattr(model, "decoder_") or hasattr(model, "net_"):  # loaded from a checkpoint
-            model.continue_fit(job.corpus.X)
-        else:
-            model.fit(job.corpus.X)
-    finally:
-        model.callback = None
-    return model
+    epoch, then ``after_epoch(model, info)`` (:func:`bpetopics.runs.job.run_job`).
+    Returns the fitted model."""
+    return run_job(job, after_epoch, X=job.corpus.X)
 
 
 def finish_image_job(job: TrainingJob, *, overwrite: bool = False) -> Path:

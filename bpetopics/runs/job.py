@@ -194,9 +194,10 @@ def checkpoint_epoch(job: TrainingJob) -> int | None:
     return load_checkpoint(job.checkpoint, device="cpu")[0].epoch_
 
 
-def run_job(job: TrainingJob, after_epoch=None):
-    """Train (or continue) ``job.model`` on the job's corpus, saving a checkpoint after
-    every epoch, then calling ``after_epoch(model, info)``. Returns the fitted model.
+def run_job(job: TrainingJob, after_epoch=None, X=None):
+    """Train (or continue) ``job.model`` on ``X`` (default: the job's corpus counts; an
+    image job passes its images), saving a checkpoint after every epoch, then calling
+    ``after_epoch(model, info)``. Returns the fitted model.
 
     An interruption (e.g. KeyboardInterrupt) leaves the last checkpoint, from which
     :func:`resume_job` continues with the same result as an uninterrupted run (for the
@@ -212,12 +213,13 @@ def run_job(job: TrainingJob, after_epoch=None):
         if after_epoch is not None:
             after_epoch(m, info)
 
+    X = job.corpus.counts if X is None else X
     model.callback = callback
     try:
-        if hasattr(model, "decoder_"):  # loaded from a checkpoint
-            model.continue_fit(job.corpus.counts)
+        if hasattr(model, "decoder_") or hasattr(model, "net_"):  # loaded from a checkpoint
+            model.continue_fit(X)
         else:
-            model.fit(job.corpus.counts)
+            model.fit(X)
     finally:
         model.callback = None
     return model
