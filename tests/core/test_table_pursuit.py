@@ -119,3 +119,30 @@ def test_documents_are_grouped_exactly_by_code(n_bits):
     uniq, inverse = _distinct_codes(codes)
     assert torch.equal(uniq[inverse], codes)
     assert len(uniq) == len(torch.unique(codes, dim=0))
+
+
+def test_kernels_run_serially_below_the_parallel_threshold(monkeypatch):
+    """Two threads use the parallel build only for calls of MIN_PARALLEL_WORK multiply-adds
+    or more (measured slower below it), and both builds give the same numbers."""
+    import numpy as np
+    import torch
+
+    from bpetopics.core import kernels
+
+    if kernels.numba is None:
+        pytest.skip("numba is not installed")
+    picked = []
+    real = kernels._pick
+    monkeypatch.setattr(kernels, "_pick", lambda pair, threads, work=None: picked.append(
+        real(pair, threads, work)) or picked[-1])
+    rng = np.random.default_rng(0)
+    words = torch.from_numpy(rng.integers(0, 30, 500)).long()
+    codes = torch.from_numpy(rng.integers(0, 4, 500)).long()
+    beta = torch.from_numpy(rng.dirichlet(np.ones(5), 30)).float()
+    mix = torch.from_numpy(rng.dirichlet(np.ones(5), (4, 8))).float()
+    small = kernels.log_mixtures(words, codes, beta, mix, threads=2)
+    assert picked[-1] is kernels._products[0]                  # serial: 500 x 8 x 5 is small
+    monkeypatch.setattr(kernels, "MIN_PARALLEL_WORK", 0)
+    parallel = kernels.log_mixtures(words, codes, beta, mix, threads=2)
+    assert picked[-1] is kernels._products[1]
+    torch.testing.assert_close(small, parallel)
