@@ -200,7 +200,7 @@ def main():
                  f"{test.counts.shape[0] / enc:,.0f}"))
     one, two = epoch_wall(X, T, 1), epoch_wall(X, T, 2)
     rows.append(("steady epoch wall s, 1 thread / 2 threads (target >= 1.6x)",
-                 f"{one:.2f} / {two:.2f} ({one / two:.2f}x; machine shared)"))
+                 f"{one:.2f} / {two:.2f} ({one / two:.2f}x)"))
 
     width = max(len(name) for name, _ in rows)
     table = "\n".join([f"| {'measure'.ljust(width)} | value |", f"|{'-' * (width + 2)}|-------|"]
