@@ -40,23 +40,27 @@ from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, voca
               help="Seed of the --max-docs draw (and of the held-out draw for a folder).")
 def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, reference, gensim, overwrite, models,
             vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed):
-    """Compare PoissBPE with gensim LDA on CORPUS, over several seeds.
+    """Compare PoissBPE with baseline topic models on CORPUS, over several seeds.
 
-    Both models are fitted on the same bag-of-words (the train split, one vocabulary)
-    and measured the same way on the same held-out documents (the test split; for a
-    folder of texts, 20% of its documents drawn with --corpus-seed): NPMI (ours and
-    gensim's c_npmi, on the --reference texts; topics with non-finite NPMI are counted),
-    gensim's C_V, UMass and UCI, topic diversity, completion perplexity, code sparsity
-    (PoissBPE), accuracy of a logistic regression on the document-topic mixtures,
-    training and inference time.
+    Every model of --models (PoissBPE and gensim LDA by default; also Tomotopy, LDA
+    by collapsed Gibbs sampling, NMF and ProdLDA) is fitted on the same bag of words
+    (the train split, one vocabulary) for each seed and measured the same way on the
+    same held-out documents (the test split; for a corpus without one, 20% of its
+    documents drawn with --corpus-seed): NPMI on the --reference texts and on the
+    whole corpus, gensim's c_npmi, C_V, UMass and UCI (topics with non-finite scores
+    are counted), topic diversity (top 10, top 25, words in exactly one topic),
+    completion perplexity, code sparsity (PoissBPE), accuracy of a logistic
+    regression on the mixtures, purity and NMI of the top-topic clusters against the
+    labels, training wall and CPU time, inference time.
 
-    LDA is LDABaseline with its documented defaults (online variational Bayes, 10
-    passes, 50 iterations, alpha learnt, eta 1/T); PoissBPE uses its own defaults.
+    LDA is LDABaseline with its documented defaults (online variational Bayes,
+    10 passes, 50 iterations, alpha learnt, eta 1/T); each model uses its own
+    defaults otherwise.
 
-    CORPUS is 20newsgroups, a folder of text files, or a corpus saved by
-    `bpetopics corpus` (then the corpus options are ignored).
+    CORPUS is 20newsgroups, abc, state_union or lee (named corpora), a folder of
+    text files, or a corpus saved by `bpetopics corpus` (then the corpus options are
+    ignored).
 
-    \b
     Writes to --out:
       comparison.csv   one row per model and seed, every measure
       comparison.md    mean ± std over seeds, the setting, the topics of the first seed
@@ -65,6 +69,7 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
     \b
     Examples:
       bpetopics compare 20newsgroups --topics 20 --out results/20ng-T20
+      bpetopics compare abc --topics 20 --models poissbpe,lda,tomotopy,nmf,prodlda --out results/abc
       bpetopics compare corpora/20ng --topics 50 --seeds 5 --epochs 30 --lda-passes 20 --out results/T50
       bpetopics compare 20newsgroups --categories sci.space,rec.autos --max-docs 500 \\
           --topics 5 --seeds 1 --epochs 2 --lda-passes 2 --out /tmp/quick

@@ -125,12 +125,14 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
            format_, jobs, shard_docs, text_field, id_field, label_field, skip_bad_lines, quiet):
     """Materialise a corpus on disk and print a summary.
 
-    SOURCE is 20newsgroups (the by-date train/test split, through scikit-learn), a
-    folder of text files (one document per file; a first-level subfolder names the
-    label), or a saved corpus folder (summarised, and copied if --out is given; a
-    sharded one is summarised after its checksums are verified). With --format sharded, SOURCE is a folder, a .jsonl file (one JSON object a line)
-    or a .csv file (a header row), of any size: it is read twice in chunks (vocabulary,
-    then counts) by --jobs processes, and written as memory-mapped shards that
+    SOURCE is 20newsgroups (the by-date train/test split, through scikit-learn), abc,
+    state_union or lee (named corpora, one train split), a folder of text files (one
+    document per file; a first-level subfolder names the label), or a saved corpus
+    folder (summarised, and copied if --out is given; a sharded one is summarised
+    after its checksums are verified). With --format sharded, SOURCE is a folder, a
+    .jsonl file (one JSON object a line) or a .csv file (a header row), of any size:
+    it is read twice in chunks (vocabulary, then counts) by --jobs processes, and
+    written as memory-mapped shards that
     `bpetopics train` reads as it trains.
 
     Headers, signatures, quoted replies and encoded attachments are stripped; stop

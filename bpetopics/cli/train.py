@@ -205,10 +205,11 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
           categories, max_docs, corpus_seed, **params):
     """Train a PoissBPE topic model on CORPUS and save the run to --out.
 
-    CORPUS is 20newsgroups (its train split), a folder of text files (one document
-    per file), or a corpus saved by `bpetopics corpus` (then the corpus options are
-    ignored), also a sharded one (--format sharded: read from disk as training goes,
-    checked against its checksums first). The model options below default to
+    CORPUS is 20newsgroups (its train split), abc, state_union or lee (named
+    corpora), a folder of text files (one document per file), or a corpus saved by
+    `bpetopics corpus` (then the corpus options are ignored), also a sharded one
+    (--format sharded: read from disk as training goes, checked against its
+    checksums first). The model options below default to
     PoissBPE's own defaults.
 
     A checkpoint is kept after every epoch in RUN.partial/; RUN itself is written
