@@ -26,13 +26,14 @@ from bpetopics.core.decoder import ACTIVATIONS, CodeDecoder
 from bpetopics.core.device import resolve_device
 from bpetopics.core.likelihoods import Likelihood
 from bpetopics.core.prior import BetaProcessPrior
+from bpetopics.core.saved_state import SavedState
 from bpetopics.core.pursuit import DEFAULT_BUDGET, greedy_pursuit
 from bpetopics.core import sizes
 
 __all__ = ["BPEBase", "resolve_device"]
 
 
-class BPEBase:
+class BPEBase(SavedState):
     """Beta-Bernoulli-process sparse coding with a deep decoder (shared machinery).
 
     Hyperparameters are stored unchanged by ``__init__`` (scikit-learn's contract:
@@ -347,42 +348,6 @@ class BPEBase:
         params["hidden"] = list(params["hidden"])
         return params
 
-    def state_dict(self) -> dict:
-        """Every fitted tensor, flat: ``decoder.*``, ``likelihood.*``, ``prior.*``."""
-        self._check_fitted()
-        state = {f"decoder.{k}": v.detach().cpu() for k, v in self.decoder_.state_dict().items()}
-        state.update({f"likelihood.{k}": v.detach().cpu()
-                      for k, v in self.likelihood_.state_dict().items()})
-        state.update({f"prior.{k}": v for k, v in self.prior_.state_dict().items()})
-        return state
-
-    def training_state(self) -> dict:
-        """What a checkpoint needs beyond ``state_dict``: optimiser, counters, history."""
-        return {"optimizer": self.optimizer_.state_dict(), "epoch": self.epoch_,
-                "step": self.step_, "history": list(self.history_)}
-
-    def load_state(self, state: dict, n_data: int, n_features: int, training=None):
-        """Rebuild the fitted model from ``state_dict()`` output (and a checkpoint's
-        ``training_state()``); raises ValueError when the tensors do not fit the params."""
-        self._build(n_data, n_features)
-        try:
-            self.decoder_.load_state_dict(_strip(state, "decoder."))
-            self.likelihood_.load_state_dict(_strip(state, "likelihood."))
-        except RuntimeError as err:
-            raise ValueError(f"saved weights do not match the model's parameters: "
-                             f"{_load_error_line(err)}") from None
-        self.prior_ = BetaProcessPrior(self.n_bits, self.n_data_, *self.prior_hyperparameters(),
-                                       self.tau, self.kappa, self.flat_start, self.device_)
-        self.prior_.load_state_dict(_strip(state, "prior."))
-        self.optimizer_ = torch.optim.Adam(self._parameters(), lr=self.lr)
-        training = training or {}
-        if "optimizer" in training:
-            self.optimizer_.load_state_dict(training["optimizer"])
-        self.epoch_ = int(training.get("epoch", self.total_epochs()))
-        self.step_ = int(training.get("step", self.epoch_ * self._steps_per_epoch()))
-        self.history_ = list(training.get("history", []))
-        return self
-
     # --------------------------------------------------------------------- inference
     def _check_fitted(self):
         if not hasattr(self, "decoder_"):
@@ -430,17 +395,3 @@ class BPEBase:
         with torch.no_grad():
             z = torch.as_tensor(np.asarray(codes), dtype=torch.float32, device=self.device_)
             return self.likelihood_.link(self.decoder_(z)).cpu().numpy()
-
-
-def _load_error_line(err: RuntimeError) -> str:
-    """The useful line of torch's ``load_state_dict`` error: its first detail (e.g. "size
-    mismatch for first.weight: copying a param with shape ... the shape in current model
-    is ..."), not the header "Error(s) in loading state_dict for CodeDecoder:"."""
-    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    details = lines[1:] or lines or [type(err).__name__]
-    more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
-    return details[0].replace("torch.Size(", "(").rstrip(".") + more
-
-
-def _strip(state: dict, prefix: str) -> dict:
-    return {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
