@@ -18,7 +18,6 @@ changed. The lock, the refusals and the checkpoint format are those of text jobs
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 from bpetopics.files import write_bytes_atomic
@@ -26,7 +25,7 @@ from bpetopics.runs.checkpoints import load_checkpoint
 from bpetopics.runs.folder import RunError, check_run_destination, partial_path
 from bpetopics.runs.image_folder import save_image_run
 from bpetopics.runs.job import (JOB_FILE, JOB_FORMAT, TrainingJob, check_job_destination, lock_job, read_job,
-                                release_job, run_job)
+                                finish_with, release_job, run_job)
 
 #: Models whose likelihood needs pixel values in [0, 1].
 BERNOULLI_MODELS = ("BernBPE", "GumbelSoftmaxVAE")
@@ -123,14 +122,7 @@ def run_image_job(job: TrainingJob, after_epoch=None):
 
 def finish_image_job(job: TrainingJob, *, overwrite: bool = False) -> Path:
     """Write the image run ``job.out`` atomically, remove ``RUN.partial/``, release the lock."""
-    try:
-        save_image_run(job.out, job.model, job.corpus, overwrite=overwrite)
-    except BaseException:
-        release_job(job)
-        raise
-    release_job(job)
-    shutil.rmtree(job.partial, ignore_errors=True)
-    return job.out
+    return finish_with(job, lambda: save_image_run(job.out, job.model, job.corpus, overwrite=overwrite))
 
 
 def train_image_run(out, model: str, params: dict, data, *, overwrite: bool = False, resume: bool = False,

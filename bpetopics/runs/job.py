@@ -229,12 +229,17 @@ def finish_job(job: TrainingJob, *, overwrite: bool = False) -> Path:
     """Write the run folder ``job.out`` (atomically), remove ``RUN.partial/`` and release
     the job's lock. On an OSError (a full disk) the run's temporary folder is removed and
     ``RUN.partial/`` with its last checkpoint is kept (the lock is released)."""
+    return finish_with(job, lambda: save_run(job.out, job.model, job.corpus,
+                                             corpus_info=job.record["corpus"], overwrite=overwrite))
+
+
+def finish_with(job: TrainingJob, save) -> Path:
+    """Finish ``job`` with ``save()`` (which writes ``job.out`` atomically): release the
+    lock whatever happens, and remove ``RUN.partial/`` only when ``save`` succeeded."""
     try:
-        save_run(job.out, job.model, job.corpus, corpus_info=job.record["corpus"], overwrite=overwrite)
-    except BaseException:
+        save()
+    finally:
         release_job(job)
-        raise
-    release_job(job)
     shutil.rmtree(job.partial, ignore_errors=True)
     return job.out
 
