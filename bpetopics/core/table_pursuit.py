@@ -25,11 +25,16 @@ from __future__ import annotations
 
 import torch
 
-from bpetopics.core import kernels
+from bpetopics.core import fused_pursuit, kernels
 from bpetopics.core.packed import PackedCounts
 
 # Largest number of float elements one candidate pass may hold (pairs x bits x topics).
 DEFAULT_BUDGET = 1 << 22
+
+#: Whether a linear decoder's later steps run in the one compiled call of
+#: :mod:`bpetopics.core.fused_pursuit` (on CPU with numba); the step-by-step path below
+#: serves hidden layers, CUDA and machines without numba.
+FUSED = True
 
 
 def table_pursuit(decoder, likelihood, batch: PackedCounts, log_odds, max_bits=None,
@@ -83,8 +88,13 @@ def _pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_scor
         prior_score = torch.zeros(n_docs, device=device)
         cand = scores[:, 1:] + log_odds                                 # (P, K)
         active = torch.arange(n_docs, device=device)
+        fused = FUSED and fused_pursuit.usable(decoder, device)
         for step in range(max_steps):
             if active.numel() == 0:
+                break
+            if step > 0 and fused:        # every remaining step in one compiled call
+                fused_pursuit.later_steps(decoder, local_batch, beta_u, log_odds, codes, data,
+                                          prior_score, active, max_steps, threads)
                 break
             if step > 0:
                 cand = _shared_code_scores(decoder, likelihood, local_batch.take(active),

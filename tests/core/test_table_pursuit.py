@@ -11,6 +11,7 @@ from bpetopics.core.decoder import CodeDecoder
 from bpetopics.core.likelihoods import PaddedCounts, PoissonLikelihood
 from bpetopics.core.packed import PackedCounts
 from bpetopics.core.pursuit import greedy_pursuit, reference_pursuit
+from bpetopics.core import table_pursuit as table_pursuit_module
 from bpetopics.core.table_pursuit import table_pursuit
 
 
@@ -39,11 +40,14 @@ def text_case(seed, n_bits=12, n_topics=6, n_words=300, hidden=()):
     return decoder, lik
 
 
-@pytest.fixture(params=["kernel", "torch"])
+@pytest.fixture(params=["fused", "kernel", "torch"])
 def path(request, monkeypatch):
-    """Run the later steps through the numba kernel or through the torch fallback."""
-    if request.param == "kernel" and not kernels.available("cpu"):
+    """Run the later steps through the one fused numba loop (linear decoders), the
+    step-by-step numba kernels, or the torch fallback."""
+    if request.param != "torch" and not kernels.available("cpu"):
         pytest.skip("numba is not installed")
+    if request.param != "fused":
+        monkeypatch.setattr(table_pursuit_module, "FUSED", False)
     if request.param == "torch":
         monkeypatch.setattr(kernels, "available", lambda device: False)
     return request.param

@@ -1,0 +1,193 @@
+"""The later steps of the Poisson pursuit in one compiled loop (numba, CPU, linear decoder).
+
+After the shared first step (:mod:`bpetopics.core.table_pursuit`), each document that
+improved goes on alone. With a linear decoder (``hidden=()``) its candidate mixtures are
+
+    f(z + e_j) = softmax(a + w_j),    a = b + sum_{k in z} w_k   (T,),  w_j = W[:, j]
+
+and a candidate's data term is ``sum_i x_i ln sum_t beta[w_i, t] f(z + e_j)_t`` over the
+document's real non-zeros i. One compiled call runs every remaining step of every
+document of the minibatch: no Python, no torch operation and no allocation per step, which
+is what the step-by-step path spends most of its time on (a later step is ~25 small torch
+operations for a few thousand multiply-adds). Documents are independent, so the loop over
+them is spread over the threads (``prange``) when there is enough work.
+
+The softmax is factored, ``exp(a_t + w_jt) = exp(a_t - max a) exp(w_jt - max_t w_jt) *
+const_j``: T + K T exponentials per minibatch-step become T per document-step, and a
+candidate whose factored sum under- or overflows is recomputed directly. The codes are
+those of :func:`bpetopics.core.pursuit.reference_pursuit` up to float rounding (the
+logarithm and exponential here are LLVM's, within one unit in the last place of torch's).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from bpetopics.core import kernels
+
+numba = kernels.numba
+
+#: Multiply-adds (non-zeros x bits x topics of the active documents) under which the
+#: serial build runs whatever the thread count (waking the pool costs more).
+MIN_PARALLEL_WORK = 2_000_000
+
+
+def usable(decoder, device) -> bool:
+    """Whether the fused loop serves this decoder on this device: numba, CPU, and a linear
+    decoder (no hidden layer: the candidates' mixtures are a softmax of a + w_j)."""
+    return kernels.available(device) and len(decoder.head) == 0
+
+
+if numba is not None:
+    from numba import njit, prange
+
+    @njit(inline="always", nogil=True)
+    def _log_inplace(values, scratch, n):  # pragma: no cover - compiled
+        """values[:n] = ln values[:n] for positive normal float32 values, by Cephes'
+        logf (exponent and mantissa from the bits, then a degree-9 polynomial): pure
+        arithmetic, so the loop is vectorised (libm's logf is one call per value). Within
+        one unit in the last place of torch's log (0.4% of values differ, by one unit)."""
+        bits = values.view(np.int32)
+        mant = scratch.view(np.int32)
+        for j in range(n):
+            b = bits[j]
+            e = ((b >> 23) & 0xFF) - 126
+            mant[j] = (b & -2139095041) | 0x3F000000             # mantissa m in [0.5, 1)
+            m = scratch[j]
+            small = m < np.float32(0.70710677)                   # m < sqrt(1/2)
+            e = e - 1 if small else e
+            m = (m + m - np.float32(1.0)) if small else (m - np.float32(1.0))
+            z = m * m
+            y = np.float32(7.0376836292e-2) * m - np.float32(1.1514610310e-1)
+            y = y * m + np.float32(1.1676998740e-1)
+            y = y * m - np.float32(1.2420140846e-1)
+            y = y * m + np.float32(1.4249322787e-1)
+            y = y * m - np.float32(1.6668057665e-1)
+            y = y * m + np.float32(2.0000714765e-1)
+            y = y * m - np.float32(2.4999993993e-1)
+            y = y * m + np.float32(3.3333331174e-1)
+            y = y * m * z
+            fe = np.float32(e)                                   # ln 2 = 0.693359375 - 2.12194440e-4
+            y = y + np.float32(-2.12194440e-4) * fe - np.float32(0.5) * z
+            values[j] = (m + y) + np.float32(0.693359375) * fe
+
+    def _later_steps_py(indptr, cols, vals, beta, bit_w, exp_w, bias, log_odds, codes,
+                        data, prior, active, max_steps):  # pragma: no cover - compiled
+        """Run the pursuit's remaining steps for the documents ``active`` in place.
+
+        indptr (P+1,), cols (nnz,) words in the batch's vocabulary, vals (nnz,) float32;
+        beta (U, T); bit_w (K, T) = W^T; exp_w (K, T) = exp(w_jt - max_t w_jt); bias (T,);
+        log_odds (K,); codes (P, K) uint8; data, prior (P,) float32; active (A,) int64.
+        """
+        n_bits, n_topics = bit_w.shape
+        for a in prange(active.shape[0]):
+            d = active[a]
+            pre = bias.copy()                                   # a = b + sum_{k in z} w_k
+            taken = 0
+            for k in range(n_bits):
+                if codes[d, k]:
+                    taken += 1
+                    for t in range(n_topics):
+                        pre[t] += bit_w[k, t]
+            mix = np.empty((n_topics, n_bits), dtype=np.float32)   # f(z + e_j)_t, column j
+            score = np.empty(n_bits, dtype=np.float32)
+            exp_pre = np.empty(n_topics, dtype=np.float32)
+            size = (indptr[d + 1] - indptr[d]) * n_bits
+            phi = np.empty(size, dtype=np.float32)              # (n_d, K), flat
+            scratch = np.empty(size, dtype=np.float32)
+            while taken < max_steps:
+                top = pre.max()
+                for t in range(n_topics):
+                    exp_pre[t] = np.exp(pre[t] - top)
+                for j in range(n_bits):                         # softmax(a + w_j), factored
+                    if codes[d, j]:
+                        for t in range(n_topics):
+                            mix[t, j] = 0.0
+                        continue
+                    total = np.float32(0.0)
+                    for t in range(n_topics):
+                        total += exp_pre[t] * exp_w[j, t]
+                    if total > np.float32(1e-30) and total < np.float32(1e30):
+                        for t in range(n_topics):
+                            mix[t, j] = exp_pre[t] * exp_w[j, t] / total
+                    else:                                       # direct, stable softmax
+                        peak = pre[0] + bit_w[j, 0]
+                        for t in range(1, n_topics):
+                            peak = max(peak, pre[t] + bit_w[j, t])
+                        total = np.float32(0.0)
+                        for t in range(n_topics):
+                            mix[t, j] = np.exp(pre[t] + bit_w[j, t] - peak)
+                            total += mix[t, j]
+                        for t in range(n_topics):
+                            mix[t, j] /= total
+                n = indptr[d + 1] - indptr[d]                   # phi_j(w_i), all i and j
+                for ii in range(n):
+                    w, row = cols[indptr[d] + ii], ii * n_bits
+                    for j in range(n_bits):
+                        phi[row + j] = 0.0
+                    for t in range(n_topics):
+                        b = beta[w, t]
+                        for j in range(n_bits):
+                            phi[row + j] += b * mix[t, j]
+                    for j in range(n_bits):                     # as the reference: phi >= 1e-30
+                        phi[row + j] = max(phi[row + j], np.float32(1e-30))
+                _log_inplace(phi, scratch, n * n_bits)
+                score[:] = 0.0                                  # sum_i x_i ln phi_j(w_i)
+                for ii in range(n):
+                    x, row = vals[indptr[d] + ii], ii * n_bits
+                    for j in range(n_bits):
+                        score[j] += x * phi[row + j]
+                best, arg = -np.inf, -1                         # first best, as argmax
+                for j in range(n_bits):
+                    if not codes[d, j]:
+                        cand = score[j] + log_odds[j] + prior[d]
+                        if cand > best:
+                            best, arg = cand, j
+                if arg < 0 or not best > data[d] + prior[d]:
+                    break
+                codes[d, arg] = 1
+                prior[d] += log_odds[arg]
+                data[d] = best - prior[d]
+                for t in range(n_topics):
+                    pre[t] += bit_w[arg, t]
+                taken += 1
+
+    _later_steps = (njit(cache=True, nogil=True)(_later_steps_py),
+                    njit(parallel=True, cache=True, nogil=True)(
+                        kernels._twin(_later_steps_py, "_par")))
+
+
+def later_steps(decoder, batch, beta_u, log_odds, codes, data, prior_score, active,
+                max_steps, threads=1):
+    """Finish the pursuit of ``active`` documents in place (see the module).
+
+    Parameters
+    ----------
+    decoder : CodeDecoder
+        Linear (``usable``): its bit columns W^T (K, T) and bias b (T,).
+    batch : PackedCounts
+        The P documents, columns in the batch's own vocabulary of U words.
+    beta_u : torch.Tensor, shape (U, T)
+    log_odds : torch.Tensor, shape (K,)
+    codes : torch.BoolTensor, shape (P, K)
+    data, prior_score : torch.Tensor, shape (P,)
+        Data term and summed log-odds of each document's current code; updated.
+    active : torch.LongTensor, shape (A,)
+        The documents still improving after the first step.
+    max_steps : int
+        Largest number of bits a code may have.
+    threads : int
+    """
+    bit_w = decoder.bit_columns.detach().float().contiguous()                # (K, T)
+    exp_w = torch.exp(bit_w - bit_w.max(dim=1, keepdim=True).values)
+    bias = decoder.first.bias.detach().float().contiguous()
+    flags = codes.numpy().view(np.uint8)
+    work = int(batch.lengths[active].sum()) * bit_w.shape[0] * bit_w.shape[1]
+    if work < MIN_PARALLEL_WORK:
+        threads = 1
+    kernel = kernels._pick(_later_steps, threads)
+    kernel(batch.indptr.numpy(), batch.cols.numpy(), batch.vals.float().numpy(),
+           beta_u.float().contiguous().numpy(), bit_w.numpy(), exp_w.numpy(), bias.numpy(),
+           log_odds.float().contiguous().numpy(), flags, data.numpy(), prior_score.numpy(),
+           active.numpy(), int(max_steps))
