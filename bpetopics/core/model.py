@@ -21,6 +21,7 @@ import torch
 from tqdm.auto import tqdm
 
 from bpetopics.core import params as P
+from bpetopics.core.adam import Adam
 from bpetopics.core.batches import InMemoryBatches, RowStore
 from bpetopics.core.decoder import ACTIVATIONS, CodeDecoder
 from bpetopics.core.device import resolve_device
@@ -151,7 +152,7 @@ class BPEBase(SavedState):
         self.likelihood_.to(self.device_)
         self.prior_ = BetaProcessPrior(self.n_bits, self.n_data_, *self.prior_hyperparameters(),
                                        self.tau, self.kappa, self.flat_start, self.device_)
-        self.optimizer_ = torch.optim.Adam(self._parameters(), lr=self.lr)
+        self.optimizer_ = Adam(self._parameters(), lr=self.lr)     # torch.optim.Adam's update
         self.history_ = []
         self.epoch_ = 0
         self.step_ = 0
