@@ -109,8 +109,9 @@ if numba is not None:
                     for t in range(n_topics):
                         total += exp_pre[t] * exp_w[j, t]
                     if total > np.float32(1e-30) and total < np.float32(1e30):
+                        inverse = np.float32(1.0) / total
                         for t in range(n_topics):
-                            mix[t, j] = exp_pre[t] * exp_w[j, t] / total
+                            mix[t, j] = exp_pre[t] * exp_w[j, t] * inverse
                     else:                                       # direct, stable softmax
                         peak = pre[0] + bit_w[j, 0]
                         for t in range(1, n_topics):

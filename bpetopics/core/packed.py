@@ -80,8 +80,10 @@ class PackedCounts:
     @staticmethod
     def from_csr(X, device, dtype=torch.float32) -> "PackedCounts":
         """From a CSR matrix (P x W); explicit zeros are dropped."""
-        X = sp.csr_matrix(X, copy=True)
-        X.eliminate_zeros()
+        X = X if sp.issparse(X) and X.format == "csr" else sp.csr_matrix(X)
+        if not np.all(X.data):                      # copy only to drop explicit zeros
+            X = sp.csr_matrix(X, copy=True)
+            X.eliminate_zeros()
         lengths = np.diff(X.indptr)
         rows = np.repeat(np.arange(X.shape[0], dtype=np.int64), lengths)
         return PackedCounts(torch.from_numpy(X.indptr.astype(np.int64)).to(device),
