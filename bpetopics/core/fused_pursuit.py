@@ -1,14 +1,15 @@
-"""The later steps of the Poisson pursuit in one compiled loop (numba, CPU, linear decoder).
+"""The Poisson pursuit of a batch in one compiled loop (numba, CPU, linear decoder).
 
-After the shared first step (:mod:`bpetopics.core.table_pursuit`), each document that
-improved goes on alone. With a linear decoder (``hidden=()``) its candidate mixtures are
+Step 1 reads the batch's shared table ln [beta f(c)]_w of the codes 0, e_1..e_K
+(:mod:`bpetopics.core.table_pursuit` computes it: one matrix product and one vectorised
+logarithm); each document that improved then goes on alone. With a linear decoder (``hidden=()``) its candidate mixtures are
 
     f(z + e_j) = softmax(a + w_j),    a = b + sum_{k in z} w_k   (T,),  w_j = W[:, j]
 
 and a candidate's data term is ``sum_i x_i ln sum_t beta[w_i, t] f(z + e_j)_t`` over the
-document's real non-zeros i. One compiled call runs every remaining step of every
-document of the minibatch: no Python, no torch operation and no allocation per step, which
-is what the step-by-step path spends most of its time on (a later step is ~25 small torch
+document's real non-zeros i. One compiled call runs every step of every
+document of the minibatch: no Python and no torch operation per step, which is what the
+step-by-step path spends most of its time on (a later step is ~25 small torch
 operations for a few thousand multiply-adds). Documents are independent, so the loop over
 them is spread over the threads (``prange``) when there is enough work.
 
@@ -72,24 +73,37 @@ if numba is not None:
             y = y + np.float32(-2.12194440e-4) * fe - np.float32(0.5) * z
             values[j] = (m + y) + np.float32(0.693359375) * fe
 
-    def _later_steps_py(indptr, cols, vals, beta, bit_w, exp_w, bias, log_odds, codes,
-                        data, prior, active, max_steps):  # pragma: no cover - compiled
-        """Run the pursuit's remaining steps for the documents ``active`` in place.
+    def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w, bias, log_odds, codes,
+                    data, prior, max_steps):  # pragma: no cover - compiled
+        """The greedy pursuit of every document of a batch, written into codes, data, prior.
 
         indptr (P+1,), cols (nnz,) words in the batch's vocabulary, vals (nnz,) float32;
-        beta (U, T); bit_w (K, T) = W^T; exp_w (K, T) = exp(w_jt - max_t w_jt); bias (T,);
-        log_odds (K,); codes (P, K) uint8; data, prior (P,) float32; active (A,) int64.
+        beta (U, T); table (U, K+1) = ln [beta f(c)]_w for c = 0, e_1..e_K (step 1);
+        bit_w (K, T) = W^T; exp_w (K, T) = exp(w_jt - max_t w_jt); bias (T,); log_odds
+        (K,); codes (P, K) uint8, zero; data, prior (P,) float32 (outputs).
         """
         n_bits, n_topics = bit_w.shape
-        for a in prange(active.shape[0]):
-            d = active[a]
+        for d in prange(indptr.shape[0] - 1):
+            first = np.zeros(n_bits + 1, dtype=np.float32)      # step 1: the shared table
+            for i in range(indptr[d], indptr[d + 1]):
+                x, row = vals[i], cols[i]
+                for j in range(n_bits + 1):
+                    first[j] += x * table[row, j]
+            data[d], prior[d] = first[0], 0.0
+            best, arg = -np.inf, -1
+            for j in range(n_bits):
+                cand = first[j + 1] + log_odds[j]
+                if cand > best:
+                    best, arg = cand, j
+            if arg < 0 or not best > data[d]:
+                continue
+            codes[d, arg] = 1
+            prior[d] += log_odds[arg]
+            data[d] = best - prior[d]
             pre = bias.copy()                                   # a = b + sum_{k in z} w_k
-            taken = 0
-            for k in range(n_bits):
-                if codes[d, k]:
-                    taken += 1
-                    for t in range(n_topics):
-                        pre[t] += bit_w[k, t]
+            for t in range(n_topics):
+                pre[t] += bit_w[arg, t]
+            taken = 1
             mix = np.empty((n_topics, n_bits), dtype=np.float32)   # f(z + e_j)_t, column j
             score = np.empty(n_bits, dtype=np.float32)
             exp_pre = np.empty(n_topics, dtype=np.float32)
@@ -154,14 +168,12 @@ if numba is not None:
                     pre[t] += bit_w[arg, t]
                 taken += 1
 
-    _later_steps = (njit(cache=True, nogil=True)(_later_steps_py),
-                    njit(parallel=True, cache=True, nogil=True)(
-                        kernels._twin(_later_steps_py, "_par")))
+    _pursuit = (njit(cache=True, nogil=True)(_pursuit_py),
+                njit(parallel=True, cache=True, nogil=True)(kernels._twin(_pursuit_py, "_par")))
 
 
-def later_steps(decoder, batch, beta_u, log_odds, codes, data, prior_score, active,
-                max_steps, threads=1):
-    """Finish the pursuit of ``active`` documents in place (see the module).
+def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
+    """The greedy pursuit of a packed batch in one compiled call (see the module).
 
     Parameters
     ----------
@@ -170,25 +182,31 @@ def later_steps(decoder, batch, beta_u, log_odds, codes, data, prior_score, acti
     batch : PackedCounts
         The P documents, columns in the batch's own vocabulary of U words.
     beta_u : torch.Tensor, shape (U, T)
+    table : torch.Tensor, shape (U, K + 1)
+        ln [beta f(c)]_w for the codes c = 0, e_1..e_K of the first step.
     log_odds : torch.Tensor, shape (K,)
-    codes : torch.BoolTensor, shape (P, K)
-    data, prior_score : torch.Tensor, shape (P,)
-        Data term and summed log-odds of each document's current code; updated.
-    active : torch.LongTensor, shape (A,)
-        The documents still improving after the first step.
     max_steps : int
         Largest number of bits a code may have.
     threads : int
+
+    Returns
+    -------
+    codes : torch.BoolTensor, shape (P, K)
+    data, prior_score : torch.Tensor, shape (P,)
+        Each code's data term and summed log-odds.
     """
+    n_docs = len(batch)
     bit_w = decoder.bit_columns.detach().float().contiguous()                # (K, T)
     exp_w = torch.exp(bit_w - bit_w.max(dim=1, keepdim=True).values)
     bias = decoder.first.bias.detach().float().contiguous()
-    flags = codes.numpy().view(np.uint8)
-    work = int(batch.lengths[active].sum()) * bit_w.shape[0] * bit_w.shape[1]
+    codes = torch.zeros(n_docs, bit_w.shape[0], dtype=torch.bool)
+    data, prior_score = torch.empty(n_docs), torch.empty(n_docs)
+    work = batch.cols.shape[0] * bit_w.shape[0] * bit_w.shape[1]
     if work < MIN_PARALLEL_WORK:
         threads = 1
-    kernel = kernels._pick(_later_steps, threads)
+    kernel = kernels._pick(_pursuit, threads)
     kernel(batch.indptr.numpy(), batch.cols.numpy(), batch.vals.float().numpy(),
-           beta_u.float().contiguous().numpy(), bit_w.numpy(), exp_w.numpy(), bias.numpy(),
-           log_odds.float().contiguous().numpy(), flags, data.numpy(), prior_score.numpy(),
-           active.numpy(), int(max_steps))
+           beta_u.float().contiguous().numpy(), table.float().contiguous().numpy(),
+           bit_w.numpy(), exp_w.numpy(), bias.numpy(), log_odds.float().contiguous().numpy(),
+           codes.numpy().view(np.uint8), data.numpy(), prior_score.numpy(), int(max_steps))
+    return codes, data, prior_score

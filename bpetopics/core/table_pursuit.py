@@ -81,38 +81,49 @@ def _pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_scor
         pre0 = decoder.first_layer(torch.zeros(1, n_bits, device=device))          # (1, H1)
         mix = likelihood.link(decoder.forward_from_first(torch.cat([pre0, pre0 + bit_cols])))
         table = (beta_u @ mix.t()).clamp_min_(1e-30).log_()            # (U, K + 1)
-        scores = local_batch.to_sparse(words.numel()) @ table          # (P, K + 1)
 
-        codes = torch.zeros(n_docs, n_bits, dtype=torch.bool, device=device)
-        data = scores[:, 0].contiguous()                                # L of the empty code
-        prior_score = torch.zeros(n_docs, device=device)
-        cand = scores[:, 1:] + log_odds                                 # (P, K)
-        active = torch.arange(n_docs, device=device)
-        fused = FUSED and fused_pursuit.usable(decoder, device)
-        for step in range(max_steps):
-            if active.numel() == 0:
-                break
-            if step > 0 and fused:        # every remaining step in one compiled call
-                fused_pursuit.later_steps(decoder, local_batch, beta_u, log_odds, codes, data,
-                                          prior_score, active, max_steps, threads)
-                break
-            if step > 0:
-                cand = _shared_code_scores(decoder, likelihood, local_batch.take(active),
-                                           codes[active], beta_u, bit_cols, budget, threads)
-                cand = cand + log_odds + prior_score[active, None]
-                cand.masked_fill_(codes[active], -torch.inf)
-            new_best, arg = cand.max(dim=1)
-            improved = new_best > data[active] + prior_score[active]
-            if not improved.any():
-                break
-            winners, bits = active[improved], arg[improved]
-            codes[winners, bits] = True
-            prior_score[winners] += log_odds[bits]
-            data[winners] = new_best[improved] - prior_score[winners]
-            active = winners
+        if FUSED and fused_pursuit.usable(decoder, device):    # every step in one compiled call
+            codes, data, prior_score = fused_pursuit.run(decoder, local_batch, beta_u, table,
+                                                         log_odds, max_steps, threads)
+        else:
+            codes, data, prior_score = _stepwise(decoder, likelihood, local_batch, beta_u, table,
+                                                 log_odds, max_steps, budget, threads)
         if return_score:
             return codes, data + prior_score
         return codes
+
+
+def _stepwise(decoder, likelihood, local_batch, beta_u, table, log_odds, max_steps, budget,
+              threads):
+    """The steps one torch pass at a time (hidden layers, CUDA, no numba): step 1 scores
+    every document by one sparse product with the shared table; later steps group the
+    still-improving documents by code. Returns codes (P, K), data and prior terms (P,)."""
+    n_docs, n_bits, device = len(local_batch), log_odds.shape[0], table.device
+    scores = local_batch.to_sparse(table.shape[0]) @ table         # (P, K + 1)
+    codes = torch.zeros(n_docs, n_bits, dtype=torch.bool, device=device)
+    data = scores[:, 0].contiguous()                                # L of the empty code
+    prior_score = torch.zeros(n_docs, device=device)
+    cand = scores[:, 1:] + log_odds                                 # (P, K)
+    active = torch.arange(n_docs, device=device)
+    bit_cols = decoder.bit_columns
+    for step in range(max_steps):
+        if active.numel() == 0:
+            break
+        if step > 0:
+            cand = _shared_code_scores(decoder, likelihood, local_batch.take(active),
+                                       codes[active], beta_u, bit_cols, budget, threads)
+            cand = cand + log_odds + prior_score[active, None]
+            cand.masked_fill_(codes[active], -torch.inf)
+        new_best, arg = cand.max(dim=1)
+        improved = new_best > data[active] + prior_score[active]
+        if not improved.any():
+            break
+        winners, bits = active[improved], arg[improved]
+        codes[winners, bits] = True
+        prior_score[winners] += log_odds[bits]
+        data[winners] = new_best[improved] - prior_score[winners]
+        active = winners
+    return codes, data, prior_score
 
 
 def _shared_code_scores(decoder, likelihood, sub: PackedCounts, sub_codes, beta_u, bit_cols,

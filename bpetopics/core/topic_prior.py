@@ -60,8 +60,11 @@ def topic_overlap(beta: torch.Tensor, usage: torch.Tensor | None = None) -> torc
     n_topics = beta.shape[1]
     if n_topics < 2:
         return beta.sum() * 0.0
-    unit = beta / beta.norm(dim=0, keepdim=True).clamp_min(1e-30)
-    cosine = unit.t() @ unit                                   # (T, T)
+    # cos_ts = G_ts / (|beta_t| |beta_s|) from the Gram matrix G = beta^T beta (T, T):
+    # one W x T x T product forward and one backward, instead of normalising beta (W, T)
+    gram = beta.t() @ beta                                     # (T, T)
+    norms = gram.diagonal().sqrt().clamp_min(1e-30)            # |beta_t|
+    cosine = gram / (norms[:, None] * norms[None, :])
     if usage is None:
         weight = torch.ones_like(cosine)
     else:
