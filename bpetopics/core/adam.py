@@ -1,21 +1,21 @@
 """Adam for the theta step, without ``torch.optim``'s machinery.
 
-The update is ``torch.optim.Adam``'s with its default options, operation for operation
-(Kingma and Ba 2015; g the gradient, t the step)::
+The update is ``torch.optim.Adam``'s with its default options (Kingma and Ba 2015; g the
+gradient, t the step)::
 
     m <- beta1 m + (1 - beta1) g                 (lerp)
     v <- beta2 v + (1 - beta2) g^2
     theta <- theta - lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 
 computed by torch's fused Adam kernel (``torch._fused_adam_``, what
-``torch.optim.Adam(fused=True)`` runs: one pass over each parameter instead of seven; 3.5x
-faster on the 15,609 x 20 topic logits) where torch has it, else by the seven tensor
-operations of ``torch.optim.Adam``'s default path. The two agree to float rounding; each
-is deterministic. Why not ``torch.optim.Adam`` itself: creating the first ``torch.optim`` optimiser in a
+``torch.optim.Adam(fused=True)`` runs: one pass over each parameter instead of seven)
+where torch has it, else by the seven tensor operations of ``torch.optim.Adam``'s default
+path; the two agree to float rounding and each is deterministic.
+
+Why not ``torch.optim.Adam`` itself: creating the first ``torch.optim`` optimiser in a
 process imports ``torch._dynamo`` (its ``add_param_group`` is wrapped to disable the
-compiler), which costs most of a CPU second and ~70 MiB: as much as two epochs of
-PoissBPE on 20 Newsgroups. The state and ``state_dict`` have ``torch.optim.Adam``'s layout,
-so checkpoints written with either load in the other.
+compiler), most of a CPU second and ~70 MiB. The state and ``state_dict`` have
+``torch.optim.Adam``'s layout, so checkpoints written with either load in the other.
 """
 
 from __future__ import annotations
