@@ -249,7 +249,7 @@ def test_two_real_trainings_on_one_out(saved_corpus, tmp_path):
     partial = run_io.partial_path(out)
     repo = Path(__file__).resolve().parents[2]
     first = subprocess.Popen([sys.executable, "-m", "bpetopics", "train", str(saved_corpus), "--out", str(out),
-                              "--quiet", *TINY, "--epochs", "400"],
+                              "--quiet", *TINY, "--epochs", "100000"],  # stopped by Ctrl-C below
                              env=dict(os.environ, PYTHONPATH=str(repo)), stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
