@@ -313,10 +313,12 @@ class GaussianLikelihood(_DenseSigmoid):
     def shared_term(self, out: torch.Tensor, batch) -> torch.Tensor:
         """The data term of every point against each of C shared outputs, (C, D) ->
         (P, C) (``batch``: a DenseBatch or its (P, D) tensor): ff_c = f_c'f_c is shared by
-        all points and fx = X F' is one matrix product (the dense pursuit's tables)."""
+        all points and fx = X F' is one matrix product (the dense pursuit's tables).
+        Without autograd ``out`` is overwritten (by f = sigmoid(out))."""
         x = batch.x if isinstance(batch, DenseBatch) else batch
-        f = self.link(out)                                      # (C, D)
-        ff = (f * f).sum(-1)                                    # (C,)
+        # the pursuit's outputs are its own (no autograd): the link overwrites them
+        f = out.sigmoid_() if not torch.is_grad_enabled() else self.link(out)   # (C, D)
+        ff = torch.linalg.vecdot(f, f)                          # (C,)
         fx = x @ f.t()                                          # (P, C)
         xx = (x * x).sum(-1, keepdim=True)                      # (P, 1)
         s2, c, d = self.sigma2, self.c, f.shape[-1]
