@@ -209,7 +209,7 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="tiny: 150 / 100 images per data set, 2 epochs: a check that everything runs "
                    "(seconds; the numbers mean nothing). "
                    "small: 2,000 / 1,000 images per data set, 4 BPE epochs, no CIFAR-10 "
-                   "(18 min measured on one thread of a busy 2-core machine). full: whole "
+                   "(8.6 CPU minutes measured on one thread). full: whole "
                    "splits and CIFAR-10, for a GPU.")
 @click.option("--datasets", multiple=True, callback=_datasets,
               help="Data sets to run, comma-separated or repeated: mnist, scaled_mnist, "
