@@ -45,7 +45,8 @@ DEFAULT_BUDGET = 1 << 22
 # Most codes in one block: its images are scored against all its codes' candidates
 # (a x b K products), so a block wastes (b - 1) / b of that small product.
 MAX_BLOCK = 32
-# Bernoulli screening: candidates evaluated exactly per image and round.
+# Bernoulli screening: candidates evaluated exactly per image in the first round (doubled
+# in each further round, so an image whose bound is loose needs few rounds).
 SCREEN_ROUND = 4
 # Margin (nats, relative to the bound's size) that covers float rounding of the bound.
 BOUND_SLACK = 1e-3
