@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -341,15 +342,23 @@ def run_table(data_root, out, budget="small", datasets=None, device="auto", seed
 
     device = str(resolve_device(device))
     log = log or (lambda msg: None)
+    created = not Path(out).exists()
     open_table(out, budget, seed, resume=resume, overwrite=overwrite)
     start = time.perf_counter()
     rows, grids, histories = [], {}, {}
-    for dataset in budget.datasets:
-        r, grid, hist = run_dataset(dataset, data_root, budget, device, seed, progress, log, out,
-                                    resume)
-        rows += r
-        grids[dataset] = grid
-        histories[dataset] = hist
+    try:
+        for dataset in budget.datasets:
+            r, grid, hist = run_dataset(dataset, data_root, budget, device, seed, progress, log, out,
+                                        resume)
+            rows += r
+            grids[dataset] = grid
+            histories[dataset] = hist
+    except Exception:
+        # a table that failed before any model started (e.g. missing data) leaves nothing
+        runs = Path(out) / "runs"
+        if created and not (runs.is_dir() and any(runs.iterdir())):
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     # time spent training and scoring the models (summed, also over resumed pieces)
     model_seconds = sum(r.get("train_seconds", 0.0) + r.get("encode_seconds", 0.0) for r in rows)
     log(f"this invocation: {time.perf_counter() - start:.0f} s")
