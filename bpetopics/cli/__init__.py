@@ -144,13 +144,16 @@ def run_errors(suffix: str = ""):
         raise UserError(f"{exc}{suffix}") from None
 
 
-def open_run(path, device="cpu", images: bool = False):
+def open_run(path, device="cpu", images: bool | None = False):
     """:func:`bpetopics.runs.load_run`, with its one-line errors turned into :class:`UserError`;
-    a text command (``images`` false) refuses an image run, an ``images`` command a text run."""
+    a text command (``images`` false) refuses an image run, an ``images`` command a text run
+    (``images=None``: either kind)."""
     from bpetopics.runs.folder import load_run
 
     with run_errors():
         run = load_run(path, device=device)
+    if images is None:
+        return run
     if run.is_image_run and not images:
         raise UserError(f"{path} is an image run ({run.config['model']}): use `bpetopics images encode` or "
                         "`bpetopics images show`")

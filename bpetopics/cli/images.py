@@ -209,7 +209,7 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="tiny: 150 / 100 images per data set, 2 epochs: a check that everything runs "
                    "(seconds; the numbers mean nothing). "
                    "small: 2,000 / 1,000 images per data set, 4 BPE epochs, no CIFAR-10 "
-                   "(18 min measured on one thread of a busy 2-core machine). full: whole "
+                   "(8.6 CPU minutes measured on one thread). full: whole "
                    "splits and CIFAR-10, for a GPU.")
 @click.option("--datasets", multiple=True, callback=_datasets,
               help="Data sets to run, comma-separated or repeated: mnist, scaled_mnist, "
@@ -223,8 +223,11 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="Override the budget's epochs of both VAE baselines.")
 @click.option("--progress/--no-progress", default=False, show_default=True,
               help="Show progress bars while training.")
+@click.option("--resume", is_flag=True,
+              help="Continue the table in --out (same options): finished models are kept, an interrupted "
+                   "one continues from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace the files of a table already in --out.")
-def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs, progress, overwrite):
+def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs, progress, resume, overwrite):
     """Train all models of the paper's Table 1 and write it next to ours.
 
     \b
@@ -233,15 +236,24 @@ def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs
       bpetopics images table --out runs/table1-full --budget full --device cuda
       bpetopics images table --out runs/mnist --datasets mnist,binary_mnist
       bpetopics images table --out runs/cifar --budget full --datasets cifar10 --bpe-epochs 3
+      bpetopics images table --out runs/table1-full --budget full --device cuda --resume
+
+    Every model is an image run under OUT/runs/ with a checkpoint after every epoch:
+    after an interruption, the same command with --resume keeps the finished models and
+    continues the interrupted one (the same table as an uninterrupted run).
     """
+    import shlex
+    import sys
     from dataclasses import replace
 
     from bpetopics.core.device import resolve_device
     from bpetopics.experiments.image_table import BUDGETS, run_table
 
-    if out.exists() and not overwrite and (not out.is_dir() or any(out.iterdir())):
-        raise UserError(f"{out} already exists and is not empty: pass --overwrite to replace its files, "
-                        "or choose another --out")
+    if resume and overwrite:
+        raise UserError("--resume continues the table in --out and --overwrite starts it again: give one of them")
+    if out.exists() and not (overwrite or resume) and (not out.is_dir() or any(out.iterdir())):
+        raise UserError(f"{out} already exists and is not empty: pass --resume to continue its table, "
+                        "--overwrite to replace its files, or choose another --out")
     try:
         resolve_device(device)
     except ValueError as err:
@@ -251,9 +263,22 @@ def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs
         budget = replace(budget, bpe_epochs=bpe_epochs)
     if vae_epochs:
         budget = replace(budget, vae_epochs=vae_epochs, gsvae_epochs=vae_epochs)
+    from bpetopics.images.sources import ImageSourceError
+    from bpetopics.runs.folder import RunError
+
+    given = {"--out": out, "--data-root": data_root, "--budget": budget.name, "--datasets": ",".join(datasets),
+             "--device": device, "--seed": seed, "--bpe-epochs": bpe_epochs, "--vae-epochs": vae_epochs}
+    hint = "bpetopics images table " + " ".join(f"{k} {shlex.quote(str(v))}" for k, v in given.items()
+                                                if v not in (None, "")) + " --resume"
     try:
         rows, paths = run_table(data_root, out, budget, datasets or None, device, seed,
-                                progress, log=click.echo)
+                                progress, log=click.echo, resume=resume, overwrite=overwrite)
+    except KeyboardInterrupt:
+        click.echo(f"\nInterrupted: finished models and the last epoch are kept. Continue with:\n  {hint}",
+                   err=True)
+        sys.exit(130)
+    except (RunError, ImageSourceError) as err:
+        raise UserError(str(err).splitlines()[0]) from None
     except FileNotFoundError as err:
         # the library's message names its own arguments (download=True, data_root): name the flags
         where = str(err).splitlines()[0].split("; pass download=True")[0]

@@ -11,13 +11,13 @@ from bpetopics.cli import main, open_run
 
 
 def format_info(run) -> str:
-    """The text printed by ``bpetopics info``."""
-    from bpetopics.runs import library_versions
-
+    """The text printed by ``bpetopics info`` (text or image run)."""
     cfg, s = run.config, run.summary
     lines = [f"Run {run.path}: {cfg['model']} (format {cfg['format']} version {cfg['format_version']})", "",
              "Parameters:"]
     lines += [f"  {name:<18} {value!r}" for name, value in cfg["params"].items()]
+    if run.is_image_run:
+        return "\n".join(lines + _image_lines(run) + _version_lines(cfg))
     corpus = cfg.get("corpus") or {}
     lines += ["", f"Corpus: {corpus.get('source')}"]
     for name, split in (corpus.get("splits") or {"train": corpus.get("summary")}).items():
@@ -34,15 +34,55 @@ def format_info(run) -> str:
     lines += ["", "Training history:", "  epoch     objective  active bits  topic overlap  seconds"]
     lines += [f"  {h['epoch']:>5}  {h['objective']:>12.3f}  {h['active_bits']:>11.3f}  "
               f"{_cell(h.get('topic_overlap'), 13)}  {h['seconds']:>7.2f}" for h in run.model.history_]
+    return "\n".join(lines + _version_lines(cfg))
+
+
+def _version_lines(cfg) -> list[str]:
+    from bpetopics.runs import library_versions
+
     now = library_versions()
-    lines += ["", "Library versions (saved / now):"]
-    lines += [f"  {name:<13} {saved} / {now.get(name)}" for name, saved in (cfg.get("versions") or {}).items()]
-    return "\n".join(lines)
+    return (["", "Library versions (saved / now):"]
+            + [f"  {name:<13} {saved} / {now.get(name)}" for name, saved in (cfg.get("versions") or {}).items()])
+
+
+def _image_lines(run) -> list[str]:
+    """Data, sizes, result and per-epoch history of an image run (GaussBPE, BernBPE, the VAEs)."""
+    cfg, s, data = run.config, run.summary, run.data or {}
+    shape = "x".join(str(v) for v in data.get("image_shape", []))
+    what = data.get("source")
+    if data.get("split") and data.get("split") != "folder":
+        what = f"{what}, {data['split']} split"
+    if data.get("limit"):
+        what += f", class-balanced subset of {data['limit']:,} (seed {data.get('seed')})"
+    lines = ["", f"Images: {what}",
+             f"  {data.get('n_images', cfg['n_data']):,} images of {shape} = {cfg['n_features']:,} values in "
+             f"[{data.get('min', float('nan')):.3g}, {data.get('max', float('nan')):.3g}]"
+             + (f", from {data['data_root']}" if data.get("data_root") else "")]
+    if s:
+        if cfg["model"].endswith("BPE"):
+            code = (f"codes of {s['code_size']} bits, mean active bits {s['mean_active_bits']:.2f}, bits used "
+                    f"{s['bits_used']} of {s['code_size']}")
+        else:
+            code = (f"codes of {s['code_size']} values, mean non-zero {s['mean_active_bits']:.2f}, "
+                    f"{s['bits_used']} of {s['code_size']} ever non-zero")
+        result = (f"Result: {s['images']:,} training images, {code}, {s['epochs']} epochs, "
+                  f"{s['train_seconds']:.1f} s of training")
+        if s.get("final_objective") is not None:
+            label = "objective" if cfg["model"].endswith("BPE") else "loss"
+            result += f"; final {label} {s['final_objective']:.4g}"
+        lines += ["", result]
+    history = run.model.history_
+    columns = [c for c in dict.fromkeys(k for h in history for k in h) if c != "epoch"]
+    lines += ["", "Training history:", "  epoch" + "".join(f"  {c.replace('_', ' '):>12}" for c in columns)]
+    lines += [f"  {h['epoch']:>5}" + "".join(f"  {_cell(h.get(c), 12)}" for c in columns) for h in history]
+    return lines
 
 
 def _cell(value, width) -> str:
     """A number to 3 decimals, or '-' where older runs did not record it."""
-    return f"{value:>{width}.3f}" if value is not None else f"{'-':>{width}}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:>{width}.3f}"
+    return f"{'-' if value is None else str(value):>{width}}"
 
 
 @main.command()
@@ -50,14 +90,15 @@ def _cell(value, width) -> str:
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True,
               help="text, or json (config.json and summary.json together).")
 def info(run, fmt):
-    """Show what a run is: its parameters, corpus, training history and library versions.
+    """Show what a run is: its parameters, corpus (or images), training history and library versions.
 
     \b
     Examples:
       bpetopics info runs/20ng
       bpetopics info runs/20ng --format json
+      bpetopics info runs/mnist
     """
-    loaded = open_run(run)
+    loaded = open_run(run, images=None)
     if fmt == "json":
         click.echo(json.dumps({"config": loaded.config, "summary": loaded.summary}, indent=1, ensure_ascii=False))
     else:

@@ -310,6 +310,21 @@ class GaussianLikelihood(_DenseSigmoid):
         return -0.5 * (d * math.log(2 * math.pi * s2) + torch.log1p(c / s2 * ff)
                        + xx / s2 - fx ** 2 / (s2 * (s2 / c + ff)))
 
+    def shared_term(self, out: torch.Tensor, batch) -> torch.Tensor:
+        """The data term of every point against each of C shared outputs, (C, D) ->
+        (P, C) (``batch``: a DenseBatch or its (P, D) tensor): ff_c = f_c'f_c is shared by
+        all points and fx = X F' is one matrix product (the dense pursuit's tables).
+        Without autograd ``out`` is overwritten (by f = sigmoid(out))."""
+        x = batch.x if isinstance(batch, DenseBatch) else batch
+        # the pursuit's outputs are its own (no autograd): the link overwrites them
+        f = out.sigmoid_() if not torch.is_grad_enabled() else self.link(out)   # (C, D)
+        ff = torch.linalg.vecdot(f, f)                          # (C,)
+        fx = x @ f.t()                                          # (P, C)
+        xx = (x * x).sum(-1, keepdim=True)                      # (P, 1)
+        s2, c, d = self.sigma2, self.c, f.shape[-1]
+        return -0.5 * (d * math.log(2 * math.pi * s2) + torch.log1p(c / s2 * ff)
+                       + xx / s2 - fx ** 2 / (s2 * (s2 / c + ff)))
+
     def scale_posterior(self, f: torch.Tensor, x: torch.Tensor):
         """q(lambda_n) = N(mu_n, s_n^2): s^2 = (1/c + f'f/sigma^2)^-1, mu = s^2 f'x / sigma^2.
 
@@ -342,6 +357,30 @@ class BernoulliLikelihood(_DenseSigmoid):
         """sum_d x_d ln f_d + (1 - x_d) ln(1 - f_d), from logits (stable)."""
         x = batch.x if out.dim() == 2 else batch.x.unsqueeze(1).expand_as(out)
         return -F.binary_cross_entropy_with_logits(out, x, reduction="none").sum(-1)
+
+    def shared_term(self, out: torch.Tensor, batch) -> torch.Tensor:
+        """The data term of every point against each of C shared outputs, (C, D) ->
+        (P, C) (``batch``: a DenseBatch or its (P, D) tensor):
+        sum_d x_d o_d - softplus(o_d), one matrix product plus a sum shared by all points."""
+        x = batch.x if isinstance(batch, DenseBatch) else batch
+        return x @ out.t() - F.softplus(out).sum(-1)
+
+    @staticmethod
+    def paired_term(out: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """The data term of N (output, point) pairs, (N, D), (N, D) -> (N,), summed as
+        :meth:`shared_term` sums it."""
+        return (x * out).sum(-1) - F.softplus(out).sum(-1)
+
+    @staticmethod
+    def linear_bound(x: torch.Tensor, current: torch.Tensor):
+        """A bound on the data term linear in the outputs, exact at ``current``:
+        data(o) <= slope'o + const for every o (softplus is convex, so it lies above its
+        tangent at a: softplus(o) >= softplus(a) + sigmoid(a) (o - a)).
+
+        x, current (a): (N, D) -> slope (N, D) = x - sigmoid(a),
+        const (N,) = sum_d sigmoid(a_d) a_d - softplus(a_d)."""
+        p = torch.sigmoid(current)
+        return x - p, (p * current - F.softplus(current)).sum(-1)
 
     def theta_loss(self, out: torch.Tensor, batch: DenseBatch, params=None) -> torch.Tensor:
         return -self.data_term(out, batch).mean()

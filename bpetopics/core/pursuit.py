@@ -24,6 +24,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from bpetopics.core.dense_pursuit import dense_pursuit
+from bpetopics.core.likelihoods import DenseBatch
 from bpetopics.core.packed import PackedCounts
 from bpetopics.core.table_pursuit import table_pursuit
 
@@ -55,8 +57,10 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
     params : optional
         ``likelihood.minibatch_params()`` when already computed (the topics beta).
 
-    Packed text batches go to :func:`bpetopics.core.table_pursuit.table_pursuit` (the
-    same pursuit over shared log tables); dense and padded batches run here.
+    Packed text batches go to :func:`bpetopics.core.table_pursuit.table_pursuit` and
+    dense image batches to :func:`bpetopics.core.dense_pursuit.dense_pursuit` (the same
+    pursuit over shared tables); padded batches, and likelihoods without those tables,
+    run here.
 
     Returns
     -------
@@ -66,6 +70,9 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
     if isinstance(batch, PackedCounts) and hasattr(likelihood, "topic_word"):
         return table_pursuit(decoder, likelihood, batch, log_odds, max_bits, budget,
                              return_score, beta=params)
+    if isinstance(batch, DenseBatch) and hasattr(likelihood, "shared_term"):
+        return dense_pursuit(decoder, likelihood, batch, log_odds, max_bits, budget,
+                             return_score)
     with torch.no_grad():
         n_points = len(batch)
         bit_cols = decoder.bit_columns                      # (K, H1)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import shutil
 import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -111,22 +112,6 @@ def show_indices(y, n=10):
 
 
 # ---------------------------------------------------------------------------- models
-def _fit_bpe(kind, X, budget, device, seed, progress, log):
-    from bpetopics.models import BernBPE, GaussBPE
-
-    common = dict(n_bits=budget.n_bits, epochs=budget.bpe_epochs,
-                  batch_size=budget.bpe_batch_size, lr=budget.bpe_lr, random_state=seed,
-                  device=device, progress=progress)
-    model = GaussBPE(sigma=budget.sigma, **common) if kind == "gauss" else BernBPE(**common)
-    start = time.perf_counter()
-    for _ in range(budget.bpe_epochs):
-        model.partial_fit(X)  # no extra pursuit over the training set at the end
-        h = model.history_[-1]
-        log(f"    epoch {h['epoch']}/{budget.bpe_epochs}: {h['seconds']:.1f} s, "
-            f"{h['active_bits']:.2f} bits per image, objective {h['objective']:.1f}")
-    return model, time.perf_counter() - start
-
-
 def _bpe_logits(model, codes, batch=1024):
     out = []
     with torch.no_grad():
@@ -155,43 +140,15 @@ def _evaluate_bpe(model, kind, Xt):
     return row, recon
 
 
-def _fit_vae(make, X, log):
+def _evaluate_vae(kind, vae, Xt):
     start = time.perf_counter()
-    model = make().fit(X)
-    seconds = time.perf_counter() - start
-    log(f"    {len(model.history_)} epochs, {seconds:.1f} s")
-    return model, seconds
-
-
-def _vae_rows(kind, X, Xt, budget, device, seed, progress, log):
-    """[(model name, fitted VAE, metrics row, reconstructions)] for one data set."""
-    from bpetopics.baselines.gsvae import GumbelSoftmaxVAE
-    from bpetopics.baselines.vae import GaussianVAE
-
-    out = []
     if kind == "gauss":
-        for name, obs_var in ((VAE_FIXED, 1.0), (VAE_LEARNED, "learned")):
-            log(f"  {name}")
-            vae, seconds = _fit_vae(lambda: GaussianVAE(
-                obs_var=obs_var, epochs=budget.vae_epochs, random_state=seed,
-                device=device, progress=progress), X, log)
-            start = time.perf_counter()
-            value, sparsity = vae.mse(Xt), vae.sparsity(Xt)
-            row = {"metric": "MSE", "value": value, "sparsity": sparsity,
-                   "encode_seconds": time.perf_counter() - start, "train_seconds": seconds}
-            out.append((name, vae, row, vae.reconstruct(Xt)))
+        row = {"metric": "MSE", "value": vae.mse(Xt), "sparsity": vae.sparsity(Xt)}
     else:
-        log("  GS-VAE")
-        vae, seconds = _fit_vae(lambda: GumbelSoftmaxVAE(
-            epochs=budget.gsvae_epochs, random_state=seed, device=device,
-            progress=progress), X, log)
-        start = time.perf_counter()
         row = {"metric": "NLL", "value": vae.reconstruction_nll(Xt),
-               "neg_elbo": vae.negative_elbo(Xt, n_samples=10),
-               "sparsity": vae.sparsity(Xt), "train_seconds": seconds}
-        row["encode_seconds"] = time.perf_counter() - start
-        out.append(("GS-VAE", vae, row, vae.reconstruct(Xt)))
-    return out
+               "neg_elbo": vae.negative_elbo(Xt, n_samples=10), "sparsity": vae.sparsity(Xt)}
+    row["encode_seconds"] = time.perf_counter() - start
+    return row, vae.reconstruct(Xt)
 
 
 def _paper_values(dataset, model):
@@ -203,35 +160,45 @@ def _paper_values(dataset, model):
     return float("nan"), float("nan")
 
 
-def run_dataset(dataset, data_root, budget, device="auto", seed=0, progress=False, log=None):
+def run_dataset(dataset, data_root, budget, device="auto", seed=0, progress=False, log=None,
+                out=None, resume=False):
     """Train every model of one data set and score it on the test subset.
+
+    Each model is an image run under ``out/runs/`` (:mod:`image_table_runs`), trained by
+    the checkpointed image job; with ``resume`` finished models are read back and an
+    interrupted one continues from its last checkpoint.
 
     Returns ``(rows, grid, histories)``: one metrics dict per model, the grid images
     ``{'original' | model name: (n_show, D) array}`` and ``{model name: history_}``.
     """
+    from bpetopics.experiments.image_table_runs import model_entry, table_models
+    from bpetopics.images.sources import load_images
+
     log = log or (lambda msg: None)
     label, kind = DATASETS[dataset]
-    X, _ = load_split(dataset, "train", data_root, budget.n_train, seed, budget.s_max)
+    data = load_images(dataset, data_root, split="train", limit=budget.n_train, seed=seed)
     Xt, yt = load_split(dataset, "test", data_root, budget.n_test, seed, budget.s_max)
-    log(f"{label}: {X.shape[0]} training, {Xt.shape[0]} test images")
+    log(f"{label}: {data.X.shape[0]} training, {Xt.shape[0]} test images")
     show = show_indices(yt)
     grid, histories, rows = {"original": Xt[show]}, {}, []
-    bpe_name = "GaussBPE" if kind == "gauss" else "BernBPE"
-    log(f"  {bpe_name}")
-    model, seconds = _fit_bpe(kind, X, budget, device, seed, progress, log)
-    row, recon = _evaluate_bpe(model, kind, Xt)
-    row["train_seconds"] = seconds
-    entries = [(bpe_name, model, row, recon)]
-    entries += _vae_rows(kind, X, Xt, budget, device, seed, progress, log)
-    for name, fitted, row, recon in entries:
-        epochs = [h["seconds"] for h in fitted.history_]
+    for name, slug, registry, params in table_models(kind, budget, seed, device):
+        params = {**params, "progress": bool(progress)}
+
+        def evaluate(model):
+            row, recon = (_evaluate_bpe(model, kind, Xt) if name.endswith("BPE")
+                          else _evaluate_vae(kind, model, Xt))
+            return row, recon[show]
+
+        row, recon, history = model_entry(out, dataset, name, slug, registry, params, data, evaluate,
+                                          resume, log)
+        epochs = [h["seconds"] for h in history]
         paper_value, paper_sparsity = _paper_values(dataset, name)
         rows.append({"dataset": dataset, "model": name, **row,
                      "sec_per_epoch": float(np.mean(epochs)) if epochs else float("nan"),
-                     "epochs": len(epochs), "n_train": X.shape[0], "n_test": Xt.shape[0],
+                     "epochs": len(epochs), "n_train": data.X.shape[0], "n_test": Xt.shape[0],
                      "paper_value": paper_value, "paper_sparsity": paper_sparsity})
-        grid[name] = recon[show]
-        histories[name] = [dict(h) for h in fitted.history_]
+        grid[name] = recon
+        histories[name] = history
         log(f"  {name}: {row['metric']} {row['value']:.2f}, sparsity {row['sparsity']:.3f}")
     return rows, grid, histories
 
@@ -293,7 +260,7 @@ def markdown(rows, budget, device, total_seconds) -> str:
     lines = [f"# Table 1, measured (budget '{budget.name}')", "",
              f"Train / test images per data set: {budget.n_train or 'all'} / "
              f"{budget.n_test or 'all'}; device {device}; {hardware()}; "
-             f"total {total_seconds / 60:.1f} min.", "",
+             f"training and scoring {total_seconds / 60:.1f} min (summed over models).", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [DATASETS[r["dataset"]][0], r["model"], r["metric"], _fmt(r["value"]),
@@ -334,7 +301,7 @@ def write_outputs(out, rows, grids, histories, budget, device, total_seconds):
 
 
 def run_table(data_root, out, budget="small", datasets=None, device="auto", seed=0,
-              progress=False, log=None):
+              progress=False, log=None, resume=False, overwrite=False):
     """Train all models of Table 1 on each data set and write the outputs to ``out``.
 
     Parameters
@@ -347,6 +314,12 @@ def run_table(data_root, out, budget="small", datasets=None, device="auto", seed
     datasets : list of str, optional
         Subset of ``DATASETS`` (default: the budget's).
     device : 'auto', 'cpu' or 'cuda'
+    resume : bool
+        Continue the table in ``out`` (started with the same budget, data sets and
+        seed): finished models are read back, an interrupted one continues from its
+        last checkpoint (:mod:`bpetopics.experiments.image_table_runs`).
+    overwrite : bool
+        Start again in ``out``, removing the runs of a table there.
 
     Returns
     -------
@@ -365,15 +338,29 @@ def run_table(data_root, out, budget="small", datasets=None, device="auto", seed
             raise ValueError(f"unknown data set(s) {', '.join(unknown)}; choose from "
                              f"{', '.join(DATASETS)}")
         budget = replace(budget, datasets=tuple(datasets))
+    from bpetopics.experiments.image_table_runs import open_table
+
     device = str(resolve_device(device))
     log = log or (lambda msg: None)
+    created = not Path(out).exists()
+    open_table(out, budget, seed, resume=resume, overwrite=overwrite)
     start = time.perf_counter()
     rows, grids, histories = [], {}, {}
-    for dataset in budget.datasets:
-        r, grid, hist = run_dataset(dataset, data_root, budget, device, seed, progress, log)
-        rows += r
-        grids[dataset] = grid
-        histories[dataset] = hist
-    paths = write_outputs(out, rows, grids, histories, budget, device,
-                          time.perf_counter() - start)
+    try:
+        for dataset in budget.datasets:
+            r, grid, hist = run_dataset(dataset, data_root, budget, device, seed, progress, log, out,
+                                        resume)
+            rows += r
+            grids[dataset] = grid
+            histories[dataset] = hist
+    except Exception:
+        # a table that failed before any model started (e.g. missing data) leaves nothing
+        runs = Path(out) / "runs"
+        if created and not (runs.is_dir() and any(runs.iterdir())):
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    # time spent training and scoring the models (summed, also over resumed pieces)
+    model_seconds = sum(r.get("train_seconds", 0.0) + r.get("encode_seconds", 0.0) for r in rows)
+    log(f"this invocation: {time.perf_counter() - start:.0f} s")
+    paths = write_outputs(out, rows, grids, histories, budget, device, model_seconds)
     return rows, paths

@@ -122,7 +122,10 @@ def run_image_job(job: TrainingJob, after_epoch=None):
 
 def finish_image_job(job: TrainingJob, *, overwrite: bool = False) -> Path:
     """Write the image run ``job.out`` atomically, remove ``RUN.partial/``, release the lock."""
-    return finish_with(job, lambda: save_image_run(job.out, job.model, job.corpus, overwrite=overwrite))
+    # a BPE fit ends with the training images' codes (codes_): not a second pursuit
+    codes = getattr(job.model, "codes_", None)
+    return finish_with(job, lambda: save_image_run(job.out, job.model, job.corpus, codes=codes,
+                                                   overwrite=overwrite))
 
 
 def train_image_run(out, model: str, params: dict, data, *, overwrite: bool = False, resume: bool = False,

@@ -92,8 +92,7 @@ def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # n
 
 
 def test_text_commands_refuse_image_runs_and_back(image_run, trained_run, runner, tmp_path):
-    for args in (["topics", str(image_run)], ["info", str(image_run)],
-                 ["graph", str(image_run), "--out", str(tmp_path / "g.png")]):
+    for args in (["topics", str(image_run)], ["graph", str(image_run), "--out", str(tmp_path / "g.png")]):
         one_line_error(runner.invoke(main, args), "is an image run", "bpetopics images")
     text_run = str(trained_run[0])
     one_line_error(runner.invoke(main, ["images", "show", text_run, "--out", str(tmp_path / "b.png")]),
@@ -101,6 +100,21 @@ def test_text_commands_refuse_image_runs_and_back(image_run, trained_run, runner
     one_line_error(runner.invoke(main, ["images", "encode", text_run, "mnist", "--out", str(tmp_path / "c.npz")]),
                    "is a text run")
     assert not list(tmp_path.iterdir())
+
+
+def test_info_says_what_an_image_run_is(image_run, runner):
+    import json
+
+    result = runner.invoke(main, ["info", str(image_run)])
+    assert result.exit_code == 0, result.output
+    text = result.output
+    assert "GaussBPE" in text and "Images: mnist, train split, class-balanced subset of 100 (seed 0)" in text
+    assert "100 images of 28x28 = 784 values in [0, 1]" in text
+    assert "codes of 8 bits, mean active bits" in text and "2 epochs" in text
+    history = text.split("Training history:")[1].split("Library versions")[0].strip().splitlines()
+    assert history[0].split()[:3] == ["epoch", "objective", "active"] and len(history) == 3
+    as_json = json.loads(runner.invoke(main, ["info", str(image_run), "--format", "json"]).output)
+    assert as_json["config"]["data"]["n_images"] == 100 and as_json["summary"]["code_size"] == 8
 
 
 def test_ctrl_c_then_resume_gives_the_same_run(runner, tmp_path, data_root, monkeypatch):  # noqa: F811

@@ -96,3 +96,56 @@ def test_table_command_rejects_bad_input(tmp_path):
     assert "tiny" in helptext and "--budget" in helptext and "--overwrite" in helptext
     zero = runner.invoke(main, ["images", "table", "--out", str(tmp_path), "--bpe-epochs", "0"])
     assert zero.exit_code == 2 and "--bpe-epochs" in zero.output
+    nothing = runner.invoke(main, ["images", "table", "--out", str(tmp_path / "empty"), "--resume"])
+    assert nothing.exit_code == 2 and "no table to resume" in nothing.output
+    both = runner.invoke(main, ["images", "table", "--out", str(tmp_path), "--resume", "--overwrite"])
+    assert both.exit_code == 2 and "give one of them" in both.output
+    assert "--resume" in helptext
+
+
+class _Stop:
+    """A log that interrupts the table (KeyboardInterrupt) at the first message containing
+    ``at``, as Ctrl-C would."""
+
+    def __init__(self, at):
+        self.at, self.seen = at, []
+
+    def __call__(self, message):
+        self.seen.append(message)
+        if self.at is not None and self.at in message:
+            self.at = None
+            raise KeyboardInterrupt
+
+
+@pytest.mark.slow
+def test_interrupted_table_resumes_to_the_same_table(data_root, tmp_path):
+    """Stopped inside BernBPE's training (after its first epoch's checkpoint) and again
+    after BernBPE finished, then resumed: the same rows as a table never stopped."""
+    from dataclasses import replace
+
+    from bpetopics.experiments.image_table import BUDGETS, run_table
+    from bpetopics.runs.folder import RunError
+
+    budget = replace(BUDGETS["tiny"], n_train=80, n_test=40, datasets=("binary_mnist",), vae_epochs=2,
+                     gsvae_epochs=2)
+    whole, _ = run_table(data_root, tmp_path / "whole", budget, device="cpu")
+    out = tmp_path / "pieces"
+    with pytest.raises(KeyboardInterrupt):
+        run_table(data_root, out, budget, device="cpu", log=_Stop("epoch 1/2"))
+    assert (out / "runs" / "binary_mnist-bernbpe.partial" / "checkpoint.safetensors").is_file()
+    second = _Stop("  GS-VAE")
+    with pytest.raises(KeyboardInterrupt):
+        run_table(data_root, out, budget, device="cpu", log=second, resume=True)
+    assert any("continuing from its last checkpoint" in m for m in second.seen)
+    assert (out / "runs" / "binary_mnist-bernbpe.json").is_file()
+    third = _Stop(None)
+    pieces, _ = run_table(data_root, out, budget, device="cpu", log=third, resume=True)
+    assert any("BernBPE: finished before" in m for m in third.seen)
+    keys = ("model", "value", "neg_elbo", "sparsity", "active_bits", "bits_used", "epochs")
+    assert [[r.get(k) for k in keys] for r in pieces] == [[r.get(k) for k in keys] for r in whole]
+    assert [r["model"] for r in pieces] == ["BernBPE", "GS-VAE"]
+    # resuming with other settings is refused, naming what changed
+    with pytest.raises(RunError, match="n_train"):
+        run_table(data_root, out, replace(budget, n_train=90), device="cpu", resume=True)
+    with pytest.raises(RunError, match="no table to resume"):
+        run_table(data_root, tmp_path / "none", budget, device="cpu", resume=True)
