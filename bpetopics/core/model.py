@@ -9,7 +9,8 @@ One training step on a minibatch S (MODEL.md, "One training step")::
 
 The variants (PoissBPE, GaussBPE, BernBPE in :mod:`bpetopics.models`) only choose a
 likelihood (:class:`~bpetopics.core.likelihoods.Likelihood`), its defaults and how
-parameters start. Minibatches come from a batch source (:mod:`bpetopics.core.batches`).
+parameters start. Minibatches come from a batch source (:mod:`bpetopics.core.batches`);
+several processes can share each step (``step_group``, :mod:`bpetopics.core.step_group`).
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ import torch
 from tqdm.auto import tqdm
 
 from bpetopics.core import params as P
-from bpetopics.core.batches import InMemoryBatches, RowStore
 from bpetopics.core.decoder import ACTIVATIONS, CodeDecoder
 from bpetopics.core.device import resolve_device
 from bpetopics.core.likelihoods import Likelihood
 from bpetopics.core.prior import BetaProcessPrior
 from bpetopics.core.saved_state import SavedState
 from bpetopics.core.pursuit import DEFAULT_BUDGET, greedy_pursuit
+from bpetopics.core.step_group import LOCAL, shared_step
 from bpetopics.core import sizes
 
 __all__ = ["BPEBase", "resolve_device"]
@@ -90,11 +91,17 @@ class BPEBase(SavedState):
     def _check_X(self, X):
         return X
 
-    def _theta_penalty(self, out, params=None):
+    def _theta_penalty(self, out, params=None, usage=None):
         """Negative log prior of theta added to the theta step's per-token loss (MAP),
-        given the minibatch's decoder outputs ``out`` (P, n_out); the default, 0, is
-        maximum likelihood."""
+        given the minibatch's decoder outputs ``out`` (P, n_out) (and, in a shared step,
+        ``usage``: ``_penalty_statistics`` summed over the whole minibatch, divided by its
+        size); the default, 0, is maximum likelihood."""
         return 0.0
+
+    def _penalty_statistics(self, out):
+        """What ``_theta_penalty`` reads from the minibatch, summed over its points (a
+        tensor), or None (nothing): summed across processes in a shared step."""
+        return None
 
     def _end_of_epoch(self, X) -> dict:
         """Called after each epoch's steps (state must depend only on the model and X, so
@@ -251,13 +258,16 @@ class BPEBase(SavedState):
         self._train(X, 1)
         return self
 
+    #: The processes sharing each step (:mod:`bpetopics.core.step_group`): this one alone
+    #: unless a data-parallel trainer (``runs/distributed.py``) sets an instance's own.
+    step_group = LOCAL
+
     def _batches(self, X):
         """The batch source of the epoch about to run (``epoch_`` done so far): the
-        matrix's own for a :class:`~bpetopics.core.batches.RowStore` (rows on disk),
-        else :class:`InMemoryBatches`; both give the same minibatches for the same rows."""
-        if isinstance(X, RowStore):
-            return X.batch_source(self.batch_size, self.random_state, self.epoch_)
-        return InMemoryBatches(X, self.batch_size, self.random_state, self.epoch_)
+        matrix's own for a :class:`~bpetopics.core.batches.RowStore` (rows on disk), else
+        :class:`~bpetopics.core.batches.InMemoryBatches` (the same minibatches for the
+        same rows); in a shared step, this process's share of each (``step_group``)."""
+        return self.step_group.batches(X, self.batch_size, self.random_state, self.epoch_)
 
     def _train(self, X, n_epochs):
         bar = tqdm(range(n_epochs), desc="epochs", unit="epoch", disable=not self.progress,
@@ -296,7 +306,8 @@ class BPEBase(SavedState):
         return info
 
     def _train_step(self, X_batch):
-        """Pursuit, q(pi) step, one Adam step. Returns (summed score, summed bits)."""
+        """Pursuit, q(pi) step, one Adam step. Returns (summed score, summed bits), of the
+        whole minibatch when processes share the step (:func:`shared_step`)."""
         batch = self.likelihood_.batch(X_batch, self.device_)
         weight = self.prior_weight()
         self.optimizer_.zero_grad()
@@ -307,15 +318,20 @@ class BPEBase(SavedState):
         codes, score = greedy_pursuit(self.decoder_, self.likelihood_, batch,
                                       weight * self.prior_.bit_log_odds(), self.max_bits,
                                       return_score=True, params=params)
-        self.prior_.step(codes)
         self.decoder_.train()
         out = self.decoder_(codes.float())
-        loss = (self.likelihood_.theta_loss(out, batch, params)
-                + self._theta_penalty(out, params))
+        if self.step_group.size == 1:
+            self.prior_.step(codes)
+            loss = (self.likelihood_.theta_loss(out, batch, params)
+                    + self._theta_penalty(out, params))
+            totals = float(score.sum()), float(codes.sum())
+        else:
+            loss, totals = shared_step(self, codes, score, out, batch, params)
         loss.backward()
+        self.step_group.sum_gradients(self._parameters())
         self.optimizer_.step()
         self.step_ += 1
-        return float(score.sum()), float(codes.sum())
+        return totals
 
     # ------------------------------------------------------------------ saving state
     @classmethod
