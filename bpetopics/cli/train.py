@@ -175,10 +175,7 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
     try:
         jobs.run_job(job, after_epoch)
     except RankLostError as exc:   # another training process died: the last checkpoint is kept
-        saved = jobs.checkpoint_epoch(job)
-        where = ("no epoch had finished" if saved is None
-                 else f"the checkpoint after epoch {saved} of {_planned_epochs(model)} is kept in {job.partial}")
-        raise UserError(f"{exc}; {where}: resume with `{resume_hint}`") from None
+        raise UserError(f"{exc}; {jobs.interrupted_note(job.out)}: resume with `{resume_hint}`") from None
     except OSError as exc:  # e.g. a full disk: the previous checkpoint is intact, the temp file gone
         raise UserError(describe_os_error(exc, f"continue from the last checkpoint, which is kept: "
                                                f"{resume_hint}", job.checkpoint)) from None
@@ -266,37 +263,19 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
         return _launch(options, nproc)
     if world is None:
         return _train(ctx, options)
-    group = _join(params["device"])
-    try:
-        _train(ctx, options, group)
-    finally:
-        from bpetopics.runs.distributed import close_group
-
-        close_group()
+    _train_rank(options, ctx)
 
 
-def _join(device):
-    """This process's place in the torch.distributed job (environment set by torchrun or
-    ``--nproc``); one line when the job cannot be formed."""
-    from bpetopics.runs.distributed import init_group
+def _train_rank(options, ctx=None) -> None:
+    """This process's part of a torch.distributed job (torchrun's environment, or
+    ``--nproc``'s: :func:`bpetopics.runs.launch.launch` calls it with no ``ctx``)."""
+    from bpetopics.runs.distributed import RankLostError, joined
 
     try:
-        return init_group(device)
-    except (RuntimeError, ValueError) as exc:
-        raise UserError(f"cannot join the training processes ({str(exc).strip().splitlines()[0]}): check "
-                        "MASTER_ADDR, MASTER_PORT and that every process was started") from None
-
-
-def _rank_main(options):
-    """One process of ``--nproc`` (started by :func:`bpetopics.runs.launch.launch`)."""
-    group = _join(options["params"]["device"])
-    try:
-        with click.Context(train, info_name="train") as ctx:
+        with joined(options["params"]["device"]) as group, ctx or click.Context(train, info_name="train") as ctx:
             _train(ctx, options, group)
-    finally:
-        from bpetopics.runs.distributed import close_group
-
-        close_group()
+    except RankLostError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _launch(options, nproc: int) -> None:
@@ -304,37 +283,21 @@ def _launch(options, nproc: int) -> None:
     (with where the last checkpoint is), or the run's summary."""
     import torch
 
+    from bpetopics.runs.job import interrupted_note
     from bpetopics.runs.launch import launch
 
-    threads = max(1, torch.get_num_threads() // nproc)
     try:
-        outcome = launch(_rank_main, (dict(options, summary=False),), nproc, threads)
+        outcome = launch(_train_rank, (dict(options, summary=False),), nproc, max(1, torch.get_num_threads() // nproc))
     except KeyboardInterrupt:
         raise click.exceptions.Exit(130) from None
-    finished = outcome.exitcodes[0] == 0 and Path(options["out"], "config.json").is_file()
-    if not outcome.ok and finished:     # a process died after the last step: rank 0 saved the run
+    if not outcome.ok and outcome.exitcodes[0] == 0 and Path(options["out"], "config.json").is_file():
         click.echo(f"Note: {outcome.error()} after the last training step; the run was saved", err=True)
     elif not outcome.ok:
         message = outcome.error()
         if "--resume" not in message and "training process" in message:
-            message += f"; {_saved_epoch(options['out'])}: resume with `{options['resume_hint']}`"
+            message += f"; {interrupted_note(options['out'])}: resume with `{options['resume_hint']}`"
         raise UserError(message)
     _print_summary(options["out"], options["top"])
-
-
-def _saved_epoch(out) -> str:
-    """Where an interrupted job stands: its last checkpoint's epoch, in words."""
-    from bpetopics.runs.checkpoints import load_checkpoint
-    from bpetopics.runs.folder import CHECKPOINT_FILE, RunError, partial_path
-
-    checkpoint = partial_path(out) / CHECKPOINT_FILE
-    if not checkpoint.is_file():
-        return "no epoch had finished"
-    try:
-        model, _ = load_checkpoint(checkpoint, device="cpu")
-    except RunError as exc:
-        return f"the checkpoint is unusable ({exc})"
-    return f"the checkpoint after epoch {model.epoch_} of {model.total_epochs()} is kept in {partial_path(out)}"
 
 
 def _print_summary(out, top: int) -> None:
@@ -411,7 +374,9 @@ def _train(ctx, o: dict, group=None) -> None:
                            f"{s['tokens']:,} tokens", err=True)
     finally:
         if group is not None:       # the other ranks wait for the job (None: they stop)
-            _share(job, group)
+            from bpetopics.runs.distributed import share_job
+
+            share_job(job, group)
     if group is not None:
         job.model.step_group = group
     _fit(job, quiet, o["resume_hint"], ctx)
@@ -425,25 +390,10 @@ def _train(ctx, o: dict, group=None) -> None:
         _print_summary(out, o["top"])
 
 
-def _share(job, group):
-    from bpetopics.runs.distributed import RankLostError, share_job
-
-    try:
-        return share_job(job, group)
-    except RankLostError as exc:
-        raise UserError(str(exc)) from None
-
-
 def _follow(group) -> None:
     """A rank other than 0: train the job rank 0 sends (no checkpoint, no output), or
     stop with exit code 2 when rank 0 has none (it reports why)."""
-    from bpetopics.runs.distributed import RankLostError, distributed_fit
+    from bpetopics.runs.distributed import follow_job
 
-    shared = _share(None, group)
-    if shared is None:
+    if not follow_job(group):
         raise click.exceptions.Exit(2)
-    model, X = shared
-    try:
-        distributed_fit(model, X, group)
-    except RankLostError as exc:
-        raise UserError(str(exc)) from None

@@ -34,14 +34,14 @@ from bpetopics.core import sizes
 __all__ = ["BPEBase", "resolve_device"]
 
 
-class BPEBase(SavedState):
+class BPEBase(P.HyperParameters, SavedState):
     """Beta-Bernoulli-process sparse coding with a deep decoder (shared machinery).
 
     Hyperparameters are stored unchanged by ``__init__`` (scikit-learn's contract:
     ``get_params(deep)``, ``set_params``, so ``sklearn.base.clone``, ``Pipeline`` and
     ``GridSearchCV`` work); fitted state ends in ``_``. Their rules are declared once in
-    ``_parameter_rules`` (:mod:`bpetopics.core.params`) and checked by ``fit`` and the
-    CLI alike. Subclasses implement ``_make_likelihood(shape)`` and may override
+    ``_parameter_rules`` (:mod:`bpetopics.core.params`, with ``get_params``,
+    ``set_params`` and ``config_params``) and checked by ``fit`` and the CLI alike. Subclasses implement ``_make_likelihood(shape)`` and may override
     ``_n_out(shape)`` and ``_init_params(X, generator)``.
     """
 
@@ -324,45 +324,13 @@ class BPEBase(SavedState):
             self.prior_.step(codes)
             loss = (self.likelihood_.theta_loss(out, batch, params)
                     + self._theta_penalty(out, params))
+            loss.backward()
             totals = float(score.sum()), float(codes.sum())
-        else:
-            loss, totals = shared_step(self, codes, score, out, batch, params)
-        loss.backward()
-        self.step_group.sum_gradients(self._parameters())
+        else:           # several processes: their sums, then the same step everywhere
+            totals = shared_step(self, codes, score, out, batch, params)
         self.optimizer_.step()
         self.step_ += 1
         return totals
-
-    # ------------------------------------------------------------------ saving state
-    @classmethod
-    def _get_param_names(cls) -> list[str]:
-        import inspect
-
-        return sorted(p for p in inspect.signature(cls.__init__).parameters if p != "self")
-
-    def get_params(self, deep=True) -> dict:
-        """Hyperparameters as given to ``__init__`` (scikit-learn's contract; no
-        parameter is itself an estimator, so ``deep`` changes nothing)."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        """Set hyperparameters (scikit-learn's contract); returns self."""
-        valid = self._get_param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; valid: {', '.join(valid)}")
-            setattr(self, name, value)
-        return self
-
-    def config_params(self) -> dict:
-        """The hyperparameters as a run's config.json records them (JSON-safe; callback
-        left out, ``hidden`` a list), in ``__init__``'s order."""
-        import inspect
-
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p not in ("self", "callback")]
-        params = {name: getattr(self, name) for name in names}
-        params["hidden"] = list(params["hidden"])
-        return params
 
     # --------------------------------------------------------------------- inference
     def _check_fitted(self):

@@ -14,9 +14,9 @@ would take), and the step must be the one a single process takes on S::
               u = mean_{n in S} f(z_n)) gets u summed then divided; its gradient is
               added once, by process 0
 
-So a shared step sums one float64 vector of totals across the processes before the loss
-(:func:`shared_step`), and the gradients after ``backward``; every process then takes
-the same Adam step and keeps the same theta. :class:`LocalGroup` (one process) sums
+So a shared step sums, across the processes, one vector: the gradients of each share's
+*summed* loss and the step's totals (:func:`shared_step`); every process then takes the
+same Adam step and keeps the same theta. :class:`LocalGroup` (one process) sums
 nothing and keeps the single-process step exactly as it was; the torch.distributed group
 lives in ``runs/distributed.py``, so core knows only this protocol.
 """
@@ -52,9 +52,6 @@ class StepGroup(Protocol):
     def sum_(self, tensor: torch.Tensor) -> torch.Tensor:
         """Sum ``tensor`` over the processes, in place; returns it."""
 
-    def sum_gradients(self, parameters) -> None:
-        """Sum the ``.grad`` of each parameter over the processes (None counts as 0)."""
-
 
 class LocalGroup:
     """One process: the whole minibatch, nothing to sum."""
@@ -73,23 +70,23 @@ class LocalGroup:
     def sum_(tensor: torch.Tensor) -> torch.Tensor:
         return tensor
 
-    @staticmethod
-    def sum_gradients(parameters) -> None:
-        return None
-
 
 LOCAL = LocalGroup()
 
 
 def shared_step(model, codes: torch.Tensor, score: torch.Tensor, out: torch.Tensor, batch, params):
-    """The q(pi) step and the theta loss of a step that ``model.step_group`` shares.
+    """The q(pi) step and theta's gradients of a step that ``model.step_group`` shares,
+    with one sum across the processes.
 
-    Sums across the processes, in one float64 vector: the prior's statistics of the codes
-    (K bit counts and |S_p|), the theta loss's normaliser c_{S_p}, the scores and the
-    active bits, and what the theta penalty reads (``model._penalty_statistics``, e.g.
-    (T,) summed mixtures). Then applies q(pi)'s step to the summed statistics and returns
-    ``(loss, (score, bits))``: this process's part of the loss of S (its gradients summed
-    over the processes are those of S) and the summed score and bits of S.
+    Each process backpropagates the *sum* of its share's theta loss, sum_{n in S_p} l_n,
+    then sums across the processes, in one vector: those gradients, the prior's
+    statistics of its codes (K bit counts and |S_p|), the loss's normaliser c_{S_p}, its
+    scores and active bits, and what the theta penalty reads
+    (``model._penalty_statistics``, e.g. (T,) summed mixtures). The summed gradients over
+    c_S are those of loss_S; q(pi) steps from the summed statistics; the penalty (its
+    use u over the whole S) is differentiated after, by every process alike (theta is
+    the same everywhere), and its gradient added. Leaves ``.grad`` ready for the
+    optimiser and returns the summed (score, bits) of S.
 
     Parameters
     ----------
@@ -101,21 +98,32 @@ def shared_step(model, codes: torch.Tensor, score: torch.Tensor, out: torch.Tens
         The likelihood's batch of the share and the step's ``minibatch_params()``.
     """
     group, prior, likelihood = model.step_group, model.prior_, model.likelihood_
+    likelihood.theta_loss(out, batch, params, normaliser=1.0).backward()
+    parameters = model._parameters()
+    dtype = parameters[0].dtype
     stats = prior.statistics(codes)
     usage = model._penalty_statistics(out)
-    dtype, device = stats.on.dtype, stats.on.device
-    scalars = torch.stack([torch.as_tensor(float(v), dtype=dtype) for v in (
-        stats.n_codes, float(likelihood.theta_normaliser(batch)), float(score.sum()), float(codes.sum()))])
-    parts = [stats.on, scalars.to(device)]
+    scalars = [stats.n_codes, likelihood.theta_normaliser(batch), float(score.sum()), float(codes.sum())]
+    parts = [p.grad.reshape(-1) if p.grad is not None else torch.zeros(p.numel(), dtype=dtype, device=p.device)
+             for p in parameters]
+    parts += [stats.on.to(dtype), torch.tensor(scalars, dtype=dtype, device=stats.on.device)]
     if usage is not None:
-        parts.append(usage.detach().to(device=device, dtype=dtype))
+        parts.append(usage.detach().to(dtype))
     totals = group.sum_(torch.cat(parts))
+    begin = sum(p.numel() for p in parameters)
     n_bits = stats.on.shape[0]
-    on, (n_codes, normaliser, total_score, total_bits) = totals[:n_bits], totals[n_bits:n_bits + 4].tolist()
-    stats.on, stats.n_codes = on, int(round(n_codes))
+    n_codes, normaliser, total_score, total_bits = totals[begin + n_bits:begin + n_bits + 4].tolist()
+    scale = 1.0 / max(normaliser, 1.0)
+    offset = 0
+    for p in parameters:                 # grad loss_S = (sum of the shares' gradients) / c_S
+        p.grad = totals[offset:offset + p.numel()].view_as(p) * scale
+        offset += p.numel()
+    stats.on = totals[begin:begin + n_bits].to(stats.on.dtype)
+    stats.n_codes = int(round(n_codes))
     prior.apply(stats)
-    loss = likelihood.theta_loss(out, batch, params, normaliser=max(normaliser, 1.0))
-    if group.rank == 0:
-        mean_usage = None if usage is None else (totals[n_bits + 4:] / max(n_codes, 1.0)).to(out.dtype)
-        loss = loss + model._theta_penalty(out, params, usage=mean_usage)
-    return loss, (total_score, total_bits)
+    if usage is not None:
+        mean_usage = totals[begin + n_bits + 4:] / max(n_codes, 1.0)
+        penalty = model._theta_penalty(None, likelihood.minibatch_params(), usage=mean_usage)
+        if torch.is_tensor(penalty) and penalty.requires_grad:
+            penalty.backward()
+    return total_score, total_bits

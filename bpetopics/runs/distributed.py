@@ -21,6 +21,7 @@ the model and the corpus from it) and :mod:`bpetopics.runs.launch` (``--nproc``)
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 
@@ -62,17 +63,6 @@ class TorchGroup:
 
     def sum_(self, tensor: torch.Tensor) -> torch.Tensor:
         return self._all_reduce(tensor)
-
-    def sum_gradients(self, parameters) -> None:
-        """One all-reduce of every gradient, flattened into one buffer."""
-        parameters = list(parameters)
-        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in parameters]
-        flat = self._all_reduce(torch.cat([g.reshape(-1) for g in grads]))
-        begin = 0
-        for p in parameters:
-            n = p.numel()
-            p.grad = flat[begin:begin + n].view_as(p).clone()
-            begin += n
 
 
 class RankBatches:
@@ -159,6 +149,21 @@ def close_group() -> None:
         dist.destroy_process_group()
 
 
+@contextlib.contextmanager
+def joined(device="auto"):
+    """``with joined(device) as group:`` this process's place in the job (:func:`init_group`),
+    left at the end; RankLostError (one line) when the job cannot be formed."""
+    try:
+        group = init_group(device)
+    except (RuntimeError, ValueError) as exc:
+        raise RankLostError(f"cannot join the training processes ({_first_line(exc)}): check MASTER_ADDR, "
+                            "MASTER_PORT and that every process was started") from None
+    try:
+        yield group
+    finally:
+        close_group()
+
+
 def broadcast(obj, group: TorchGroup):
     """``obj`` of rank 0 on every rank (pickled over the job's own connections)."""
     box = [obj if group.rank == 0 else None]
@@ -227,3 +232,13 @@ def share_job(job, group: TorchGroup):
     if group.rank == 0 or payload is None:
         return None
     return model_from_payload(payload)
+
+
+def follow_job(group: TorchGroup) -> bool:
+    """A rank other than 0 in ``bpetopics train``: receive the job from rank 0
+    (:func:`share_job`) and train its share; False when rank 0 had no job to send."""
+    shared = share_job(None, group)
+    if shared is None:
+        return False
+    distributed_fit(*shared, group)
+    return True
