@@ -238,7 +238,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
       torchrun --nproc-per-node 2 -m bpetopics train corpora/big-sharded --out runs/big
       bpetopics train --out runs/20ng --resume
     """
-    from bpetopics.runs.distributed import world_from_env
+    from bpetopics.runs.launch import world_from_env
 
     try:
         world = world_from_env()
@@ -250,11 +250,8 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
     explicit = [p.opts[-1] for p in ctx.command.get_params(ctx)
                 if p.name not in ("out", "resume", "overwrite", "quiet", "top", "device", "nproc")
                 and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE] if resume else []
-    resume_hint = f"bpetopics train --out {shlex.quote(str(out))} --resume"
-    if nproc > 1:
-        resume_hint += f" --nproc {nproc}"
-    elif world is not None:
-        resume_hint = f"the same torchrun command with `{resume_hint}`"
+    resume_hint = f"bpetopics train --out {shlex.quote(str(out))} --resume" + (f" --nproc {nproc}" if nproc > 1 else "")
+    resume_hint = resume_hint if world is None else f"the same torchrun command with `{resume_hint}`"
     options = dict(corpus=corpus, out=out, resume=resume, overwrite=overwrite, quiet=quiet, top=top,
                    settings=(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed),
                    params=params, explicit=explicit, resume_hint=resume_hint, summary=True,
@@ -379,7 +376,10 @@ def _train(ctx, o: dict, group=None) -> None:
             share_job(job, group)
     if group is not None:
         job.model.step_group = group
-    _fit(job, quiet, o["resume_hint"], ctx)
+    try:
+        _fit(job, quiet, o["resume_hint"], ctx)
+    finally:
+        vars(job.model).pop("step_group", None)    # saving the run is rank 0's alone
     try:
         with run_errors():
             jobs.finish_job(job, overwrite=overwrite)

@@ -66,8 +66,9 @@ class Likelihood(Protocol):
         batch's points divided by :meth:`theta_normaliser`, or by ``normaliser`` when given
         (a step shared by processes: the whole minibatch's)."""
 
-    def theta_normaliser(self, batch) -> float:
-        """What :meth:`theta_loss` divides its sum by (adds up over parts of a batch)."""
+    def theta_normaliser(self, batch):
+        """What :meth:`theta_loss` divides its sum by (adds up over parts of a batch): a
+        number or a 0-d tensor."""
 
     def data_upper_bound(self, batch):
         """A bound (P,) that no code's data term can exceed, or None when there is none
@@ -258,9 +259,9 @@ class PoissonLikelihood(nn.Module):
         return -self.data_term(out, batch, params).sum() / tokens
 
     @staticmethod
-    def theta_normaliser(batch) -> float:
-        """The batch's tokens, sum_n sum_w x_nw."""
-        return float(batch.vals.sum())
+    def theta_normaliser(batch) -> torch.Tensor:
+        """The batch's tokens, sum_n sum_w x_nw (0-d)."""
+        return batch.vals.sum()
 
     @staticmethod
     def data_upper_bound(batch) -> torch.Tensor:

@@ -360,17 +360,20 @@ class BPEBase(P.HyperParameters, SavedState):
     def _encode(self, X, batch_size):
         self._check_fitted()
         self.decoder_.eval()
-        order = self.likelihood_.batch_order(X)
+        order = self.likelihood_.batch_order(X)[self.step_group.encoding_rows()]   # shared: a part
         codes = np.zeros((X.shape[0], self.n_bits), dtype=np.uint8)
         scores = np.zeros(X.shape[0])
         log_odds = self.prior_.bit_log_odds()
-        for begin in range(0, X.shape[0], batch_size):
+        for begin in range(0, len(order), batch_size):
             rows = order[begin:begin + batch_size]
             batch = self.likelihood_.batch(X[rows], self.device_)
             z, s = greedy_pursuit(self.decoder_, self.likelihood_, batch, log_odds,
                                   self.max_bits, return_score=True)
             codes[rows] = z.cpu().numpy()
             scores[rows] = s.cpu().numpy()
+        if self.step_group.size > 1:    # each row was encoded by one process: sums assemble them
+            codes = self.step_group.sum_(torch.from_numpy(codes)).numpy()
+            scores = self.step_group.sum_(torch.from_numpy(scores)).numpy()
         return codes, scores
 
     def decode(self, codes) -> np.ndarray:

@@ -52,6 +52,10 @@ class StepGroup(Protocol):
     def sum_(self, tensor: torch.Tensor) -> torch.Tensor:
         """Sum ``tensor`` over the processes, in place; returns it."""
 
+    def encoding_rows(self) -> slice:
+        """The positions, in an encoding order, of the rows this process encodes (every
+        row is encoded by one process; ``sum_`` then assembles the codes)."""
+
 
 class LocalGroup:
     """One process: the whole minibatch, nothing to sum."""
@@ -69,6 +73,10 @@ class LocalGroup:
     @staticmethod
     def sum_(tensor: torch.Tensor) -> torch.Tensor:
         return tensor
+
+    @staticmethod
+    def encoding_rows() -> slice:
+        return slice(None)
 
 
 LOCAL = LocalGroup()
@@ -103,10 +111,12 @@ def shared_step(model, codes: torch.Tensor, score: torch.Tensor, out: torch.Tens
     dtype = parameters[0].dtype
     stats = prior.statistics(codes)
     usage = model._penalty_statistics(out)
-    scalars = [stats.n_codes, likelihood.theta_normaliser(batch), float(score.sum()), float(codes.sum())]
+    device = stats.on.device
+    scalars = torch.stack([torch.as_tensor(v, dtype=dtype, device=device).reshape(()) for v in (  # no sync
+        float(stats.n_codes), likelihood.theta_normaliser(batch), score.sum(), codes.sum())])
     parts = [p.grad.reshape(-1) if p.grad is not None else torch.zeros(p.numel(), dtype=dtype, device=p.device)
              for p in parameters]
-    parts += [stats.on.to(dtype), torch.tensor(scalars, dtype=dtype, device=stats.on.device)]
+    parts += [stats.on.to(dtype), scalars]
     if usage is not None:
         parts.append(usage.detach().to(dtype))
     totals = group.sum_(torch.cat(parts))

@@ -30,6 +30,7 @@ import torch
 import torch.distributed as dist
 
 from bpetopics.core.batches import epoch_order
+from bpetopics.runs.launch import world_from_env
 
 #: Seconds a collective waits for a silent rank before the job stops (a rank that dies
 #: closes its connections and stops the others at once). Environment:
@@ -63,6 +64,11 @@ class TorchGroup:
 
     def sum_(self, tensor: torch.Tensor) -> torch.Tensor:
         return self._all_reduce(tensor)
+
+    def encoding_rows(self) -> slice:
+        """Every P-th row of the encoding order from this rank's (the order sorts by
+        length: the ranks get alike rows)."""
+        return slice(self.rank, None, self.size)
 
 
 class RankBatches:
@@ -115,19 +121,6 @@ def timeout_seconds() -> float:
         return float(value) if value else float(DEFAULT_TIMEOUT_S)
     except ValueError:
         raise ValueError(f"BPETOPICS_DIST_TIMEOUT must be a number of seconds; got {value!r}") from None
-
-
-def world_from_env() -> tuple[int, int, int] | None:
-    """(rank, world size, local rank) that torchrun (or ``--nproc``) set in the
-    environment (RANK, WORLD_SIZE, LOCAL_RANK), or None outside a distributed launch."""
-    if "WORLD_SIZE" not in os.environ or "RANK" not in os.environ:
-        return None
-    try:
-        world, rank = int(os.environ["WORLD_SIZE"]), int(os.environ["RANK"])
-        local = int(os.environ.get("LOCAL_RANK", rank))
-    except ValueError:
-        raise ValueError("RANK, WORLD_SIZE and LOCAL_RANK must be integers (set by torchrun)") from None
-    return (rank, world, local) if world > 1 else None
 
 
 def init_group(device="auto") -> TorchGroup:
@@ -190,7 +183,7 @@ def distributed_fit(model, X, group: TorchGroup):
         else:
             model.fit(X)
     finally:
-        model.step_group = type(model).step_group
+        vars(model).pop("step_group", None)     # back to the class's: one process
     return model
 
 

@@ -38,6 +38,19 @@ def free_port() -> int:
 CONSEQUENCE = "lost contact"
 
 
+def world_from_env() -> tuple[int, int, int] | None:
+    """(rank, world size, local rank) that torchrun (or ``--nproc``) set in the
+    environment (RANK, WORLD_SIZE, LOCAL_RANK), or None outside a distributed launch."""
+    if "WORLD_SIZE" not in os.environ or "RANK" not in os.environ:
+        return None
+    try:
+        world, rank = int(os.environ["WORLD_SIZE"]), int(os.environ["RANK"])
+        local = int(os.environ.get("LOCAL_RANK", rank))
+    except ValueError:
+        raise ValueError("RANK, WORLD_SIZE and LOCAL_RANK must be integers (set by torchrun)") from None
+    return (rank, world, local) if world > 1 else None
+
+
 @dataclass
 class Outcome:
     """How the P processes ended: ``exitcodes`` (negative: killed by that signal),

@@ -80,7 +80,7 @@ SETTINGS = [{}, {"hidden": (6,), "topic_repulsion": 0.0}]
 
 
 def test_two_processes_train_the_model_one_process_trains(tmp_path):
-    X = planted()
+    X = planted(n_docs=145)      # the last minibatch has 1 row: rank 0's share of it is empty
     sp.save_npz(tmp_path / "X.npz", X)
     settings = [{**PARAMS, **extra} for extra in SETTINGS]
     outcome = launch(_train_rank, (str(tmp_path / "X.npz"), str(tmp_path), settings), nproc=2, threads=1)
@@ -93,6 +93,8 @@ def test_two_processes_train_the_model_one_process_trains(tmp_path):
             # both ranks hold the same model, bit for bit (the all-reduce gives both the same sums)
             assert np.array_equal(ranks[0][name], ranks[1][name]), name
             np.testing.assert_allclose(ranks[0][name], value, rtol=2e-4, atol=2e-5, err_msg=name)
+        # the codes, each row encoded by one rank and assembled by a sum, are on every rank
+        assert np.array_equal(ranks[0]["codes"], ranks[1]["codes"])
         assert (ranks[0]["codes"] != one.codes_).mean() < 0.01
         assert int(ranks[0]["prior.t"]) == one.step_ == 3 * 7
 
@@ -106,3 +108,19 @@ def test_a_killed_process_stops_the_job_with_one_line(tmp_path):
     assert outcome.error() == "training process 1 of 2 was killed (SIGKILL)"
     assert "lost contact" in outcome.messages[0]          # rank 0 stopped at its next collective
     assert not (tmp_path / "rank0_0.npz").exists()
+
+
+def test_the_launcher_names_the_cause_of_a_failure():
+    from bpetopics.runs.launch import Outcome
+
+    lost = "rank 0 of 2 lost contact with the other training processes (Connection closed by peer)"
+    assert Outcome([0, 0]).ok and Outcome([0, 0]).error() == ""
+    # a killed process is the cause, whatever the others said after it
+    assert Outcome([2, -9], {0: lost}, [1, 0]).error() == "training process 1 of 2 was killed (SIGKILL)"
+    # rank 0's own error (its setup failed; the other stopped first, with nothing to say)
+    assert Outcome([2, 2], {0: "corpus source 'x' does not exist"}, [1, 0]).error() == \
+        "corpus source 'x' does not exist"
+    # an error is preferred to the lost connections it caused
+    assert Outcome([2, 2], {0: lost, 1: "training process 1: MemoryError: x"}, [0, 1]).error() == \
+        "training process 1: MemoryError: x"
+    assert Outcome([0, 3], {}, [1]).error() == "training process 1 of 2 stopped with exit code 3"
