@@ -170,7 +170,7 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
                             refresh=False)
         bar.update(1)
 
-    from bpetopics.runs.distributed import RankLostError
+    from bpetopics.runs.launch import RankLostError
 
     try:
         jobs.run_job(job, after_epoch)
@@ -266,7 +266,8 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
 def _train_rank(options, ctx=None) -> None:
     """This process's part of a torch.distributed job (torchrun's environment, or
     ``--nproc``'s: :func:`bpetopics.runs.launch.launch` calls it with no ``ctx``)."""
-    from bpetopics.runs.distributed import RankLostError, joined
+    from bpetopics.runs.distributed import joined
+    from bpetopics.runs.launch import RankLostError
 
     try:
         with joined(options["params"]["device"]) as group, ctx or click.Context(train, info_name="train") as ctx:

@@ -30,7 +30,7 @@ import torch
 import torch.distributed as dist
 
 from bpetopics.core.batches import epoch_order
-from bpetopics.runs.launch import world_from_env
+from bpetopics.runs.launch import RankLostError, world_from_env
 
 #: Seconds a collective waits for a silent rank before the job stops (a rank that dies
 #: closes its connections and stops the others at once). Environment:
@@ -38,10 +38,6 @@ from bpetopics.runs.launch import world_from_env
 DEFAULT_TIMEOUT_S = 1800
 #: Rows gathered at once by a rank's batch source (whole global minibatches).
 BLOCK_ROWS = 16384
-
-
-class RankLostError(RuntimeError):
-    """A collective failed: another rank died or stopped answering (one-line message)."""
 
 
 class TorchGroup:

@@ -38,6 +38,12 @@ def free_port() -> int:
 CONSEQUENCE = "lost contact"
 
 
+class RankLostError(RuntimeError):
+    """A collective failed: another rank died or stopped answering (one-line message).
+    Defined here, without torch, so that one-process training need not import
+    torch.distributed to catch it."""
+
+
 def world_from_env() -> tuple[int, int, int] | None:
     """(rank, world size, local rank) that torchrun (or ``--nproc``) set in the
     environment (RANK, WORLD_SIZE, LOCAL_RANK), or None outside a distributed launch."""
