@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from bpetopics.cli import UserError, corpus_errors, describe_os_error, main, open_run, run_errors, vocabulary_options
+from bpetopics.cli import IntRange, UserError, corpus_errors, describe_os_error, main, open_run, run_errors, vocabulary_options
 
 #: Options named differently from the model's parameters.
 OPTION_NAMES = {"n_topics": "topics", "n_bits": "bits", "random_state": "seed"}
@@ -170,8 +170,12 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
                             refresh=False)
         bar.update(1)
 
+    from bpetopics.runs.launch import RankLostError
+
     try:
         jobs.run_job(job, after_epoch)
+    except RankLostError as exc:   # another training process died: the last checkpoint is kept
+        raise UserError(f"{exc}; {jobs.interrupted_note(job.out)}: resume with `{resume_hint}`") from None
     except OSError as exc:  # e.g. a full disk: the previous checkpoint is intact, the temp file gone
         raise UserError(describe_os_error(exc, f"continue from the last checkpoint, which is kept: "
                                                f"{resume_hint}", job.checkpoint)) from None
@@ -198,10 +202,14 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
 @click.option("--overwrite", is_flag=True, help="Replace a finished run (or an interrupted one) at --out.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.option("--top", type=int, default=10, show_default=True, help="Words per topic printed at the end.")
+@click.option("--nproc", type=IntRange(min=1), default=1, show_default=True,
+              help="Train with this many processes on this machine, each pursuing its share of every "
+                   "minibatch (torch.distributed: gloo on CPU, NCCL with one GPU a process); the model is "
+                   "the one 1 process trains, to float tolerance. Under torchrun leave it out.")
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True, help="Seed of the --max-docs draw.")
 @click.pass_context
-def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, max_df, stopwords, data_home,
+def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, min_df, max_df, stopwords, data_home,
           categories, max_docs, corpus_seed, **params):
     """Train a PoissBPE topic model on CORPUS and save the run to --out.
 
@@ -216,6 +224,9 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
     only when training has finished. After Ctrl-C, continue with --resume: the result
     is the same as that of an uninterrupted run.
 
+    Several processes share every minibatch with --nproc P on one machine, or under
+    torchrun on one or many (README: "Training with several processes").
+
     \b
     Examples:
       bpetopics train 20newsgroups --out runs/20ng
@@ -223,75 +234,167 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, vocab_size, min_df, m
       bpetopics train corpora/20ng --topics 50 --bits 128 --epochs 30 --seed 1 --out runs/20ng-50
       bpetopics train path/to/texts --vocab-size 5000 --min-df 2 --device cpu --out runs/mine
       bpetopics train corpora/big-sharded --epochs 2 --out runs/big
+      bpetopics train corpora/big-sharded --nproc 2 --out runs/big
+      torchrun --nproc-per-node 2 -m bpetopics train corpora/big-sharded --out runs/big
       bpetopics train --out runs/20ng --resume
     """
-    from bpetopics.runs import job as jobs
-    from bpetopics.runs.folder import check_run_destination
-    from bpetopics.runs.topics import format_rows, topic_rows
-    from bpetopics.text.prepare import prepare_training_corpus
-    from bpetopics.text.sources import corpus_record, corpus_settings
+    from bpetopics.runs.launch import world_from_env
 
-    resume_hint = f"bpetopics train --out {shlex.quote(str(out))} --resume"
-    with run_errors():
-        check_run_destination(out, overwrite)
-    lock = _lock(out, ctx)
-    if top < 1:
-        raise UserError(f"--top must be a positive integer; got {top}")
-
-    if resume:
-        with run_errors():
-            record = jobs.read_job(out)
-        explicit = [p.opts[-1] for p in ctx.command.get_params(ctx)
-                    if p.name not in ("out", "resume", "overwrite", "quiet", "top", "device")
-                    and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE]
-        if explicit:
-            click.echo(f"Note: {', '.join(explicit)} ignored with --resume: the interrupted run's settings are kept",
-                       err=True)
-        if ctx.get_parameter_source("device") is ParameterSource.COMMANDLINE:
-            record["params"]["device"] = params["device"]
-        check_model_params(record["params"])
-        with run_errors():
-            job = jobs.resume_job(out, record=record, lock=lock)
-        _warn_threads(job.saved_threads)
-        if not quiet:
-            click.echo(f"Resuming {out} at epoch {getattr(job.model, 'epoch_', 0)} of {_planned_epochs(job.model)}", err=True)
-    else:
-        if corpus is None:
-            raise UserError("give a CORPUS to train on (20newsgroups, a folder of texts or a saved corpus), "
-                            "or --resume")
-        with run_errors():
-            jobs.check_job_destination(out, overwrite, lock=lock)
-        params["progress"] = False
-        check_model_params(params)
-        settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
-                                   corpus_seed)
-        with corpus_errors():
-            splits = prepare_training_corpus(corpus, **settings)
-        train_corpus = splits["train"]
-        if train_corpus.n_docs == 0:
-            raise UserError(f"the corpus {corpus} has no training document with a word of its vocabulary")
-        for split in splits.values():
-            if split.dropped_note():
-                click.echo(f"Note: {split.dropped_note()}", err=True)
-        _check_sizes(params, train_corpus)
-        with run_errors():
-            job = jobs.start_job(out, params, train_corpus, corpus_record(corpus, settings, splits),
-                                 overwrite=overwrite, lock=lock)
-        if not quiet:
-            s = train_corpus.summary()
-            click.echo(f"Training on {corpus}: {s['documents']:,} documents, {s['vocabulary']:,} words, "
-                       f"{s['tokens']:,} tokens", err=True)
-
-    _fit(job, quiet, resume_hint, ctx)
     try:
-        with run_errors():
-            jobs.finish_job(job, overwrite=overwrite)
-    except OSError as exc:  # the run's temp folder is removed; the last checkpoint is kept
-        raise UserError(describe_os_error(exc, f"save the trained model from its checkpoint, which is "
-                                               f"kept: {resume_hint}", out)) from None
+        world = world_from_env()
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    if nproc > 1 and world is not None:
+        raise UserError("--nproc starts its own processes: leave it out under torchrun, whose --nproc-per-node "
+                        "decides how many")
+    explicit = [p.opts[-1] for p in ctx.command.get_params(ctx)
+                if p.name not in ("out", "resume", "overwrite", "quiet", "top", "device", "nproc")
+                and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE] if resume else []
+    resume_hint = f"bpetopics train --out {shlex.quote(str(out))} --resume" + (f" --nproc {nproc}" if nproc > 1 else "")
+    resume_hint = resume_hint if world is None else f"the same torchrun command with `{resume_hint}`"
+    options = dict(corpus=corpus, out=out, resume=resume, overwrite=overwrite, quiet=quiet, top=top,
+                   settings=(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed),
+                   params=params, explicit=explicit, resume_hint=resume_hint, summary=True,
+                   device_given=ctx.get_parameter_source("device") is ParameterSource.COMMANDLINE)
+    if nproc > 1:
+        return _launch(options, nproc)
+    if world is None:
+        return _train(ctx, options)
+    _train_rank(options, ctx)
+
+
+def _train_rank(options, ctx=None) -> None:
+    """This process's part of a torch.distributed job (torchrun's environment, or
+    ``--nproc``'s: :func:`bpetopics.runs.launch.launch` calls it with no ``ctx``)."""
+    from bpetopics.runs.distributed import joined
+    from bpetopics.runs.launch import RankLostError
+
+    try:
+        with joined(options["params"]["device"]) as group, ctx or click.Context(train, info_name="train") as ctx:
+            _train(ctx, options, group)
+    except RankLostError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _launch(options, nproc: int) -> None:
+    """``--nproc``: start the processes, wait, and report the first failure in one line
+    (with where the last checkpoint is), or the run's summary."""
+    import torch
+
+    from bpetopics.runs.job import interrupted_note
+    from bpetopics.runs.launch import launch
+
+    try:
+        outcome = launch(_train_rank, (dict(options, summary=False),), nproc, max(1, torch.get_num_threads() // nproc))
+    except KeyboardInterrupt:
+        raise click.exceptions.Exit(130) from None
+    if not outcome.ok and outcome.exitcodes[0] == 0 and Path(options["out"], "config.json").is_file():
+        click.echo(f"Note: {outcome.error()} after the last training step; the run was saved", err=True)
+    elif not outcome.ok:
+        message = outcome.error()
+        if "--resume" not in message and "training process" in message:
+            message += f"; {interrupted_note(options['out'])}: resume with `{options['resume_hint']}`"
+        raise UserError(message)
+    _print_summary(options["out"], options["top"])
+
+
+def _print_summary(out, top: int) -> None:
+    from bpetopics.runs.topics import format_rows, topic_rows
+
     run = open_run(out, device=None)
     s = run.summary
     click.echo(f"Saved run to {out}: {s['n_topics']} topics, {s['n_bits']} bits, {s['epochs']} epoch(s), "
                f"{s['documents']:,} documents; mean active bits {s['mean_active_bits']:.2f}, "
                f"final objective {s['final_objective']:.2f}")
     click.echo(format_rows(topic_rows(run, top), "table"))
+
+
+def _train(ctx, o: dict, group=None) -> None:
+    """The command's work in one process: prepare (or resume) the job, train, save.
+    With ``group`` (a torch.distributed job) rank 0 does all of it and sends the job
+    to the other ranks, which train their share (:func:`_follow`)."""
+    from bpetopics.runs import job as jobs
+    from bpetopics.runs.folder import check_run_destination
+    from bpetopics.text.prepare import prepare_training_corpus
+    from bpetopics.text.sources import corpus_record, corpus_settings
+
+    if group is not None and group.rank != 0:
+        return _follow(group)
+    corpus, out, resume, overwrite, quiet, params = (o[k] for k in ("corpus", "out", "resume", "overwrite",
+                                                                     "quiet", "params"))
+    job = None
+    try:
+        with run_errors():
+            check_run_destination(out, overwrite)
+        lock = _lock(out, ctx)
+        if o["top"] < 1:
+            raise UserError(f"--top must be a positive integer; got {o['top']}")
+
+        if resume:
+            with run_errors():
+                record = jobs.read_job(out)
+            if o["explicit"]:
+                click.echo(f"Note: {', '.join(o['explicit'])} ignored with --resume: the interrupted run's settings "
+                           "are kept", err=True)
+            if o["device_given"]:
+                record["params"]["device"] = params["device"]
+            check_model_params(record["params"])
+            with run_errors():
+                job = jobs.resume_job(out, record=record, lock=lock)
+            _warn_threads(job.saved_threads)
+            if not quiet:
+                click.echo(f"Resuming {out} at epoch {getattr(job.model, 'epoch_', 0)} of "
+                           f"{_planned_epochs(job.model)}", err=True)
+        else:
+            if corpus is None:
+                raise UserError("give a CORPUS to train on (20newsgroups, a folder of texts or a saved corpus), "
+                                "or --resume")
+            with run_errors():
+                jobs.check_job_destination(out, overwrite, lock=lock)
+            params["progress"] = False
+            check_model_params(params)
+            settings = corpus_settings(*o["settings"])
+            with corpus_errors():
+                splits = prepare_training_corpus(corpus, **settings)
+            train_corpus = splits["train"]
+            if train_corpus.n_docs == 0:
+                raise UserError(f"the corpus {corpus} has no training document with a word of its vocabulary")
+            for split in splits.values():
+                if split.dropped_note():
+                    click.echo(f"Note: {split.dropped_note()}", err=True)
+            _check_sizes(params, train_corpus)
+            with run_errors():
+                job = jobs.start_job(out, params, train_corpus, corpus_record(corpus, settings, splits),
+                                     overwrite=overwrite, lock=lock)
+            if not quiet:
+                s = train_corpus.summary()
+                click.echo(f"Training on {corpus}: {s['documents']:,} documents, {s['vocabulary']:,} words, "
+                           f"{s['tokens']:,} tokens", err=True)
+    finally:
+        if group is not None:       # the other ranks wait for the job (None: they stop)
+            from bpetopics.runs.distributed import share_job
+
+            share_job(job, group)
+    if group is not None:
+        job.model.step_group = group
+    try:
+        _fit(job, quiet, o["resume_hint"], ctx)
+    finally:
+        vars(job.model).pop("step_group", None)    # saving the run is rank 0's alone
+    try:
+        with run_errors():
+            jobs.finish_job(job, overwrite=overwrite)
+    except OSError as exc:  # the run's temp folder is removed; the last checkpoint is kept
+        raise UserError(describe_os_error(exc, f"save the trained model from its checkpoint, which is "
+                                               f"kept: {o['resume_hint']}", out)) from None
+    if o["summary"]:
+        _print_summary(out, o["top"])
+
+
+def _follow(group) -> None:
+    """A rank other than 0: train the job rank 0 sends (no checkpoint, no output), or
+    stop with exit code 2 when rank 0 has none (it reports why)."""
+    from bpetopics.runs.distributed import follow_job
+
+    if not follow_job(group):
+        raise click.exceptions.Exit(2)

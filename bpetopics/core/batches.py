@@ -6,7 +6,8 @@ images) in a defined order, with ``n_samples``, the number of rows it yields per
 The in-memory matrix is one implementation, :class:`InMemoryBatches`; a :class:`RowStore`
 (rows kept on disk, e.g. ``text/sharded_counts.py``'s memory-mapped shards) brings its
 own, yielding the same minibatches; one rank's part of each global minibatch in a
-distributed run (``runs/distributed.py``, to come) would be another.
+distributed run (``runs/distributed.py``'s ``RankBatches``, through the model's
+``step_group``: :mod:`bpetopics.core.step_group`) is another.
 """
 
 from __future__ import annotations

@@ -60,9 +60,15 @@ class Likelihood(Protocol):
         the theta loss and a prior on theta (e.g. beta = softmax(topic_logits)); None
         when there is nothing to share."""
 
-    def theta_loss(self, out: torch.Tensor, batch, params=None) -> torch.Tensor:
+    def theta_loss(self, out: torch.Tensor, batch, params=None, normaliser=None) -> torch.Tensor:
         """The scalar one Adam step on theta minimises at the current codes (``params``:
-        this step's :meth:`minibatch_params`, computed with autograd)."""
+        this step's :meth:`minibatch_params`, computed with autograd): a sum over the
+        batch's points divided by :meth:`theta_normaliser`, or by ``normaliser`` when given
+        (a step shared by processes: the whole minibatch's)."""
+
+    def theta_normaliser(self, batch):
+        """What :meth:`theta_loss` divides its sum by (adds up over parts of a batch): a
+        number or a 0-d tensor."""
 
     def data_upper_bound(self, batch):
         """A bound (P,) that no code's data term can exceed, or None when there is none
@@ -245,10 +251,17 @@ class PoissonLikelihood(nn.Module):
         log_phi = torch.log(phi.clamp_min(1e-30))
         return batch.row_sum(batch.vals.to(log_phi.dtype)[:, None] * log_phi)
 
-    def theta_loss(self, out: torch.Tensor, batch, params=None) -> torch.Tensor:
+    def theta_loss(self, out: torch.Tensor, batch, params=None, normaliser=None) -> torch.Tensor:
         """Negative data term per token of the batch (maximises sum x ln beta f(z));
-        ``params`` is ``minibatch_params()`` when already computed."""
-        return -self.data_term(out, batch, params).sum() / batch.vals.sum().clamp_min(1.0)
+        ``params`` is ``minibatch_params()`` when already computed; ``normaliser``
+        replaces the batch's token count (a shared step: the whole minibatch's)."""
+        tokens = batch.vals.sum().clamp_min(1.0) if normaliser is None else normaliser
+        return -self.data_term(out, batch, params).sum() / tokens
+
+    @staticmethod
+    def theta_normaliser(batch) -> torch.Tensor:
+        """The batch's tokens, sum_n sum_w x_nw (0-d)."""
+        return batch.vals.sum()
 
     @staticmethod
     def data_upper_bound(batch) -> torch.Tensor:
@@ -282,6 +295,11 @@ class _DenseSigmoid(nn.Module):
     def minibatch_params(self):
         """Nothing to share between the pursuit and the theta step."""
         return None
+
+    @staticmethod
+    def theta_normaliser(batch) -> float:
+        """The theta loss is a mean over the batch's points."""
+        return float(len(batch))
 
 
 class GaussianLikelihood(_DenseSigmoid):
@@ -333,13 +351,14 @@ class GaussianLikelihood(_DenseSigmoid):
         s2 = 1.0 / (1.0 / self.c + (f * f).sum(-1) / self.sigma2)
         return s2 * (f * x).sum(-1) / self.sigma2, s2
 
-    def theta_loss(self, out: torch.Tensor, batch: DenseBatch, params=None) -> torch.Tensor:
-        """Mean over points of E_q ||x - lambda f||^2 = ||x - mu f||^2 + s^2 f'f."""
+    def theta_loss(self, out: torch.Tensor, batch: DenseBatch, params=None, normaliser=None) -> torch.Tensor:
+        """Mean over points of E_q ||x - lambda f||^2 = ||x - mu f||^2 + s^2 f'f (the sum
+        divided by ``normaliser`` when given)."""
         f = self.link(out)
         with torch.no_grad():
             mu, s2 = self.scale_posterior(f, batch.x)
         err = ((batch.x - mu[:, None] * f) ** 2).sum(-1) + s2 * (f * f).sum(-1)
-        return err.mean()
+        return err.mean() if normaliser is None else err.sum() / normaliser
 
     def data_upper_bound(self, batch: DenseBatch) -> torch.Tensor:
         """max over f of the marginal: with A = x'x / sigma^2 and q = c f'f / sigma^2 >= 0,
@@ -382,8 +401,9 @@ class BernoulliLikelihood(_DenseSigmoid):
         p = torch.sigmoid(current)
         return x - p, (p * current - F.softplus(current)).sum(-1)
 
-    def theta_loss(self, out: torch.Tensor, batch: DenseBatch, params=None) -> torch.Tensor:
-        return -self.data_term(out, batch).mean()
+    def theta_loss(self, out: torch.Tensor, batch: DenseBatch, params=None, normaliser=None) -> torch.Tensor:
+        term = self.data_term(out, batch)
+        return -term.mean() if normaliser is None else -term.sum() / normaliser
 
     @staticmethod
     def data_upper_bound(batch: DenseBatch) -> torch.Tensor:

@@ -9,7 +9,8 @@ One training step on a minibatch S (MODEL.md, "One training step")::
 
 The variants (PoissBPE, GaussBPE, BernBPE in :mod:`bpetopics.models`) only choose a
 likelihood (:class:`~bpetopics.core.likelihoods.Likelihood`), its defaults and how
-parameters start. Minibatches come from a batch source (:mod:`bpetopics.core.batches`).
+parameters start. Minibatches come from a batch source (:mod:`bpetopics.core.batches`);
+several processes can share each step (``step_group``, :mod:`bpetopics.core.step_group`).
 """
 
 from __future__ import annotations
@@ -22,26 +23,26 @@ from tqdm.auto import tqdm
 
 from bpetopics.core import params as P
 from bpetopics.core.adam import Adam
-from bpetopics.core.batches import InMemoryBatches, RowStore
 from bpetopics.core.decoder import ACTIVATIONS, CodeDecoder
 from bpetopics.core.device import resolve_device
 from bpetopics.core.likelihoods import Likelihood
 from bpetopics.core.prior import BetaProcessPrior
 from bpetopics.core.saved_state import SavedState
 from bpetopics.core.pursuit import DEFAULT_BUDGET, greedy_pursuit
+from bpetopics.core.step_group import LOCAL, shared_step
 from bpetopics.core import sizes
 
 __all__ = ["BPEBase", "resolve_device"]
 
 
-class BPEBase(SavedState):
+class BPEBase(P.HyperParameters, SavedState):
     """Beta-Bernoulli-process sparse coding with a deep decoder (shared machinery).
 
     Hyperparameters are stored unchanged by ``__init__`` (scikit-learn's contract:
     ``get_params(deep)``, ``set_params``, so ``sklearn.base.clone``, ``Pipeline`` and
     ``GridSearchCV`` work); fitted state ends in ``_``. Their rules are declared once in
-    ``_parameter_rules`` (:mod:`bpetopics.core.params`) and checked by ``fit`` and the
-    CLI alike. Subclasses implement ``_make_likelihood(shape)`` and may override
+    ``_parameter_rules`` (:mod:`bpetopics.core.params`, with ``get_params``,
+    ``set_params`` and ``config_params``) and checked by ``fit`` and the CLI alike. Subclasses implement ``_make_likelihood(shape)`` and may override
     ``_n_out(shape)`` and ``_init_params(X, generator)``.
     """
 
@@ -91,11 +92,17 @@ class BPEBase(SavedState):
     def _check_X(self, X):
         return X
 
-    def _theta_penalty(self, out, params=None):
+    def _theta_penalty(self, out, params=None, usage=None):
         """Negative log prior of theta added to the theta step's per-token loss (MAP),
-        given the minibatch's decoder outputs ``out`` (P, n_out); the default, 0, is
-        maximum likelihood."""
+        given the minibatch's decoder outputs ``out`` (P, n_out) (and, in a shared step,
+        ``usage``: ``_penalty_statistics`` summed over the whole minibatch, divided by its
+        size); the default, 0, is maximum likelihood."""
         return 0.0
+
+    def _penalty_statistics(self, out):
+        """What ``_theta_penalty`` reads from the minibatch, summed over its points (a
+        tensor), or None (nothing): summed across processes in a shared step."""
+        return None
 
     def _end_of_epoch(self, X) -> dict:
         """Called after each epoch's steps (state must depend only on the model and X, so
@@ -252,13 +259,16 @@ class BPEBase(SavedState):
         self._train(X, 1)
         return self
 
+    #: The processes sharing each step (:mod:`bpetopics.core.step_group`): this one alone
+    #: unless a data-parallel trainer (``runs/distributed.py``) sets an instance's own.
+    step_group = LOCAL
+
     def _batches(self, X):
         """The batch source of the epoch about to run (``epoch_`` done so far): the
-        matrix's own for a :class:`~bpetopics.core.batches.RowStore` (rows on disk),
-        else :class:`InMemoryBatches`; both give the same minibatches for the same rows."""
-        if isinstance(X, RowStore):
-            return X.batch_source(self.batch_size, self.random_state, self.epoch_)
-        return InMemoryBatches(X, self.batch_size, self.random_state, self.epoch_)
+        matrix's own for a :class:`~bpetopics.core.batches.RowStore` (rows on disk), else
+        :class:`~bpetopics.core.batches.InMemoryBatches` (the same minibatches for the
+        same rows); in a shared step, this process's share of each (``step_group``)."""
+        return self.step_group.batches(X, self.batch_size, self.random_state, self.epoch_)
 
     def _train(self, X, n_epochs):
         bar = tqdm(range(n_epochs), desc="epochs", unit="epoch", disable=not self.progress,
@@ -297,7 +307,8 @@ class BPEBase(SavedState):
         return info
 
     def _train_step(self, X_batch):
-        """Pursuit, q(pi) step, one Adam step. Returns (summed score, summed bits)."""
+        """Pursuit, q(pi) step, one Adam step. Returns (summed score, summed bits), of the
+        whole minibatch when processes share the step (:func:`shared_step`)."""
         batch = self.likelihood_.batch(X_batch, self.device_)
         weight = self.prior_weight()
         self.optimizer_.zero_grad()
@@ -309,45 +320,18 @@ class BPEBase(SavedState):
         codes, score = greedy_pursuit(self.decoder_, self.likelihood_, batch,
                                       weight * self.prior_.bit_log_odds(), self.max_bits,
                                       return_score=True, params=params)
-        self.prior_.step(codes)
         out = self.decoder_(codes.float())
-        loss = (self.likelihood_.theta_loss(out, batch, params)
-                + self._theta_penalty(out, params))
-        loss.backward()
+        if self.step_group.size == 1:
+            self.prior_.step(codes)
+            loss = (self.likelihood_.theta_loss(out, batch, params)
+                    + self._theta_penalty(out, params))
+            loss.backward()
+            totals = float(score.sum()), float(codes.sum())
+        else:           # several processes: their sums, then the same step everywhere
+            totals = shared_step(self, codes, score, out, batch, params)
         self.optimizer_.step()
         self.step_ += 1
-        return float(score.sum()), float(codes.sum())
-
-    # ------------------------------------------------------------------ saving state
-    @classmethod
-    def _get_param_names(cls) -> list[str]:
-        import inspect
-
-        return sorted(p for p in inspect.signature(cls.__init__).parameters if p != "self")
-
-    def get_params(self, deep=True) -> dict:
-        """Hyperparameters as given to ``__init__`` (scikit-learn's contract; no
-        parameter is itself an estimator, so ``deep`` changes nothing)."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params):
-        """Set hyperparameters (scikit-learn's contract); returns self."""
-        valid = self._get_param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; valid: {', '.join(valid)}")
-            setattr(self, name, value)
-        return self
-
-    def config_params(self) -> dict:
-        """The hyperparameters as a run's config.json records them (JSON-safe; callback
-        left out, ``hidden`` a list), in ``__init__``'s order."""
-        import inspect
-
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p not in ("self", "callback")]
-        params = {name: getattr(self, name) for name in names}
-        params["hidden"] = list(params["hidden"])
-        return params
+        return totals
 
     # --------------------------------------------------------------------- inference
     def _check_fitted(self):
@@ -377,17 +361,20 @@ class BPEBase(SavedState):
     def _encode(self, X, batch_size):
         self._check_fitted()
         self.decoder_.eval()
-        order = self.likelihood_.batch_order(X)
+        order = self.likelihood_.batch_order(X)[self.step_group.encoding_rows()]   # shared: a part
         codes = np.zeros((X.shape[0], self.n_bits), dtype=np.uint8)
         scores = np.zeros(X.shape[0])
         log_odds = self.prior_.bit_log_odds()
-        for begin in range(0, X.shape[0], batch_size):
+        for begin in range(0, len(order), batch_size):
             rows = order[begin:begin + batch_size]
             batch = self.likelihood_.batch(X[rows], self.device_)
             z, s = greedy_pursuit(self.decoder_, self.likelihood_, batch, log_odds,
                                   self.max_bits, return_score=True)
             codes[rows] = z.cpu().numpy()
             scores[rows] = s.cpu().numpy()
+        if self.step_group.size > 1:    # each row was encoded by one process: sums assemble them
+            codes = self.step_group.sum_(torch.from_numpy(codes)).numpy()
+            scores = self.step_group.sum_(torch.from_numpy(scores)).numpy()
         return codes, scores
 
     def decode(self, codes) -> np.ndarray:

@@ -90,3 +90,40 @@ def check_params(params: dict, rules: dict, label: Callable[[str], str] = str) -
             if "{name}" in problem:
                 raise ValueError(problem.replace("{name}", label(name)))
             raise ValueError(f"{label(name)} {problem}")
+
+
+class HyperParameters:
+    """scikit-learn's parameter contract for an estimator whose ``__init__`` stores every
+    argument unchanged under its own name (the BPE models): ``get_params``, ``set_params``
+    (so ``sklearn.base.clone``, ``Pipeline`` and ``GridSearchCV`` work), and
+    ``config_params``, the JSON-safe record of a run's config.json."""
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        import inspect
+
+        return sorted(p for p in inspect.signature(cls.__init__).parameters if p != "self")
+
+    def get_params(self, deep=True) -> dict:
+        """Hyperparameters as given to ``__init__`` (scikit-learn's contract; no
+        parameter is itself an estimator, so ``deep`` changes nothing)."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params):
+        """Set hyperparameters (scikit-learn's contract); returns self."""
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; valid: {', '.join(valid)}")
+            setattr(self, name, value)
+        return self
+
+    def config_params(self) -> dict:
+        """The hyperparameters as a run's config.json records them (JSON-safe; callback
+        left out, ``hidden`` a list), in ``__init__``'s order."""
+        import inspect
+
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p not in ("self", "callback")]
+        params = {name: getattr(self, name) for name in names}
+        params["hidden"] = list(params["hidden"])
+        return params

@@ -172,16 +172,22 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         with kernels.torch_on_one_thread(self.device_):
             return super()._train_step(X_batch)
 
-    def _theta_penalty(self, out, params=None):
+    def _theta_penalty(self, out, params=None, usage=None):
         """lambda * R(beta): the use-weighted cosines summed over all ordered pairs of
         topics, T (T - 1) times their weighted mean (topic_prior.py); ``params`` is the
-        minibatch's beta when already computed."""
+        minibatch's beta when already computed, ``usage`` the topics' mean use in the
+        minibatch when processes share it (else from ``out``)."""
         if not self.topic_repulsion:
             return 0.0
-        usage = self.likelihood_.link(out).detach().mean(0)             # (T,)
+        if usage is None:
+            usage = self.likelihood_.link(out).detach().mean(0)         # (T,)
         beta = self.likelihood_.topic_word() if params is None else params
         overlap = topic_overlap(beta, usage)
         return self.topic_repulsion * self.n_topics * (self.n_topics - 1) * overlap
+
+    def _penalty_statistics(self, out):
+        """The summed mixtures sum_n f(z_n) (T,) that the diversity prior's use reads."""
+        return self.likelihood_.link(out).detach().sum(0) if self.topic_repulsion else None
 
     def _end_of_epoch(self, X) -> dict:
         info = self._restart_topics(X)

@@ -194,6 +194,20 @@ def checkpoint_epoch(job: TrainingJob) -> int | None:
     return load_checkpoint(job.checkpoint, device="cpu")[0].epoch_
 
 
+def interrupted_note(out) -> str:
+    """Where the interrupted training of ``out`` stands, in words: "the checkpoint after
+    epoch e of E is kept in RUN.partial", "no epoch had finished", or why the checkpoint
+    is unusable."""
+    checkpoint = partial_path(out) / CHECKPOINT_FILE
+    if not checkpoint.is_file():
+        return "no epoch had finished"
+    try:
+        model = load_checkpoint(checkpoint, device="cpu")[0]
+    except RunError as exc:
+        return f"the checkpoint is unusable ({exc})"
+    return f"the checkpoint after epoch {model.epoch_} of {model.total_epochs()} is kept in {partial_path(out)}"
+
+
 def run_job(job: TrainingJob, after_epoch=None, X=None):
     """Train (or continue) ``job.model`` on ``X`` (default: the job's corpus counts; an
     image job passes its images), saving a checkpoint after every epoch, then calling

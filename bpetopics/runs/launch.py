@@ -1,0 +1,181 @@
+"""Start P training processes on this machine and watch them (``bpetopics train --nproc P``).
+
+What ``torchrun --nproc-per-node P`` does for one machine, in-process: each process gets
+the environment torchrun would give it (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR,
+MASTER_PORT on a free local port) and ``threads`` torch threads, then runs
+``target(*args)``. The launcher waits for all of them; when one dies (a signal, an
+exception) the others lose their connections and stop at their next collective
+(:class:`~bpetopics.runs.distributed.RankLostError`); any still running after a grace
+period is terminated. A process ending with an error leaves its one-line message for the
+launcher, which reports the first failure.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import wait
+from pathlib import Path
+
+#: Seconds the others get to stop by themselves after one process failed.
+GRACE_S = 60.0
+
+
+def free_port() -> int:
+    """A TCP port free on this machine now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+#: Words in the message of a process that stopped because another one failed.
+CONSEQUENCE = "lost contact"
+
+
+class RankLostError(RuntimeError):
+    """A collective failed: another rank died or stopped answering (one-line message).
+    Defined here, without torch, so that one-process training need not import
+    torch.distributed to catch it."""
+
+
+def world_from_env() -> tuple[int, int, int] | None:
+    """(rank, world size, local rank) that torchrun (or ``--nproc``) set in the
+    environment (RANK, WORLD_SIZE, LOCAL_RANK), or None outside a distributed launch."""
+    if "WORLD_SIZE" not in os.environ or "RANK" not in os.environ:
+        return None
+    try:
+        world, rank = int(os.environ["WORLD_SIZE"]), int(os.environ["RANK"])
+        local = int(os.environ.get("LOCAL_RANK", rank))
+    except ValueError:
+        raise ValueError("RANK, WORLD_SIZE and LOCAL_RANK must be integers (set by torchrun)") from None
+    return (rank, world, local) if world > 1 else None
+
+
+@dataclass
+class Outcome:
+    """How the P processes ended: ``exitcodes`` (negative: killed by that signal),
+    ``messages`` (rank -> its one-line error), ``failed`` (the ranks that ended with a
+    non-zero code, in the order the launcher saw them end)."""
+
+    exitcodes: list
+    messages: dict = field(default_factory=dict)
+    failed: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    def describe(self, rank: int) -> str:
+        code = self.exitcodes[rank]
+        if code is not None and code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"training process {rank} of {len(self.exitcodes)} was killed ({name})"
+        if rank in self.messages:
+            return self.messages[rank]
+        return f"training process {rank} of {len(self.exitcodes)} stopped with exit code {code}"
+
+    def error(self) -> str:
+        """One line naming the cause: a process killed by a signal, else the first
+        error that is not another process's lost connection, else the first failure."""
+        if self.ok:
+            return ""
+        for rank in self.failed:
+            if self.exitcodes[rank] is not None and self.exitcodes[rank] < 0:
+                return self.describe(rank)
+        for rank in self.failed:
+            if rank in self.messages and CONSEQUENCE not in self.messages[rank]:
+                return self.messages[rank]
+        return self.describe(self.failed[0])
+
+
+def _worker(rank, nproc, port, threads, errors, target, args):
+    os.environ.update({"RANK": str(rank), "WORLD_SIZE": str(nproc), "LOCAL_RANK": str(rank),
+                       "LOCAL_WORLD_SIZE": str(nproc), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
+    import threading
+
+    import torch
+    from tqdm.std import tqdm
+
+    torch.set_num_threads(threads)
+    # tqdm's default lock holds a multiprocessing semaphore, which a killed process
+    # leaves behind (the resource tracker then warns); a thread lock serves one process
+    tqdm.set_lock(threading.RLock())
+    try:
+        import numba
+
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    except ImportError:                                            # pragma: no cover
+        pass
+    try:
+        target(*args)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if exc.code is not None and not isinstance(exc.code, int):
+            _leave(errors, rank, str(exc.code))
+        sys.exit(code)
+    except BaseException as exc:   # noqa: BLE001 - everything is reported as one line
+        code = getattr(exc, "exit_code", None)
+        if hasattr(exc, "format_message"):          # click's errors: their own line
+            _leave(errors, rank, exc.format_message())
+            sys.exit(code or 2)
+        if isinstance(code, int):                   # click's Exit (e.g. 130 after Ctrl-C)
+            sys.exit(code)
+        message = str(exc).strip() or type(exc).__name__
+        _leave(errors, rank, f"training process {rank}: {type(exc).__name__}: {message.splitlines()[0]}")
+        sys.exit(2)
+    sys.exit(0)
+
+
+def _leave(errors: str, rank: int, message: str) -> None:
+    Path(errors, f"rank{rank}").write_text(message, encoding="utf-8")
+
+
+def launch(target, args: tuple, nproc: int, threads: int | None = None, grace_s: float = GRACE_S) -> Outcome:
+    """Run ``target(*args)`` in ``nproc`` spawned processes forming one torch.distributed
+    job on this machine; returns their :class:`Outcome`. ``target`` must be importable
+    (a module-level function) and its arguments picklable. A process reports a failure
+    by raising (its message is kept) or exiting non-zero."""
+    threads = threads or max(1, (os.cpu_count() or 1) // nproc)
+    ctx = mp.get_context("spawn")
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="bpetopics-launch-") as errors:
+        procs = [ctx.Process(target=_worker, args=(r, nproc, port, threads, errors, target, args),
+                             name=f"bpetopics-rank{r}") for r in range(nproc)]
+        for p in procs:
+            p.start()
+        failed, deadline = [], None
+        try:
+            running = {p.sentinel: r for r, p in enumerate(procs)}
+            while running:
+                timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+                ready = wait(list(running), timeout)
+                if not ready:                               # the grace period is over
+                    for sentinel, r in running.items():
+                        procs[r].terminate()
+                    deadline = time.monotonic() + 3600
+                    continue
+                for sentinel in ready:
+                    r = running.pop(sentinel)
+                    procs[r].join()
+                    if procs[r].exitcode != 0:
+                        failed.append(r)
+                        if deadline is None:
+                            deadline = time.monotonic() + grace_s
+        except BaseException:
+            for p in procs:
+                if p.is_alive():
+                    p.terminate()
+            for p in procs:
+                p.join()
+            raise
+        messages = {int(f.name[4:]): f.read_text(encoding="utf-8") for f in Path(errors).glob("rank*")}
+    return Outcome([p.exitcode for p in procs], messages, failed)

@@ -1,0 +1,104 @@
+"""``bpetopics train --nproc 2`` (issue #15): the run equals the one 1 process trains, on
+a sharded corpus too; a killed process stops the job with one line, keeping the last
+checkpoint, from which ``--resume --nproc 2`` finishes it; ``--nproc`` under torchrun is
+refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from click.testing import CliRunner
+
+import bpetopics.runs as run_io
+from bpetopics.cli import main
+from tests.cli.conftest import TINY, one_line_error
+from tests.cli.test_sharded_commands import WORDS, jsonl, sharded  # noqa: F401 - fixtures
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _same_model(a, b):
+    a, b = run_io.load_run(a), run_io.load_run(b)
+    sa, sb = a.model.state_dict(), b.model.state_dict()
+    for name in sa:
+        np.testing.assert_allclose(sa[name].numpy(), sb[name].numpy(), rtol=2e-4, atol=2e-5, err_msg=name)
+    assert (a.doc_codes() != b.doc_codes()).nnz <= 0.01 * a.doc_codes().shape[0] * a.model.n_bits
+    assert len(a.model.history_) == len(b.model.history_)
+
+
+def test_train_nproc_2_on_a_sharded_corpus_equals_one_process(sharded, tmp_path):  # noqa: F811
+    runner = CliRunner()
+    for out, extra in ((tmp_path / "two", ["--nproc", "2"]), (tmp_path / "one", [])):
+        result = runner.invoke(main, ["train", str(sharded), "--out", str(out), "--quiet", "--batch-size", "16",
+                                      *extra, *TINY])
+        assert result.exit_code == 0, result.output
+        assert "Saved run to" in result.output
+    _same_model(tmp_path / "two", tmp_path / "one")
+    assert not (tmp_path / "two.partial").exists()
+
+
+def _spawned_children(pid: int) -> list[int]:
+    """The processes ``multiprocessing`` spawned under ``pid`` (not its resource tracker)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid and "spawn_main" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_killed_process_stops_the_job_with_one_line_and_resume_finishes_it(saved_corpus, tmp_path):
+    out = tmp_path / "run"
+    args = ["train", str(saved_corpus), "--out", str(out), "--quiet", "--topics", "5", "--bits", "8",
+            "--epochs", "30", "--device", "cpu"]
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "bpetopics", *args, "--nproc", "2"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    partial = tmp_path / "run.partial"
+    try:
+        while not (partial / "checkpoint.safetensors").exists() and proc.poll() is None:
+            time.sleep(0.02)
+        rank0 = json.loads((partial / "train.lock").read_text())["pid"]   # rank 0 holds the lock
+        others = [pid for pid in _spawned_children(proc.pid) if pid != rank0]
+        assert len(others) == 1
+        os.kill(others[0], signal.SIGKILL)
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, stderr
+    lines = [line for line in (stdout + stderr).splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    pattern = (r"Error: training process 1 of 2 was killed \(SIGKILL\); the checkpoint after epoch (\d+) of 30 "
+               r"is kept in .*run\.partial: resume with `bpetopics train --out .*run --resume --nproc 2`")
+    match = re.fullmatch(pattern, lines[0])
+    assert match, lines[0]
+    saved = int(match.group(1))
+    assert 1 <= saved < 30
+    result = CliRunner().invoke(main, ["train", "--out", str(out), "--resume", "--nproc", "2", "--quiet"])
+    assert result.exit_code == 0, result.output
+    run = run_io.load_run(out)
+    assert [h["epoch"] for h in run.model.history_] == list(range(1, 31))
+    assert not partial.exists()
+
+
+def test_nproc_under_torchrun_is_refused(saved_corpus, tmp_path, monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "0")
+    result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(tmp_path / "r"), "--nproc", "2"])
+    one_line_error(result, "--nproc starts its own processes", "torchrun")
+    assert not (tmp_path / "r.partial").exists()
