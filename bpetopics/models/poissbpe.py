@@ -265,7 +265,7 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
             self._restart_topic(int(t), int(donors[i % len(donors)]), X[docs].sum(0), X)
         return {"restarted_topics": len(rest) + len(moved)}
 
-    def _split_topics(self, X, sample, restart, beta, mix, codes) -> dict:
+    def _split_topics(self, X, sample, restart, beta, mix, codes) -> list:
         """Make the split moves that :func:`~bpetopics.core.topic_split.plan_moves` plans
         on the sample's documents: the split topic starts again from its kept half, the
         taker from the other (replace) or keeps its own words (hand over); the taker gets
