@@ -29,6 +29,10 @@ MODEL_HELP = {
     "alpha": "Beta-process concentration alpha, the prior's strength [default: N, the number of documents].",
     "reseed_similarity": "Restart, in the first half of training, dead topics and topics this similar "
                          "(cosine) to a more used one.",
+    "split_moves": "Restart topics by split moves until 90% of training: split a topic that holds "
+                   "two themes, giving one half to a restarted, unneeded or like topic.",
+    "split_min_gain": "Nats per token a split must gain (beyond restarting a dead or duplicated "
+                      "topic).",
     "gamma": "Beta-process mass gamma: prior mean of a bit is gamma/K [default: K/4].",
     "tau": "Delay tau of the q(pi) step size (t + tau)^-kappa.",
     "kappa": "Forgetting rate kappa of the q(pi) step size, in (0.5, 1].",

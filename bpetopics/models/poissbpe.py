@@ -15,7 +15,15 @@ from bpetopics.core.likelihoods import PoissonLikelihood
 from bpetopics.core.model import BPEBase
 from bpetopics.core.pursuit import greedy_pursuit
 from bpetopics.core.topic_prior import topic_overlap
+from bpetopics.core.topic_split import plan_moves
 from bpetopics.topwords import top_word_ids
+
+#: A split's halves start from their counts plus this share of as many pseudo-counts
+#: spread like the corpus (a restart from a few documents uses 1: half corpus).
+SPLIT_SMOOTHING = 0.1
+#: The bit a split move gives the topic that takes the documents: +this on its logit,
+#: -this on the split topic's (e^4 = 55 times the split topic's weight).
+SPLIT_BIT_STRENGTH = 2.0
 
 
 class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
@@ -66,8 +74,18 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         likelihood (README measures the default against it).
     reseed_similarity : float or None
         In the first half of training, dead topics and topics whose cosine similarity to
-        a more used one exceeds this are restarted from badly explained documents
-        (None: never); see ``_end_of_epoch``.
+        a more used one exceeds this are restarted (None: never, and no split moves
+        either); see ``_restart_topics``.
+    split_moves : bool
+        Restart topics by split moves (:mod:`bpetopics.core.topic_split`), until 90% of
+        training: a restarted topic takes half of the topic worth splitting most, a
+        topic that holds two themes is split when that gains more than the least needed
+        topic costs, or hands one half to a topic like it. False: restarted topics start
+        from the documents explained worst (the behaviour before issue #14).
+    split_min_gain : float
+        A split is worth making (other than for a dead or duplicated topic) only when it
+        gains at least this many nats per token the topic explains (two merged themes
+        gain about ln 2 = 0.69; noise gains under 0.01 on planted data).
     flat_start, prior_ramp_epochs :
         q(pi) starts at Beta(1, 1) and the prior's weight in the pursuit ramps from 0 to
         1 over the first ``prior_ramp_epochs`` epochs (see MODEL.md's last section: a
@@ -97,13 +115,14 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
     """
 
     _parameter_rules = {**BPEBase._parameter_rules, "n_topics": P.POSITIVE_INT, "topic_init_docs": P.Rule("int", low=0),
-                        "topic_repulsion": P.NON_NEGATIVE, "reseed_similarity": P.NON_NEGATIVE_OR_NONE}
+                        "topic_repulsion": P.NON_NEGATIVE, "reseed_similarity": P.NON_NEGATIVE_OR_NONE,
+                        "split_moves": P.BOOL, "split_min_gain": P.NON_NEGATIVE}
 
     def __init__(self, n_topics=20, *, n_bits=64, hidden=(), activation="relu", alpha=None,
                  gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
-                 topic_repulsion=0.0025, reseed_similarity=0.7, random_state=0,
-                 device="auto", progress=True, callback=None):
+                 topic_repulsion=0.0025, reseed_similarity=0.7, split_moves=True,
+                 split_min_gain=0.1, random_state=0, device="auto", progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
                          batch_size=batch_size, lr=lr, max_bits=max_bits,
@@ -114,6 +133,8 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         self.topic_init_docs = topic_init_docs
         self.topic_repulsion = topic_repulsion
         self.reseed_similarity = reseed_similarity
+        self.split_moves = split_moves
+        self.split_min_gain = split_min_gain
 
     def _check_X(self, X):
         if isinstance(X, RowStore):   # rows on disk (a sharded corpus): read as training goes
@@ -197,17 +218,26 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
 
     def _restart_topics(self, X) -> dict:
         """Restart dead and duplicated topics (MODEL.md: 2 to 5 of 20 topics died or
-        duplicated), in the first half of training only.
+        duplicated) in the first half of training, and make split moves until 90% of it
+        (with split moves: at epochs 1, 1 + s, 1 + 2s, ..., s = max(1, epochs // 20)).
 
         On a seeded sample of 1,000 documents: a topic is *dead* when its total mixture
         weight is under a tenth of the average, *duplicated* when its word distribution
-        has cosine similarity above ``reseed_similarity`` with a more used topic. Each
-        such topic is started again from the 5 documents the model explains worst (lowest
-        data term per token), and takes over the decoder's output row of the most used
-        topic, so that the two share that topic's documents until the data pull them
-        apart; the Adam state of what was reset is cleared.
+        has cosine similarity above ``reseed_similarity`` with a more used topic. With
+        ``split_moves`` such a topic takes half of the topic worth splitting most, and
+        other split moves are made where they gain (:meth:`_split_topics`); a restarted
+        topic that no split serves (or all, without ``split_moves``) is started again
+        from the 5 documents the model explains worst (lowest data term per token), and
+        takes over the decoder's output row of the most used topic, so that the two share
+        that topic's documents until the data pull them apart. The Adam state of what was
+        reset is cleared.
         """
-        if self.reseed_similarity is None or self.epoch_ > self.total_epochs() // 2:
+        early = self.epoch_ <= self.total_epochs() // 2
+        late = self.split_moves and self.epoch_ <= int(0.9 * self.total_epochs())
+        # with split moves the check runs about 20 times in all (every epoch of 20 or
+        # fewer), so that on a small corpus with 150 short epochs it costs little
+        stride = max(1, self.total_epochs() // 20) if self.split_moves else 1
+        if self.reseed_similarity is None or not (early or late) or (self.epoch_ - 1) % stride:
             return {"restarted_topics": 0}
         gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + self.epoch_)
         sample = torch.randperm(X.shape[0], generator=gen)[:1000].numpy()
@@ -226,17 +256,55 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         np.fill_diagonal(cos, 0)
         dead = usage < 0.1 * usage.mean()
         dup = (cos > self.reseed_similarity) & (usage[:, None] < usage[None, :])
-        restart = np.flatnonzero(dead | dup.any(1))
+        restart = np.flatnonzero(dead | dup.any(1)) if early else np.zeros(0, dtype=int)
+        moved = []
+        if self.split_moves:
+            moved = self._split_topics(X, sample, restart, beta.cpu().numpy().astype(np.float64),
+                                       self.likelihood_.link(out).cpu().numpy().astype(np.float64),
+                                       codes.cpu().numpy())
+        rest = [t for t in restart if t not in moved] if early else []
         worst = np.argsort(per_token, kind="stable")
-        donors = [d for d in np.argsort(-usage, kind="stable") if d not in set(restart)]
-        for i, t in enumerate(restart):
+        by_use = np.argsort(-usage, kind="stable")
+        donors = [d for d in by_use if d not in set(restart) | set(moved)] or list(by_use)
+        for i, t in enumerate(rest):
             docs = sample[worst[5 * i:5 * (i + 1)]]
             self._restart_topic(int(t), int(donors[i % len(donors)]), X[docs].sum(0), X)
-        return {"restarted_topics": len(restart)}
+        return {"restarted_topics": len(rest) + len(moved)}
 
-    def _restart_topic(self, t, donor, counts, X):
+    def _split_topics(self, X, sample, restart, beta, mix, codes) -> list:
+        """Make the split moves that :func:`~bpetopics.core.topic_split.plan_moves` plans
+        on the sample's documents: the split topic starts again from its kept half, the
+        taker from the other (replace) or keeps its own words (hand over); the taker gets
+        the split topic's decoder row (replace) and a bit of its own (the least used bit,
+        +SPLIT_BIT_STRENGTH on it, - on the split topic), so that the pursuit can tell
+        the halves' documents apart. Returns the topics changed."""
+        moves, halves = plan_moves(X[sample], beta, mix, restart, self.split_min_gain,
+                                   self.reseed_similarity)
+        bits = np.argsort(codes.sum(0), kind="stable")
+        for i, (t, half, taker, replace) in enumerate(moves):
+            if replace:
+                self._restart_topic(taker, t, halves[t, half], X, weight=SPLIT_SMOOTHING)
+            self._restart_topic(t, t, halves[t, 1 - half], X, weight=SPLIT_SMOOTHING)
+            self._own_bit(int(bits[i % len(bits)]), taker, t)
+        return sorted({t for move in moves for t in (move[0], move[2])})
+
+    def _own_bit(self, k, up, down):
+        """Bit k (linear decoder only) raises topic ``up`` and lowers ``down`` by
+        ``SPLIT_BIT_STRENGTH`` and nothing else (its Adam state cleared)."""
+        if len(self.decoder_.head):
+            return
+        first = self.decoder_.first
+        with torch.no_grad():
+            first.weight[:, k] = 0
+            first.weight[up, k] = SPLIT_BIT_STRENGTH
+            first.weight[down, k] = -SPLIT_BIT_STRENGTH
+            for value in self.optimizer_.state.get(first.weight, {}).values():
+                if torch.is_tensor(value) and value.shape == first.weight.shape:
+                    value[:, k] = 0
+
+    def _restart_topic(self, t, donor, counts, X, weight=1.0):
         """Topic t <- smoothed counts (1, W); decoder output row t <- row ``donor``."""
-        log_topic = _smoothed_log_topics(np.asarray(counts, dtype=np.float64).reshape(1, -1), X)[0]
+        log_topic = _smoothed_log_topics(np.asarray(counts, dtype=np.float64).reshape(1, -1), X, weight)[0]
         logits = self.likelihood_.topic_logits
         last = self.decoder_.head[-1] if len(self.decoder_.head) else self.decoder_.first
         with torch.no_grad():
@@ -292,11 +360,11 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         return float(np.exp(-total / max(X.sum(), 1)))
 
 
-def _smoothed_log_topics(counts, X) -> np.ndarray:
+def _smoothed_log_topics(counts, X, weight=1.0) -> np.ndarray:
     """ln of word distributions from summed document counts (T, W), each smoothed with
     as many pseudo-counts, spread like the corpus's word frequencies, as it has tokens."""
     corpus_freq = np.asarray(X.sum(0)).ravel() + 1.0
     corpus_freq /= corpus_freq.sum()
-    smoothed = counts + corpus_freq * counts.sum(1, keepdims=True).clip(1) + 1e-3
+    smoothed = counts + weight * corpus_freq * counts.sum(1, keepdims=True).clip(1) + 1e-3
     return np.log(smoothed / smoothed.sum(1, keepdims=True))
 

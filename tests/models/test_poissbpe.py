@@ -43,21 +43,38 @@ def planted_fit():
     return model, X, beta, codes
 
 
-def test_recovers_planted_topics(planted_fit):
-    model, _, beta, _ = planted_fit
-    fitted = model.topic_word_
+def planted_match(beta, fitted):
+    """Cosine of each planted topic to its fitted match (Hungarian method), shape (T,)."""
     cos = (beta / np.linalg.norm(beta, axis=1, keepdims=True)) @ \
           (fitted / np.linalg.norm(fitted, axis=1, keepdims=True)).T
     rows, cols = linear_sum_assignment(-cos)
-    assert cos[rows, cols].min() >= 0.9, cos[rows, cols]
+    return cos[rows, cols]
+
+
+def test_recovers_planted_topics(planted_fit):
+    model, X, beta, _ = planted_fit
+    assert planted_match(beta, model.topic_word_).min() >= 0.9
+    assert len(np.unique(model.doc_topic(X).argmax(1))) == 6     # every topic is used
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_recovers_planted_topics_whatever_the_seed(seed):
+    """Issue #14: recovery depended on the seed (minimum cosine 0.3 to 0.5 for some);
+    split moves (core/topic_split.py) leave such local optima. Seed s draws the corpus
+    and seeds the model; seeds 2 and 3 each failed one way before (README)."""
+    X, beta, _ = planted_corpus(seed=seed)
+    model = PoissBPE(n_topics=6, n_bits=8, random_state=seed, device="cpu", progress=False).fit(X)
+    assert planted_match(beta, model.topic_word_).min() >= 0.9
+    assert len(np.unique(model.doc_topic(X).argmax(1))) == 6     # no topic is unused
 
 
 def test_codes_are_as_sparse_as_the_planted_ones(planted_fit):
-    """Planted: 1.43 bits per code, Hoyer 0.903. Measured with the defaults: 1.79 bits,
-    Hoyer 0.816 (1.75 and 0.830 without the diversity prior)."""
+    """Planted: 1.43 bits per code, Hoyer 0.903. With the default epochs (84 here) the
+    codes drift towards one bit late in training (seeds 0-7: 1.03 to 1.45 bits before
+    split moves, 0.98 to 1.86 with them; README), so the lower bound is 0.9 bits."""
     model, _, _, codes = planted_fit
     assert abs(hoyer(model.codes_) - hoyer(codes)) < 0.1
-    assert 1.0 < model.codes_.sum(1).mean() < 2.0
+    assert 0.9 < model.codes_.sum(1).mean() < 2.0
     assert len(np.unique(model.codes_, axis=0)) >= 10
 
 
@@ -109,8 +126,9 @@ def test_bad_input_is_refused_with_a_clear_message():
 
 def test_dead_and_duplicated_topics_are_restarted():
     """Make topic 1 a copy of topic 0 and silence topic 2 in the decoder: the end-of-epoch
-    check restarts both, and leaves a healthy model alone."""
-    X, _, _ = planted_corpus()
+    check restarts both (each takes half of a topic worth splitting), leaves a healthy
+    model alone, and five more epochs recover every planted topic."""
+    X, beta, _ = planted_corpus()
     model = PoissBPE(n_topics=6, n_bits=8, random_state=0, device="cpu", progress=False).fit(X)
     model.epoch_ = 1
     assert model._end_of_epoch(X)["restarted_topics"] == 0
@@ -119,12 +137,34 @@ def test_dead_and_duplicated_topics_are_restarted():
         model.decoder_.first.bias[2] = -50.0
         model.decoder_.first.weight[2] = -50.0
     before = model.topic_word_.copy()
-    assert model._end_of_epoch(X)["restarted_topics"] == 2
+    assert planted_match(beta, before).min() < 0.5
+    assert model._end_of_epoch(X)["restarted_topics"] >= 2
     after = model.topic_word_
-    assert not np.allclose(before[2], after[2])
-    changed = [t for t in (0, 1) if not np.allclose(before[t], after[t])]
-    assert len(changed) == 1                       # one of the twins, not both
+    assert not np.allclose(before[1], after[1]) and not np.allclose(before[2], after[2])
     assert model.decoder_.first.bias[2] > -50.0
+    model.set_params(epochs=model.epoch_ + 5).continue_fit(X)
+    assert planted_match(beta, model.topic_word_).min() >= 0.9
+    assert len(np.unique(model.doc_topic(X).argmax(1))) == 6
+
+
+def test_split_moves_off_restart_from_badly_explained_documents():
+    """split_moves=False keeps the restart of before issue #14: the dead topic starts from
+    the documents explained worst and takes the most used topic's decoder row."""
+    X, _, _ = planted_corpus(n_docs=300)
+    model = PoissBPE(n_topics=6, n_bits=8, epochs=2, split_moves=False, random_state=0,
+                     device="cpu", progress=False).fit(X)
+    model.epoch_ = 1
+    with torch.no_grad():
+        model.decoder_.first.bias[2] = -50.0
+        model.decoder_.first.weight[2] = -50.0
+    weight = model.decoder_.first.weight.detach().clone()
+    restarted = model._end_of_epoch(X)["restarted_topics"]
+    after = model.decoder_.first.weight.detach()
+    changed = np.flatnonzero((after != weight).any(1).numpy())
+    assert 2 in changed and len(changed) == restarted
+    # each restarted row is a copy of a kept topic's row; no bit's column was rewritten
+    kept = [t for t in range(6) if t not in changed]
+    assert all(any(torch.equal(after[t], after[d]) for d in kept) for t in changed)
 
 
 def test_default_epochs_give_small_corpora_enough_steps():

@@ -1,0 +1,66 @@
+"""Split moves: a topic that merges two themes is worth splitting, a pure one is not."""
+
+import numpy as np
+import scipy.sparse as sp
+
+from bpetopics.core.topic_split import deletion_losses, explained_counts, split_gains, two_means
+
+
+def three_blocks(n_per_block=100, block=20, doc_len=60, seed=0):
+    """Documents of three themes on disjoint blocks of words (A, B, C), in that order."""
+    rng = np.random.default_rng(seed)
+    themes = np.zeros((3, 3 * block))
+    for b in range(3):
+        themes[b, b * block:(b + 1) * block] = rng.dirichlet(np.ones(block))
+    counts = np.vstack([rng.multinomial(doc_len, themes[b], size=n_per_block) for b in range(3)])
+    return sp.csr_matrix(counts), themes
+
+
+def test_explained_counts_share_each_count_among_topics():
+    X, themes = three_blocks()
+    beta = np.stack([themes[0], themes[1], themes[2]], axis=1)         # (W, T)
+    mix = np.full((X.shape[0], 3), 1 / 3)
+    shared = explained_counts(X, beta, mix)
+    np.testing.assert_allclose(shared.sum(1), X.data)
+    # disjoint themes: each count goes wholly to its block's topic
+    np.testing.assert_allclose(shared.max(1), X.data)
+
+
+def test_two_means_separates_two_themes():
+    X, _ = three_blocks()
+    second = two_means(X[:200])                      # themes A then B
+    assert len(set(second[:100])) == 1 and len(set(second[100:])) == 1
+    assert second[0] != second[100]
+
+
+def test_a_merged_topic_gains_ln2_per_token_a_pure_one_little():
+    """Topic 0 is (A + B) / 2 and explains the A and B documents, topic 1 is C: splitting
+    topic 0 gains about ln 2 per token (each half doubles its words' probability)."""
+    X, themes = three_blocks()
+    beta = np.stack([(themes[0] + themes[1]) / 2, themes[2]], axis=1)
+    mix = np.zeros((300, 2))
+    mix[:200, 0] = 1
+    mix[200:, 1] = 1
+    gains, halves = split_gains(X, beta, mix)
+    tokens = halves.sum((1, 2))
+    np.testing.assert_allclose(tokens, [200 * 60, 100 * 60])
+    assert abs(gains[0] / tokens[0] - np.log(2)) < 0.02
+    assert gains[1] / tokens[1] < 0.02
+    # the halves are the two themes
+    halves_unit = halves[0] / np.linalg.norm(halves[0], axis=1, keepdims=True)
+    themes_unit = themes[:2] / np.linalg.norm(themes[:2], axis=1, keepdims=True)
+    assert np.sort((halves_unit @ themes_unit.T).max(1)).min() > 0.95
+
+
+def test_deletion_loss_is_zero_for_an_unused_or_twin_topic_and_large_for_a_needed_one():
+    X, themes = three_blocks()
+    # topics: A, A again (its twin), B, C (unused); A documents split A's weight between twins
+    beta = np.stack([themes[0], themes[0], themes[1], themes[2]], axis=1) * 0.99 + 0.01 / 60
+    mix = np.zeros((300, 4))
+    mix[:100, :2] = 0.5
+    mix[100:200, 2] = 1
+    mix[200:, 2] = 1                                 # C documents badly explained by B
+    losses = deletion_losses(X, beta, mix)
+    assert losses[3] == 0                            # never used
+    assert abs(losses[0]) < 1e-6 and abs(losses[1]) < 1e-6   # the twin takes over
+    assert losses[2] > 100 * 60                      # B's documents lose more than a nat a token
