@@ -74,19 +74,24 @@ def two_means(R: sp.csr_matrix, n_iter: int = 10) -> np.ndarray:
     """
     norms = np.sqrt(np.asarray(R.multiply(R).sum(1)).ravel())
     unit = sp.csr_matrix(sp.diags(1.0 / np.maximum(norms, 1e-300)) @ R)
+    unit_t, R_t = unit.T.tocsr(), sp.csr_matrix(R.T)    # transposed once (matvecs below)
     mean = np.asarray(unit.mean(0)).ravel()
     # power iteration for the top right singular vector of (unit - 1 mean'), started
     # from the row least like the mean
     direction = unit[int(np.argmin(unit @ mean))].toarray().ravel() - mean
-    for _ in range(30):
+    direction /= max(np.linalg.norm(direction), 1e-300)
+    for _ in range(30):                          # until the direction moves < 1e-6
         projection = unit @ direction - mean @ direction                 # (N,)
-        direction = unit.T @ projection - mean * projection.sum()
+        previous = direction
+        direction = unit_t @ projection - mean * projection.sum()
         direction /= max(np.linalg.norm(direction), 1e-300)
+        if np.linalg.norm(direction - previous) < 1e-6:
+            break
     second = (unit @ direction - mean @ direction) > 0
     for _ in range(n_iter):
         if second.all() or not second.any():
             break
-        sums = np.vstack([np.asarray(R[~second].sum(0)).ravel(), np.asarray(R[second].sum(0)).ravel()])
+        sums = (R_t @ np.stack([~second, second], axis=1).astype(R.dtype)).T   # (2, W)
         centres = sums / np.maximum(np.linalg.norm(sums, axis=1, keepdims=True), 1e-300)
         sims = unit @ centres.T                                          # (N, 2)
         new = sims[:, 1] > sims[:, 0]

@@ -74,9 +74,12 @@ def test_rank_shares_partition_every_minibatch(n_rows, batch, size):
         assert max(sizes) - min(sizes) <= 1
 
 
-#: The defaults (linear decoder, diversity prior, topic restarts), and a hidden layer
-#: without the prior.
-SETTINGS = [{}, {"hidden": (6,), "topic_repulsion": 0.0}]
+#: The defaults but split moves (linear decoder, diversity prior, topic restarts), a hidden
+#: layer without the prior, and the defaults. Split moves are decisions on thresholds
+#: (a split's gain against a topic's loss), so the float differences between one and two
+#: processes' gradient sums can make a move in one and not the other: with them the two
+#: ranks must still agree bit for bit, but not with one process.
+SETTINGS = [{"split_moves": False}, {"hidden": (6,), "topic_repulsion": 0.0, "split_moves": False}, {}]
 
 
 def test_two_processes_train_the_model_one_process_trains(tmp_path):
@@ -92,10 +95,12 @@ def test_two_processes_train_the_model_one_process_trains(tmp_path):
             value = value.numpy()
             # both ranks hold the same model, bit for bit (the all-reduce gives both the same sums)
             assert np.array_equal(ranks[0][name], ranks[1][name]), name
-            np.testing.assert_allclose(ranks[0][name], value, rtol=2e-4, atol=2e-5, err_msg=name)
+            if not one.split_moves:
+                np.testing.assert_allclose(ranks[0][name], value, rtol=2e-4, atol=2e-5, err_msg=name)
         # the codes, each row encoded by one rank and assembled by a sum, are on every rank
         assert np.array_equal(ranks[0]["codes"], ranks[1]["codes"])
-        assert (ranks[0]["codes"] != one.codes_).mean() < 0.01
+        if not one.split_moves:
+            assert (ranks[0]["codes"] != one.codes_).mean() < 0.01
         assert int(ranks[0]["prior.t"]) == one.step_ == 3 * 7
 
 
