@@ -250,7 +250,10 @@ def test_two_real_trainings_on_one_out(saved_corpus, tmp_path):
     repo = Path(__file__).resolve().parents[2]
     first = subprocess.Popen([sys.executable, "-m", "bpetopics", "train", str(saved_corpus), "--out", str(out),
                               "--quiet", *TINY, "--epochs", "3000"],  # stopped by Ctrl-C below
-                             env=dict(os.environ, PYTHONPATH=str(repo)), stderr=subprocess.PIPE, text=True)
+                             env=dict(os.environ, PYTHONPATH=str(repo)), stderr=subprocess.PIPE, text=True,
+                             # Ctrl-C as at a terminal: a child inherits an ignored SIGINT
+                             # (some library in the suite leaves it ignored in this process)
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         while not (partial / "checkpoint.safetensors").is_file():  # the first has trained an epoch
