@@ -219,7 +219,7 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
     def _restart_topics(self, X) -> dict:
         """Restart dead and duplicated topics (MODEL.md: 2 to 5 of 20 topics died or
         duplicated) in the first half of training, and make split moves until 90% of it
-        (with split moves: at epochs 1, 1 + s, 1 + 2s, ..., s = max(3, epochs // 20)).
+        (with split moves: at epochs 1, 1 + s, 1 + 2s, ..., s = max(4, epochs // 20)).
 
         On a seeded sample of 1,000 documents: a topic is *dead* when its total mixture
         weight is under a tenth of the average, *duplicated* when its word distribution
@@ -235,9 +235,9 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         early = self.epoch_ <= self.total_epochs() // 2
         late = self.split_moves and self.epoch_ <= int(0.9 * self.total_epochs())
         # with split moves the check runs about 20 times in all, so that on a small corpus
-        # with 150 short epochs it costs little, and at most every third epoch: on 20
+        # with 150 short epochs it costs little, and at most every fourth epoch: on 20
         # Newsgroups (15 epochs of 0.35 CPU s) a check costs 0.13 s
-        stride = max(3, self.total_epochs() // 20) if self.split_moves else 1
+        stride = max(4, self.total_epochs() // 20) if self.split_moves else 1
         if self.reseed_similarity is None or not (early or late) or (self.epoch_ - 1) % stride:
             return {"restarted_topics": 0}
         gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + self.epoch_)
