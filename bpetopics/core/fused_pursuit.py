@@ -2,13 +2,14 @@
 
 Step 1 reads the batch's shared table ln [beta f(c)]_w of the codes 0, e_1..e_K
 (:mod:`bpetopics.core.table_pursuit` computes it: one matrix product and one vectorised
-logarithm); each document that improved then goes on alone. With a linear decoder (``hidden=()``) its candidate mixtures are
+logarithm); each document that improved then goes on alone. With a linear decoder
+(``hidden=()``) its candidate mixtures are
 
     f(z + e_j) = softmax(a + w_j),    a = b + sum_{k in z} w_k   (T,),  w_j = W[:, j]
 
 and a candidate's data term is ``sum_i x_i ln sum_t beta[w_i, t] f(z + e_j)_t`` over the
-document's real non-zeros i. One compiled call runs every step of every
-document of the minibatch: no Python and no torch operation per step, which is what the
+document's real non-zeros i. One compiled call runs every step of every document of the
+minibatch: no Python and no torch operation per step, which is what the
 step-by-step path spends most of its time on (a later step is ~25 small torch
 operations for a few thousand multiply-adds). Documents are independent, so the loop over
 them is spread over the threads (``prange``) when there is enough work.
@@ -17,7 +18,8 @@ The softmax is factored, ``exp(a_t + w_jt) = exp(a_t - max a) exp(w_jt - max_t w
 const_j``: T + K T exponentials per minibatch-step become T per document-step, and a
 candidate whose factored sum under- or overflows is recomputed directly. The codes are
 those of :func:`bpetopics.core.pursuit.reference_pursuit` up to float rounding (the
-logarithm and exponential here are LLVM's, within one unit in the last place of torch's).
+logarithm is Cephes' logf, :func:`_log_inplace`, and the exponential LLVM's: each within
+one unit in the last place of torch's).
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ from bpetopics.core import kernels
 
 numba = kernels.numba
 
-#: Multiply-adds (non-zeros x bits x topics of the active documents) under which the
-#: serial build runs whatever the thread count (waking the pool costs more).
+#: Multiply-adds of one later step over the batch (non-zeros x bits x topics) under which
+#: the serial build runs whatever the thread count (waking the pool costs more).
 MIN_PARALLEL_WORK = 2_000_000
 
 

@@ -17,8 +17,13 @@ over its non-zeros i, and phi_c depends on the code only, not on the document:
   (code, word) pair, ln phi_{z + e_j}(w) for all j, and each document sums the rows of
   its pairs (again a sparse product). Nothing is padded to the longest document.
 
-Everything is torch (CPU and CUDA); the Python loop runs over pursuit steps and over
-memory-bounded chunks of pairs, never over documents, bits or words.
+On CPU with numba and a linear decoder (PoissBPE's default), everything after the table
+runs in one compiled call per batch instead (:mod:`bpetopics.core.fused_pursuit`: each
+document's later steps over its own non-zeros, no sharing, no per-step overhead; 1.8x
+the step-by-step numba path on 20 Newsgroups). Otherwise (hidden layers, CUDA, no numba)
+the steps run as above in torch, with numba loops for the pairs where available; the
+Python loop runs over pursuit steps and memory-bounded chunks of pairs, never over
+documents, bits or words.
 """
 
 from __future__ import annotations
