@@ -38,6 +38,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from bpetopics.core.greedy_step import accept_best
 from bpetopics.core.table_pursuit import _distinct_codes
 
 # Largest number of float elements one candidate pass may hold (codes x bits x width).
@@ -92,15 +93,10 @@ def dense_pursuit(decoder, likelihood, batch, log_odds, max_bits=None, budget=DE
                 floor = data[active] + prior_score[active]              # must beat this
                 cand = _later_step(decoder, likelihood, x[active], codes[active], log_odds,
                                    prior_score[active], floor, budget)
-            new_best, arg = cand.max(dim=1)
-            improved = new_best > data[active] + prior_score[active]
-            if not improved.any():
+            step_taken = accept_best(cand, active, codes, data, prior_score, log_odds)
+            if step_taken is None:
                 break
-            winners, bits = active[improved], arg[improved]
-            codes[winners, bits] = True
-            prior_score[winners] += log_odds[bits]
-            data[winners] = new_best[improved] - prior_score[winners]
-            active = winners
+            active = step_taken[0]
         if return_score:
             return codes, data + prior_score
         return codes

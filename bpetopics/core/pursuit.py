@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from bpetopics.core.dense_pursuit import dense_pursuit
+from bpetopics.core.greedy_step import accept_best
 from bpetopics.core.likelihoods import DenseBatch
 from bpetopics.core.packed import PackedCounts
 from bpetopics.core.table_pursuit import table_pursuit
@@ -103,16 +104,12 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
                                            bit_cols[candidates], budget)      # (A, C)
             cand_score = cand_score + log_odds[candidates] + prior_score[active, None]
             cand_score = cand_score.masked_fill(codes[active][:, candidates], -torch.inf)
-            new_best, arg = cand_score.max(dim=1)
-            improved = new_best > data[active] + prior_score[active]
-            if not improved.any():
+            step_taken = accept_best(cand_score, active, codes, data, prior_score, log_odds,
+                                     candidates)
+            if step_taken is None:
                 break
-            winners, bits = active[improved], candidates[arg[improved]]
-            codes[winners, bits] = True
-            pre[winners] += bit_cols[bits]
-            prior_score[winners] += log_odds[bits]
-            data[winners] = new_best[improved] - prior_score[winners]
-            active = winners
+            active, bits = step_taken
+            pre[active] += bit_cols[bits]
         if return_score:
             return codes, data + prior_score
         return codes

@@ -31,6 +31,7 @@ from __future__ import annotations
 import torch
 
 from bpetopics.core import fused_pursuit, kernels
+from bpetopics.core.greedy_step import accept_best
 from bpetopics.core.packed import PackedCounts
 
 # Largest number of float elements one candidate pass may hold (pairs x bits x topics).
@@ -119,15 +120,10 @@ def _stepwise(decoder, likelihood, local_batch, beta_u, table, log_odds, max_ste
                                        codes[active], beta_u, bit_cols, budget, threads)
             cand = cand + log_odds + prior_score[active, None]
             cand.masked_fill_(codes[active], -torch.inf)
-        new_best, arg = cand.max(dim=1)
-        improved = new_best > data[active] + prior_score[active]
-        if not improved.any():
+        step_taken = accept_best(cand, active, codes, data, prior_score, log_odds)
+        if step_taken is None:
             break
-        winners, bits = active[improved], arg[improved]
-        codes[winners, bits] = True
-        prior_score[winners] += log_odds[bits]
-        data[winners] = new_best[improved] - prior_score[winners]
-        active = winners
+        active = step_taken[0]
     return codes, data, prior_score
 
 
