@@ -119,6 +119,9 @@ class Adam:
             for saved_index, param in zip(group["params"], own["params"]):
                 entry = saved["state"].get(saved_index, saved["state"].get(str(saved_index)))
                 if entry:
+                    if tuple(entry["exp_avg"].shape) != tuple(param.shape):
+                        raise ValueError(f"the saved optimiser state has shape {tuple(entry['exp_avg'].shape)} "
+                                         f"for a parameter of shape {tuple(param.shape)}")
                     self.state[param] = {
                         "step": torch.as_tensor(entry["step"], dtype=torch.float32).clone().to(param.device),
                         "exp_avg": entry["exp_avg"].to(param.device, param.dtype).clone(),

@@ -28,8 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from bpetopics.core.batches import RowStore
-from bpetopics.core.packed import PackedCounts
+from bpetopics.core.packed import PackedCounts, PaddedCounts  # noqa: F401  (batch types)
+from bpetopics.core.poisson import PoissonLikelihood  # noqa: F401  (text: its own module)
 
 # ------------------------------------------------------------------------- the protocol
 @runtime_checkable
@@ -66,6 +66,11 @@ class Likelihood(Protocol):
         batch's points divided by :meth:`theta_normaliser`, or by ``normaliser`` when given
         (a step shared by processes: the whole minibatch's)."""
 
+    def theta_backward(self, out: torch.Tensor, batch, params=None, normaliser=None) -> None:
+        """Add the gradient of :meth:`theta_loss` to the ``.grad`` of the likelihood's
+        parameters and, through ``out`` (``out.backward``), of the decoder's (autograd,
+        or written out where that is faster: :mod:`bpetopics.core.poisson`)."""
+
     def theta_normaliser(self, batch):
         """What :meth:`theta_loss` divides its sum by (adds up over parts of a batch): a
         number or a 0-d tensor."""
@@ -82,52 +87,6 @@ class Likelihood(Protocol):
 
 
 # ---------------------------------------------------------------------------- batches
-
-
-@dataclass
-class PaddedCounts:
-    """Sparse count rows padded to a common length: the non-zeros of each document.
-
-    Attributes
-    ----------
-    cols : torch.LongTensor, shape (P, L)
-        Word index of each non-zero (0 in padding).
-    vals : torch.Tensor, shape (P, L)
-        Its count (0 in padding, so padding contributes nothing).
-    """
-
-    cols: torch.Tensor
-    vals: torch.Tensor
-    lengths: torch.Tensor
-
-    def __len__(self):
-        return self.cols.shape[0]
-
-    @property
-    def width(self) -> int:
-        return self.cols.shape[1]
-
-    def take(self, idx: torch.Tensor) -> "PaddedCounts":
-        """Rows idx, trimmed to their longest row (rows are left-aligned)."""
-        lengths = self.lengths[idx]
-        width = max(int(lengths.max()), 1) if lengths.numel() else 1
-        return PaddedCounts(self.cols[idx, :width], self.vals[idx, :width], lengths)
-
-    @staticmethod
-    def from_csr(X: sp.csr_matrix, device, dtype=torch.float32) -> "PaddedCounts":
-        """Pad the rows of a CSR matrix (P x W) without a Python loop over rows."""
-        X = sp.csr_matrix(X)
-        lengths = np.diff(X.indptr)
-        width = max(int(lengths.max(initial=0)), 1)
-        rows = np.repeat(np.arange(X.shape[0]), lengths)
-        slot = np.arange(X.nnz) - np.repeat(X.indptr[:-1], lengths)
-        cols = np.zeros((X.shape[0], width), dtype=np.int64)
-        vals = np.zeros((X.shape[0], width), dtype=np.float32)
-        cols[rows, slot] = X.indices
-        vals[rows, slot] = X.data
-        return PaddedCounts(torch.from_numpy(cols).to(device),
-                            torch.from_numpy(vals).to(device=device, dtype=dtype),
-                            torch.from_numpy(lengths.astype(np.int64)).to(device))
 
 
 @dataclass
@@ -160,125 +119,6 @@ def _dense_batch(X, device, dtype=torch.float32) -> DenseBatch:
 # ------------------------------------------------------------------------ likelihoods
 
 
-class PoissonLikelihood(nn.Module):
-    """x_n ~ Poisson(lambda_n * beta f(z_n)), lambda_n ~ Gamma(scale_shape, scale_rate).
-
-    beta (W x T) has every column on the simplex: beta = softmax over words of the free
-    matrix ``topic_logits``. f(z) = softmax of the decoder's T outputs.
-
-    Because sum_w [beta f(z)]_w = 1, q(lambda_n) = Gamma(a + sum_w x_nw, b + 1) does not
-    depend on z or theta, and the score of a code is the multinomial term
-    sum_w x_nw ln [beta f(z_n)]_w over the document's non-zero words only.
-
-    Parameters
-    ----------
-    n_words : int
-        W, vocabulary size.
-    n_topics : int
-        T.
-    scale_shape, scale_rate : float
-        Gamma prior (shape a, rate b) of the document scale lambda_n.
-    """
-
-    def __init__(self, n_words: int, n_topics: int, scale_shape=1.0, scale_rate=0.01):
-        super().__init__()
-        self.topic_logits = nn.Parameter(torch.zeros(n_words, n_topics))
-        self.scale_shape, self.scale_rate = scale_shape, scale_rate
-
-    def topic_word(self) -> torch.Tensor:
-        """beta, shape (W, T), columns sum to 1."""
-        return torch.softmax(self.topic_logits, dim=0)
-
-    def minibatch_params(self) -> torch.Tensor:
-        """What one minibatch step shares between the pursuit and the theta step: beta,
-        computed once (with autograd when enabled), shape (W, T)."""
-        return self.topic_word()
-
-    @staticmethod
-    def batch(X, device) -> PackedCounts:
-        return PackedCounts.from_csr(X, device)
-
-    @staticmethod
-    def batch_order(X) -> np.ndarray:
-        """Encode documents in order of length (groups documents of similar size)."""
-        lengths = X.getnnz(axis=1) if isinstance(X, RowStore) else np.diff(sp.csr_matrix(X).indptr)
-        return np.argsort(lengths, kind="stable")
-
-    @staticmethod
-    def link(out: torch.Tensor) -> torch.Tensor:
-        """f(z): mixture over topics, softmax of the decoder's outputs (..., T)."""
-        return torch.softmax(out, dim=-1)
-
-    def log_phi(self, out: torch.Tensor, batch: PaddedCounts, beta=None) -> torch.Tensor:
-        """ln [beta f(z)]_w at each document's non-zero words (padded batch).
-
-        out (P, C, T) -> (P, L, C): phi_nlc = sum_t beta[w_nl, t] f_c(z)_t.
-        """
-        beta = self.topic_word() if beta is None else beta
-        beta_nz = F.embedding(batch.cols, beta)             # (P, L, T): beta[w_nl, :]
-        mix = self.link(out)                                # (P, C, T)
-        phi = torch.bmm(beta_nz, mix.transpose(1, 2))       # (P, L, C)
-        if torch.is_grad_enabled():
-            return torch.log(phi.clamp_min(1e-30))
-        return phi.clamp_min_(1e-30).log_()                 # the pursuit: no copies
-
-    def data_term(self, out: torch.Tensor, batch, beta=None) -> torch.Tensor:
-        """sum_w x_nw ln [beta f(z_n)]_w, shape (P,) or (P, C).
-
-        ``batch`` is PackedCounts (the default) or PaddedCounts; ``beta`` (W, T) the
-        minibatch's topics when already computed.
-        """
-        single = out.dim() == 2
-        if single:
-            out = out.unsqueeze(1)
-        if isinstance(batch, PackedCounts):
-            term = self._packed_term(out, batch, beta)
-        else:
-            log_phi = self.log_phi(out, batch, beta)
-            term = torch.einsum("pl,plc->pc", batch.vals.to(log_phi.dtype), log_phi)
-        return term[:, 0] if single else term
-
-    def _packed_term(self, out, batch: PackedCounts, beta=None) -> torch.Tensor:
-        """out (P, C, T) -> (P, C), over the real non-zeros only:
-        phi_ic = sum_t beta[w_i, t] f_c(z_{n_i})_t for non-zero i of document n_i."""
-        beta = self.topic_word() if beta is None else beta
-        mix = self.link(out)                                # (P, C, T)
-        beta_nz = beta[batch.cols]                          # (nnz, T)
-        if mix.shape[1] == 1:
-            phi = (beta_nz * mix[batch.rows, 0]).sum(-1, keepdim=True)       # (nnz, 1)
-        else:
-            phi = torch.bmm(mix[batch.rows], beta_nz.unsqueeze(-1))[..., 0]  # (nnz, C)
-        log_phi = torch.log(phi.clamp_min(1e-30))
-        return batch.row_sum(batch.vals.to(log_phi.dtype)[:, None] * log_phi)
-
-    def theta_loss(self, out: torch.Tensor, batch, params=None, normaliser=None) -> torch.Tensor:
-        """Negative data term per token of the batch (maximises sum x ln beta f(z));
-        ``params`` is ``minibatch_params()`` when already computed; ``normaliser``
-        replaces the batch's token count (a shared step: the whole minibatch's)."""
-        tokens = batch.vals.sum().clamp_min(1.0) if normaliser is None else normaliser
-        return -self.data_term(out, batch, params).sum() / tokens
-
-    @staticmethod
-    def theta_normaliser(batch) -> torch.Tensor:
-        """The batch's tokens, sum_n sum_w x_nw (0-d)."""
-        return batch.vals.sum()
-
-    @staticmethod
-    def data_upper_bound(batch) -> torch.Tensor:
-        """sum_w x_nw ln(x_nw / n_n): the multinomial at its maximum-likelihood phi."""
-        vals = batch.vals
-        if isinstance(batch, PackedCounts):
-            n = batch.totals()[batch.rows].clamp_min(1e-30)
-            return batch.row_sum(vals * torch.log(vals.clamp_min(1e-30) / n))
-        n = vals.sum(1, keepdim=True).clamp_min(1e-30)
-        return torch.where(vals > 0, vals * torch.log(vals.clamp_min(1e-30) / n), 0.0).sum(1)
-
-    def scale_posterior(self, doc_lengths) -> tuple[np.ndarray, np.ndarray]:
-        """q(lambda_n) = Gamma(a + sum_w x_nw, b + 1): (shape, rate), each (N,)."""
-        doc_lengths = np.asarray(doc_lengths, dtype=np.float64)
-        return self.scale_shape + doc_lengths, np.full_like(doc_lengths, self.scale_rate + 1.0)
-
-
 class _DenseSigmoid(nn.Module):
     """Shared by the image likelihoods: dense rows, f(z) = sigmoid of the outputs."""
 
@@ -295,6 +135,10 @@ class _DenseSigmoid(nn.Module):
     def minibatch_params(self):
         """Nothing to share between the pursuit and the theta step."""
         return None
+
+    def theta_backward(self, out: torch.Tensor, batch, params=None, normaliser=None) -> None:
+        """The gradient of :meth:`theta_loss`, by autograd."""
+        self.theta_loss(out, batch, params, normaliser).backward()
 
     @staticmethod
     def theta_normaliser(batch) -> float:

@@ -99,6 +99,13 @@ class BPEBase(P.HyperParameters, SavedState):
         size); the default, 0, is maximum likelihood."""
         return 0.0
 
+    def _penalty_backward(self, out, params=None, usage=None) -> None:
+        """Add the gradient of ``_theta_penalty(out, params, usage)`` to theta's ``.grad``
+        (autograd here; a subclass may write it out)."""
+        penalty = self._theta_penalty(out, params, usage)
+        if torch.is_tensor(penalty) and penalty.requires_grad:
+            penalty.backward()
+
     def _penalty_statistics(self, out):
         """What ``_theta_penalty`` reads from the minibatch, summed over its points (a
         tensor), or None (nothing): summed across processes in a shared step."""
@@ -323,9 +330,8 @@ class BPEBase(P.HyperParameters, SavedState):
         out = self.decoder_(codes.float())
         if self.step_group.size == 1:
             self.prior_.step(codes)
-            loss = (self.likelihood_.theta_loss(out, batch, params)
-                    + self._theta_penalty(out, params))
-            loss.backward()
+            self.likelihood_.theta_backward(out, batch, params)
+            self._penalty_backward(out, params)
             totals = float(score.sum()), float(codes.sum())
         else:           # several processes: their sums, then the same step everywhere
             totals = shared_step(self, codes, score, out, batch, params)

@@ -1,4 +1,4 @@
-"""Packed sparse rows: the non-zeros of a batch of documents as flat CSR arrays.
+"""Count batches: the non-zeros of a batch of documents, packed (flat CSR) or padded.
 
 Padding every document of a minibatch to its longest one wastes most of the work (a
 random minibatch of 20 Newsgroups has a median of 24 non-zeros and a longest of 811).
@@ -9,7 +9,7 @@ per-document products are sparse matrix products. Works alike on CPU and CUDA te
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import warnings
 
@@ -39,6 +39,7 @@ class PackedCounts:
     cols: torch.Tensor
     vals: torch.Tensor
     rows: torch.Tensor
+    _vocabulary: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def __len__(self):
         return self.indptr.shape[0] - 1
@@ -57,6 +58,14 @@ class PackedCounts:
         """Segment sums over each row's non-zeros: (nnz, ...) -> (P, ...); differentiable."""
         out = per_nonzero.new_zeros((len(self),) + tuple(per_nonzero.shape[1:]))
         return out.index_add(0, self.rows, per_nonzero)
+
+    def vocabulary(self, n_words: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """The batch's own vocabulary: its distinct words (U,), sorted, and each
+        non-zero's position among them (nnz,). Computed once per batch (the pursuit and
+        the theta step both read it)."""
+        if self._vocabulary is None:
+            self._vocabulary = unique_ints(self.cols, n_words)
+        return self._vocabulary
 
     def take(self, idx: torch.Tensor) -> "PackedCounts":
         """Rows idx (in that order), without a Python loop over rows."""
@@ -91,3 +100,63 @@ class PackedCounts:
                             torch.from_numpy(X.data.astype(np.float32)).to(device=device,
                                                                           dtype=dtype),
                             torch.from_numpy(rows).to(device))
+
+
+def unique_ints(keys: torch.Tensor, n_keys: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch.unique(keys, return_inverse=True) for integer keys in [0, n_keys): sorted
+    distinct keys and each key's position among them. When the range is small against
+    the number of keys, a presence mask and its running count replace the sort."""
+    if n_keys > 2 * keys.numel() + 4096:
+        return torch.unique(keys, return_inverse=True)
+    present = torch.zeros(n_keys, dtype=torch.bool, device=keys.device)
+    present[keys] = True
+    position = torch.cumsum(present, 0) - 1                       # (n_keys,)
+    return present.nonzero()[:, 0], position[keys]
+
+
+@dataclass
+class PaddedCounts:
+    """Sparse count rows padded to a common length: the non-zeros of each document.
+
+    Attributes
+    ----------
+    cols : torch.LongTensor, shape (P, L)
+        Word index of each non-zero (0 in padding).
+    vals : torch.Tensor, shape (P, L)
+        Its count (0 in padding, so padding contributes nothing).
+    lengths : torch.LongTensor, shape (P,)
+        Non-zeros per row.
+    """
+
+    cols: torch.Tensor
+    vals: torch.Tensor
+    lengths: torch.Tensor
+
+    def __len__(self):
+        return self.cols.shape[0]
+
+    @property
+    def width(self) -> int:
+        return self.cols.shape[1]
+
+    def take(self, idx: torch.Tensor) -> "PaddedCounts":
+        """Rows idx, trimmed to their longest row (rows are left-aligned)."""
+        lengths = self.lengths[idx]
+        width = max(int(lengths.max()), 1) if lengths.numel() else 1
+        return PaddedCounts(self.cols[idx, :width], self.vals[idx, :width], lengths)
+
+    @staticmethod
+    def from_csr(X: sp.csr_matrix, device, dtype=torch.float32) -> "PaddedCounts":
+        """Pad the rows of a CSR matrix (P x W) without a Python loop over rows."""
+        X = sp.csr_matrix(X)
+        lengths = np.diff(X.indptr)
+        width = max(int(lengths.max(initial=0)), 1)
+        rows = np.repeat(np.arange(X.shape[0]), lengths)
+        slot = np.arange(X.nnz) - np.repeat(X.indptr[:-1], lengths)
+        cols = np.zeros((X.shape[0], width), dtype=np.int64)
+        vals = np.zeros((X.shape[0], width), dtype=np.float32)
+        cols[rows, slot] = X.indices
+        vals[rows, slot] = X.data
+        return PaddedCounts(torch.from_numpy(cols).to(device),
+                            torch.from_numpy(vals).to(device=device, dtype=dtype),
+                            torch.from_numpy(lengths.astype(np.int64)).to(device))

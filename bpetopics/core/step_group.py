@@ -106,7 +106,7 @@ def shared_step(model, codes: torch.Tensor, score: torch.Tensor, out: torch.Tens
         The likelihood's batch of the share and the step's ``minibatch_params()``.
     """
     group, prior, likelihood = model.step_group, model.prior_, model.likelihood_
-    likelihood.theta_loss(out, batch, params, normaliser=1.0).backward()
+    likelihood.theta_backward(out, batch, params, normaliser=1.0)
     parameters = model._parameters()
     dtype = parameters[0].dtype
     stats = prior.statistics(codes)
@@ -133,7 +133,5 @@ def shared_step(model, codes: torch.Tensor, score: torch.Tensor, out: torch.Tens
     prior.apply(stats)
     if usage is not None:
         mean_usage = totals[begin + n_bits + 4:] / max(n_codes, 1.0)
-        penalty = model._theta_penalty(None, likelihood.minibatch_params(), usage=mean_usage)
-        if torch.is_tensor(penalty) and penalty.requires_grad:
-            penalty.backward()
+        model._penalty_backward(None, params, usage=mean_usage)
     return total_score, total_bits

@@ -32,7 +32,8 @@ import torch
 
 from bpetopics.core import fused_pursuit, kernels
 from bpetopics.core.greedy_step import accept_best
-from bpetopics.core.packed import PackedCounts
+from bpetopics.core.packed import PackedCounts, unique_ints
+from bpetopics.core.poisson import topic_rows
 
 # Largest number of float elements one candidate pass may hold (pairs x bits x topics).
 DEFAULT_BUDGET = 1 << 22
@@ -79,9 +80,9 @@ def _pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_scor
         n_docs = len(batch)
 
         # The batch in its own vocabulary: words (U,), and each non-zero's position in it.
-        words, local = _unique_ints(batch.cols, beta.shape[0])
+        words, local = batch.vocabulary(beta.shape[0])
         local_batch = PackedCounts(batch.indptr, local, batch.vals, batch.rows)
-        beta_u = beta[words]                                            # (U, T)
+        beta_u = topic_rows(beta, words)                                # (U, T)
 
         # Step 1, shared: codes 0, e_1..e_K for all; table_wc = ln [beta f(c)]_w.
         pre0 = decoder.first_layer(torch.zeros(1, n_bits, device=device))          # (1, H1)
@@ -144,7 +145,7 @@ def _shared_code_scores(decoder, likelihood, sub: PackedCounts, sub_codes, beta_
     pre = decoder.first_layer(uniq.float())                                     # (C, H1)
     mix = likelihood.link(decoder.forward_from_first(pre[:, None, :] + bit_cols))  # (C, K, T)
     key = code_of_doc[sub.rows] * n_words + sub.cols                            # (nnz,)
-    pairs, pair_of_nz = _unique_ints(key, uniq.shape[0] * n_words)             # (M,)
+    pairs, pair_of_nz = unique_ints(key, uniq.shape[0] * n_words)             # (M,)
     words, codes = pairs % n_words, pairs // n_words
     if kernels.available(beta_u.device):        # compiled loops (numba), CPU
         log_phi = kernels.log_mixtures(words, codes, beta_u, mix, threads)
@@ -181,15 +182,3 @@ def _distinct_codes(codes):
     first = torch.empty_like(uniq).scatter_(0, inverse, torch.arange(
         keys.numel(), device=codes.device))                     # a row holding each key
     return codes[first], inverse
-
-
-def _unique_ints(keys, n_keys):
-    """torch.unique(keys, return_inverse=True) for integer keys in [0, n_keys): sorted
-    distinct keys and each key's position among them. When the range is small against
-    the number of keys, a presence mask and its running count replace the sort."""
-    if n_keys > 2 * keys.numel() + 4096:
-        return torch.unique(keys, return_inverse=True)
-    present = torch.zeros(n_keys, dtype=torch.bool, device=keys.device)
-    present[keys] = True
-    position = torch.cumsum(present, 0) - 1                       # (n_keys,)
-    return present.nonzero()[:, 0], position[keys]

@@ -72,3 +72,50 @@ def topic_overlap(beta: torch.Tensor, usage: torch.Tensor | None = None) -> torc
         weight = usage[:, None] * usage[None, :]
     weight = weight * (1 - torch.eye(n_topics, dtype=cosine.dtype, device=cosine.device))
     return (weight * cosine).sum() / weight.sum().clamp_min(1e-30)
+
+
+def topic_overlap_grad(beta: torch.Tensor, usage: torch.Tensor | None = None):
+    """:func:`topic_overlap` and its gradient with respect to beta, written out (one
+    T x T x W product forward, one back; autograd's graph cost more than the products).
+
+    With G = beta^T beta, n_t = sqrt(G_tt), R = sum_{t != s} w_ts G_ts / (n_t n_s) / sum w:
+
+        A_ts = dR/dG_ts = w_ts / (n_t n_s sum w)                    (t != s)
+        dR/dn_t = -sum_s (w_ts cos_ts + w_st cos_st) / (n_t sum w),  A_tt = dR/dn_t / (2 n_t)
+        dR/dbeta = beta (A + A^T)
+
+and the inner products <beta_t, dR/dbeta_t> = sum_s (A + A^T)_ts G_ts that the chain rule
+through beta's softmax needs come from the Gram matrix, without another pass over beta.
+
+    Parameters
+    ----------
+    beta : torch.Tensor, shape (W, T)
+        Topics as columns (a transposed view of a contiguous (T, W) tensor is fastest).
+    usage : torch.Tensor, shape (T,), optional
+        As for :func:`topic_overlap`.
+
+    Returns
+    -------
+    value : torch.Tensor, scalar
+    grad : torch.Tensor, shape (T, W)
+        dR/dbeta, transposed (topic by topic, contiguous).
+    inner : torch.Tensor, shape (T,)
+        <beta_t, grad_t> for each topic t.
+    """
+    with torch.no_grad():
+        beta_t = beta.t()                                          # (T, W)
+        n_topics = beta_t.shape[0]
+        if n_topics < 2:
+            return beta.sum() * 0.0, torch.zeros_like(beta_t), beta_t.new_zeros(n_topics)
+        gram = beta_t @ beta_t.t()                                 # (T, T)
+        norms = gram.diagonal().sqrt().clamp_min(1e-30)
+        off = 1 - torch.eye(n_topics, dtype=gram.dtype, device=gram.device)
+        weight = off if usage is None else usage.to(gram.dtype)[:, None] * usage.to(gram.dtype)[None, :] * off
+        total = weight.sum().clamp_min(1e-30)
+        d_gram = weight / (total * norms[:, None] * norms[None, :])            # A, off-diagonal
+        weighted_cos = gram * d_gram                                           # w_ts cos_ts / sum w
+        d_norms = -(weighted_cos.sum(1) + weighted_cos.sum(0)) / norms
+        d_gram.diagonal().add_(d_norms / (2 * norms))
+        d_gram = d_gram + d_gram.t()
+        grad = d_gram @ beta_t                                                 # (T, W)
+        return weighted_cos.sum(), grad, (d_gram * gram).sum(1)

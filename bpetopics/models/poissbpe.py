@@ -11,10 +11,10 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from bpetopics.core import kernels
 from bpetopics.core import params as P
 from bpetopics.core.batches import RowStore
-from bpetopics.core.likelihoods import PoissonLikelihood
+from bpetopics.core.poisson import PoissonLikelihood
 from bpetopics.core.model import BPEBase
 from bpetopics.core.pursuit import greedy_pursuit
-from bpetopics.core.topic_prior import topic_overlap
+from bpetopics.core.topic_prior import topic_overlap, topic_overlap_grad
 from bpetopics.core.topic_split import plan_moves
 from bpetopics.topwords import top_word_ids
 
@@ -151,9 +151,9 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         return X
 
     def _check_width(self, n_words: int) -> None:
-        if hasattr(self, "likelihood_") and n_words != self.likelihood_.topic_logits.shape[0]:
+        if hasattr(self, "likelihood_") and n_words != self.likelihood_.n_words:
             raise ValueError(f"X has {n_words} words but the model was fitted on "
-                             f"{self.likelihood_.topic_logits.shape[0]}; use the model's vocabulary")
+                             f"{self.likelihood_.n_words}; use the model's vocabulary")
 
     def check_sizes(self, n_data: int, n_features: int) -> None:
         """As :meth:`BPEBase.check_sizes`, and refuse more topics than documents or words
@@ -185,7 +185,7 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
                                                      np.arange(picks.size))), shape=(self.n_topics, picks.size))
         counts = np.asarray((group @ X[picks.ravel()]).todense(), dtype=np.float64)
         with torch.no_grad():
-            self.likelihood_.topic_logits.copy_(torch.from_numpy(_smoothed_log_topics(counts, X).T))
+            self.likelihood_.topic_logits.copy_(torch.from_numpy(_smoothed_log_topics(counts, X)))
 
     def _train_step(self, X_batch):
         """The shared step with torch's CPU operations on one thread (all are small at
@@ -205,6 +205,18 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         beta = self.likelihood_.topic_word() if params is None else params
         overlap = topic_overlap(beta, usage)
         return self.topic_repulsion * self.n_topics * (self.n_topics - 1) * overlap
+
+    def _penalty_backward(self, out, params=None, usage=None) -> None:
+        """The gradient of :meth:`_theta_penalty`, written out (topic_prior.py), into
+        ``topic_logits.grad``."""
+        if not self.topic_repulsion:
+            return
+        if usage is None:
+            usage = self.likelihood_.link(out).detach().mean(0)         # (T,)
+        beta = self.likelihood_.minibatch_params() if params is None else params
+        _, grad, inner = topic_overlap_grad(beta, usage)                # (T, W), (T,)
+        weight = self.topic_repulsion * self.n_topics * (self.n_topics - 1)
+        self.likelihood_.add_topic_word_grad(grad.mul_(weight), beta, inner=inner.mul_(weight))
 
     def _penalty_statistics(self, out):
         """The summed mixtures sum_n f(z_n) (T,) that the diversity prior's use reads."""
@@ -309,13 +321,13 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         logits = self.likelihood_.topic_logits
         last = self.decoder_.head[-1] if len(self.decoder_.head) else self.decoder_.first
         with torch.no_grad():
-            logits[:, t] = torch.as_tensor(log_topic, dtype=logits.dtype, device=logits.device)
+            logits[t] = torch.as_tensor(log_topic, dtype=logits.dtype, device=logits.device)
             last.weight[t] = last.weight[donor]
             last.bias[t] = last.bias[donor]
-            for param, rows in ((logits, (slice(None), t)), (last.weight, t), (last.bias, t)):
+            for param in (logits, last.weight, last.bias):
                 for value in self.optimizer_.state.get(param, {}).values():
                     if torch.is_tensor(value) and value.shape == param.shape:
-                        value[rows] = 0
+                        value[t] = 0
 
     # ------------------------------------------------------------------ text outputs
     @property

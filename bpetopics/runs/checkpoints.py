@@ -16,7 +16,7 @@ import torch
 from safetensors.torch import save as safetensors_bytes
 
 from bpetopics.files import canonical_safetensors, write_bytes_atomic
-from bpetopics.runs.folder import (CHECKPOINT_FORMAT, FORMAT_VERSION, RunError, _build_model,
+from bpetopics.runs.folder import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, RunError, _build_model,
                                    _damage_is_run_error, _first_line, _load_tensors)
 
 
@@ -64,7 +64,7 @@ def save_checkpoint(path, model, extra: dict | None = None) -> Path:
     path = Path(path)
     tensors: dict = {}
     tree = _flatten({"model": model.state_dict(), "training": model.training_state()}, tensors)
-    meta = {"format": CHECKPOINT_FORMAT, "format_version": str(FORMAT_VERSION),
+    meta = {"format": CHECKPOINT_FORMAT, "format_version": str(CHECKPOINT_VERSION),
             "model": type(model).__name__, "epoch": str(model.epoch_),
             "config": json.dumps({"params": model.config_params(), "n_data": int(model.n_data_),
                                   "n_features": int(model.n_features_), "state": tree,
@@ -81,7 +81,7 @@ def load_checkpoint(path, device: str | None = None):
     """
     path = Path(path)
     tensors, meta = _load_tensors(path, f"checkpoint {path}")
-    if (meta.get("format"), meta.get("format_version")) != (CHECKPOINT_FORMAT, str(FORMAT_VERSION)):
+    if (meta.get("format"), meta.get("format_version")) != (CHECKPOINT_FORMAT, str(CHECKPOINT_VERSION)):
         raise RunError(f"{path} is not a checkpoint this bpetopics reads (format {meta.get('format')!r} "
                        f"version {meta.get('format_version')!r}): start the training again")
     try:

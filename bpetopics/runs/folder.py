@@ -45,6 +45,7 @@ from bpetopics.topwords import top_word_ids
 FORMAT = "bpetopics.run"
 FORMAT_VERSION = 1
 CHECKPOINT_FORMAT = "bpetopics.checkpoint"
+CHECKPOINT_VERSION = 2      # 2: Adam's state of PoissBPE's topic logits is (T, W)
 
 CONFIG_FILE, WEIGHTS_FILE, VOCABULARY_FILE = "config.json", "model.safetensors", "vocabulary.txt"
 TOPICS_FILE, HISTORY_FILE, SUMMARY_FILE = "topics.csv", "history.csv", "summary.json"

@@ -20,7 +20,7 @@ def make_case(kind, n_points=12, n_bits=8, seed=0, hidden=(16,), n_out=12, gain=
         decoder = CodeDecoder(n_bits, n_topics, hidden)
         lik = PoissonLikelihood(n_words, n_topics)
         with torch.no_grad():
-            lik.topic_logits.copy_(2 * torch.randn(n_words, n_topics, generator=gen))
+            lik.topic_logits.copy_(2 * torch.randn(n_words, n_topics, generator=gen).t())
         X = sp.csr_matrix(rng.poisson(0.6, size=(n_points, n_words)))
         batch = lik.batch(X, "cpu")
     elif kind == "gauss":

@@ -133,7 +133,7 @@ def test_dead_and_duplicated_topics_are_restarted():
     model.epoch_ = 1
     assert model._end_of_epoch(X)["restarted_topics"] == 0
     with torch.no_grad():
-        model.likelihood_.topic_logits[:, 1] = model.likelihood_.topic_logits[:, 0]
+        model.likelihood_.topic_logits[1] = model.likelihood_.topic_logits[0]
         model.decoder_.first.bias[2] = -50.0
         model.decoder_.first.weight[2] = -50.0
     before = model.topic_word_.copy()

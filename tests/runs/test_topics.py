@@ -16,7 +16,7 @@ def test_tied_words_are_in_vocabulary_order_in_topics_csv_and_topic_rows(tmp_pat
     model = PoissBPE(n_topics=3, n_bits=4, epochs=1, device="cpu", progress=False).fit(X)
     levels = torch.as_tensor(np.random.default_rng(0).integers(0, 3, size=60), dtype=torch.float32)
     with torch.no_grad():  # topic 1: three levels of weight, many words tied on each
-        model.likelihood_.topic_logits[:, 1] = levels
+        model.likelihood_.topic_logits[1] = levels
     vocabulary = [f"w{j:02d}" for j in range(60)]
     out = save_run(tmp_path / "run", model, vocabulary=vocabulary, counts=X)
     with open(out / "topics.csv") as f:
