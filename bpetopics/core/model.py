@@ -79,6 +79,10 @@ class BPEBase(P.HyperParameters, SavedState):
         self.callback = callback
 
     # ------------------------------------------------------------------ subclass hooks
+    def code_length(self) -> int:
+        """K, the bits of a code: ``n_bits`` (a subclass may compute it when that is None)."""
+        return int(self.n_bits)
+
     def _make_likelihood(self, shape):
         """The likelihood module for data of ``shape`` (N, D)."""
         raise NotImplementedError
@@ -128,16 +132,16 @@ class BPEBase(P.HyperParameters, SavedState):
         lower) for too many bits, or when the memory a fit needs
         (:func:`~bpetopics.core.sizes.estimate_fit_bytes`) exceeds what is free."""
         self._validate_params()
-        sizes.check_bits(int(self.n_bits))
+        sizes.check_bits(self.code_length())
         topics = getattr(self, "n_topics", None)
-        parts = sizes.estimate_fit_bytes(n_data, n_features, self.n_bits, self._n_out((n_data, n_features)),
+        parts = sizes.estimate_fit_bytes(n_data, n_features, self.code_length(), self._n_out((n_data, n_features)),
                                          tuple(self.hidden), self.batch_size, topics, DEFAULT_BUDGET)
-        culprits = {"n_bits": (self.n_bits, ("pursuit", "codes")),
+        culprits = {"n_bits": (self.code_length(), ("pursuit", "codes")),
                     "batch_size": (self.batch_size, ("minibatch",))}
         if topics is not None:
             culprits["n_topics"] = (topics, ("adam", "topic_word"))
         else:
-            culprits["n_bits"] = (self.n_bits, ("pursuit", "codes", "adam"))
+            culprits["n_bits"] = (self.code_length(), ("pursuit", "codes", "adam"))
         sizes.check_fit_memory(parts, sizes.free_memory_bytes(resolve_device(self.device)), culprits)
 
     def _setup(self, X, n_data=None):
@@ -157,14 +161,14 @@ class BPEBase(P.HyperParameters, SavedState):
         shape = (0, self.n_features_)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(int(self.random_state))
-            self.decoder_ = CodeDecoder(self.n_bits, self._n_out(shape), tuple(self.hidden),
+            self.decoder_ = CodeDecoder(self.code_length(), self._n_out(shape), tuple(self.hidden),
                                         self.activation)
             self.likelihood_ = self._make_likelihood(shape)
         if not isinstance(self.likelihood_, Likelihood):
             raise TypeError(f"{type(self.likelihood_).__name__} does not implement the Likelihood protocol")
         self.decoder_.to(self.device_)
         self.likelihood_.to(self.device_)
-        self.prior_ = BetaProcessPrior(self.n_bits, self.n_data_, *self.prior_hyperparameters(),
+        self.prior_ = BetaProcessPrior(self.code_length(), self.n_data_, *self.prior_hyperparameters(),
                                        self.tau, self.kappa, self.flat_start, self.device_)
         self.optimizer_ = Adam(self._parameters(), lr=self.lr)     # torch.optim.Adam's update
         self.history_ = []
@@ -177,7 +181,7 @@ class BPEBase(P.HyperParameters, SavedState):
         kappa <= 1). ``label`` names parameters in the message (the CLI: its options)."""
         P.check_params(self.get_params(deep=False), self._parameter_rules, label)
         resolve_device(self.device)
-        BetaProcessPrior(self.n_bits, n_data, *self.prior_hyperparameters(n_data), self.tau, self.kappa)
+        BetaProcessPrior(self.code_length(), n_data, *self.prior_hyperparameters(n_data), self.tau, self.kappa)
 
     def prior_hyperparameters(self, n_data=None) -> tuple[float, float]:
         """(alpha, gamma) with the defaults resolved: ``alpha=None`` is N, the number of
@@ -185,7 +189,7 @@ class BPEBase(P.HyperParameters, SavedState):
         (prior mean E[pi_k] = gamma / K = 1/4). ``n_data`` defaults to the fitted N."""
         n_data = self.n_data_ if n_data is None else n_data
         alpha = float(n_data) if self.alpha is None else float(self.alpha)
-        gamma = self.n_bits / 4 if self.gamma is None else float(self.gamma)
+        gamma = self.code_length() / 4 if self.gamma is None else float(self.gamma)
         return alpha, gamma
 
     def _parameters(self):
@@ -368,7 +372,7 @@ class BPEBase(P.HyperParameters, SavedState):
         self._check_fitted()
         self.decoder_.eval()
         order = self.likelihood_.batch_order(X)[self.step_group.encoding_rows()]   # shared: a part
-        codes = np.zeros((X.shape[0], self.n_bits), dtype=np.uint8)
+        codes = np.zeros((X.shape[0], self.code_length()), dtype=np.uint8)
         scores = np.zeros(X.shape[0])
         log_odds = self.prior_.bit_log_odds()
         for begin in range(0, len(order), batch_size):

@@ -51,7 +51,7 @@ def run_bit_table(run, labels=None):
 
     model = run.model
     codes = getattr(model, "codes_", None)
-    return bit_table(model.code_topic, model.n_bits, labels=labels,
+    return bit_table(model.code_topic, model.code_length(), labels=labels,
                      codes=None if codes is None else np.asarray(codes), topic_word=model.topic_word_,
                      vocabulary=run.vocabulary)
 

@@ -233,7 +233,7 @@ def _build_model(name, params, state, n_data, n_features, training, device, wher
         model = cls(**params)
     except TypeError as exc:
         raise RunError(f"{where} has parameters this bpetopics does not know ({exc})") from None
-    n_bits = params.get("n_bits")
+    n_bits = model.code_length() if hasattr(model, "code_length") else params.get("n_bits")
     for key, shape in (("prior.a", (n_bits,)), ("prior.b", (n_bits,)), ("prior.t", ())) if n_bits else ():
         found = tuple(state[key].shape) if key in state else "missing"
         if found != shape:
@@ -397,8 +397,9 @@ def load_run(path, device: str | None = "cpu") -> Run:
             codes = sp.load_npz(path / DOC_CODES_FILE)
         except Exception as exc:
             raise RunError(f"{path / DOC_CODES_FILE} is corrupted ({_first_line(exc)})") from None
-        if codes.shape != (config["n_data"], model.n_bits):
-            raise RunError(f"{path / DOC_CODES_FILE} has shape {codes.shape}, expected ({config['n_data']}, {model.n_bits})")
+        if codes.shape != (config["n_data"], model.code_length()):
+            raise RunError(f"{path / DOC_CODES_FILE} has shape {codes.shape}, "
+                           f"expected ({config['n_data']}, {model.code_length()})")
         model.codes_ = codes.toarray().astype(np.uint8)
     summary = _read_json(path / SUMMARY_FILE) if (path / SUMMARY_FILE).is_file() else {}
     return Run(model=model, pipeline=pipeline, vocabulary=vocabulary, config=config, path=path, summary=summary)
