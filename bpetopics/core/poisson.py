@@ -7,11 +7,12 @@ of a code is the multinomial term sum_w x_nw ln [beta f(z_n)]_w over the documen
 non-zero words only (MODEL.md).
 
 The logits are stored topic by topic, (T, W): the softmax over words then runs along
-contiguous rows, 3-4x faster than over the first axis of a (W, T) matrix at 15,000 words.
-Saved weights keep the (W, T) layout of earlier versions (``state_dict`` transposes).
+contiguous rows, several times faster than over the first axis of a (W, T) matrix
+(README). Saved weights keep the (W, T) layout of earlier versions (``state_dict``
+transposes).
 
 The theta step's gradient is written out (:meth:`PoissonLikelihood.theta_backward`)
-rather than left to autograd, whose graph cost about twice as much per step: with
+rather than left to autograd, whose graph cost more than the arithmetic: with
 c the batch's tokens, i = 1..nnz the batch's non-zeros (document n_i, word w_i, count
 v_i) and phi_i = sum_t beta[w_i, t] f_t(z_{n_i}),
 
@@ -240,7 +241,7 @@ class PoissonLikelihood(nn.Module):
 def topic_rows(beta: torch.Tensor, words: torch.Tensor) -> torch.Tensor:
     """beta[words], shape (U, T), from beta (W, T): gathered along the contiguous rows of
     beta^T when beta is the transposed view :meth:`PoissonLikelihood.topic_word` gives
-    (2x faster than indexing the view), contiguous."""
+    (faster than indexing the view), contiguous."""
     beta_t = beta.t()
     if beta_t.is_contiguous():
         return beta_t.index_select(1, words).t().contiguous()

@@ -41,9 +41,9 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         T, number of topics.
     n_bits : int or None
         K, length of the binary codes. ``None`` (the default): 64, or 2.5 T rounded up
-        to a multiple of 8 when that is more (128 at T = 50; :meth:`code_length`): at
-        T = 50 on 20 Newsgroups 64 bits left 10-12% of the topics no document's top topic
-        (too few distinct codes), 128 left 0-2% (README).
+        to a multiple of 8 when that is more (128 at T = 50; :meth:`code_length`): with
+        too few bits there are too few distinct codes for every topic to lead one
+        (README, "Every topic some document's top topic").
     hidden : tuple of int
         Decoder hidden sizes. The default ``()`` is a linear map from the code to the
         topic logits, f(z) = softmax(b + W z): on 20 Newsgroups hidden layers gave
@@ -119,7 +119,8 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         (mean cosine between topics), restarted_topics, seconds.
     """
 
-    _parameter_rules = {**BPEBase._parameter_rules, "n_topics": P.POSITIVE_INT, "n_bits": P.POSITIVE_INT_OR_NONE, "topic_init_docs": P.Rule("int", low=0),
+    _parameter_rules = {**BPEBase._parameter_rules, "n_topics": P.POSITIVE_INT,
+                        "n_bits": P.POSITIVE_INT_OR_NONE, "topic_init_docs": P.Rule("int", low=0),
                         "topic_repulsion": P.NON_NEGATIVE, "reseed_similarity": P.NON_NEGATIVE_OR_NONE,
                         "split_moves": P.BOOL, "split_min_gain": P.NON_NEGATIVE}
 
@@ -248,9 +249,8 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         weight is under a tenth of the average, *duplicated* when its word distribution
         has cosine similarity above ``reseed_similarity`` with a more used topic. With
         ``split_moves`` such a topic, or one that is no sampled document's top topic (at
-        every check, not only in the first half: at T = 50 a tenth of the topics ended
-        as secondary components that no document is mostly about), takes half of the
-        topic worth splitting most, and
+        every check, not only in the first half: a secondary component that no document
+        is mostly about), takes half of the topic worth splitting most, and
         other split moves are made where they gain (:meth:`_split_topics`); a restarted
         topic that no split serves (or all, without ``split_moves``) is started again
         from the 5 documents the model explains worst (lowest data term per token), and
