@@ -7,10 +7,8 @@ A run folder (written by :func:`save_run`, read back by :func:`load_run`)::
     model.safetensors  model.state_dict(): decoder.*, likelihood.*, prior.{a, b, t}
     vocabulary.txt     one word per line, column j of the counts is line j
     topics.csv         topic, share, rank, word, weight (long format)
-    doc_codes.npz      codes of the training documents (scipy.sparse.save_npz, CSR uint8); a run
-                       trained on a sharded corpus has codes/ instead (one CSR per corpus shard,
-                       the distinct codes; config "codes"; runs/sharded_codes.py) and no
-                       doc_topics.npz (the corpus keeps the ids; mixtures are f(codes))
+    doc_codes.npz      codes of the training documents (scipy.sparse.save_npz, CSR uint8); trained on
+                       a sharded corpus: codes/ instead, and no doc_topics.npz (runs/sharded_codes.py)
     counts.npz         training counts (scipy.sparse.save_npz, CSR N x W), rows in the order of
                        the ids in doc_topics.npz; absent from runs saved without a corpus or
                        counts, and from runs of older bpetopics (still version 1)
@@ -109,8 +107,7 @@ class Run:
 
     @_damage_is_run_error
     def doc_codes(self) -> sp.csr_matrix:
-        """Codes of the training documents, CSR (N x K) uint8 (a run trained on a sharded
-        corpus: its code shards stacked, :mod:`bpetopics.runs.sharded_codes`)."""
+        """Codes of the training documents, CSR (N x K) uint8 (sharded: codes/ stacked)."""
         if "codes" in self.config:
             from bpetopics.runs.sharded_codes import all_codes
 
@@ -295,7 +292,6 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
               "n_features": int(model.n_features_), "corpus": corpus_cfg, "versions": library_versions(),
               "training": {"epoch": int(model.epoch_), "step": int(model.step_), "history": history,
                            "torch_threads": _torch_threads()}}
-
     with staging_folder(out) as tmp:
         if on_disk:     # codes/: written shard by shard (runs/sharded_codes.py), never dense
             from bpetopics.runs.sharded_codes import code_summary, write_codes
@@ -305,7 +301,7 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
         else:
             doc_topic = model.code_topic(codes).astype(np.float32)
             lengths = np.asarray(counts.sum(axis=1), dtype=float).ravel() if counts is not None else np.ones(n_docs)
-            coded = {"documents": n_docs, "mean_active_bits": float(codes.sum(1).mean()) if n_docs else 0.0,
+            coded = {"mean_active_bits": float(codes.sum(1).mean()) if n_docs else 0.0,
                      "bits_used": int((codes.sum(0) > 0).sum()),
                      "topic_share": (lengths @ doc_topic) / max(float(lengths.sum()), 1e-12)}
             ids = [str(i) for i in (corpus.ids if corpus is not None else range(n_docs))]
@@ -317,8 +313,7 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
                    "final_objective": history[-1]["objective"] if history else None,
                    "mean_active_bits": coded["mean_active_bits"], "bits_used": coded["bits_used"],
                    "train_seconds": float(sum(h.get("seconds", 0.0) for h in history)),
-                   "topic_share": [float(x) for x in share],
-                   "top_words": [[vocabulary[j] for j in row] for row in order]}
+                   "topic_share": [float(x) for x in share], "top_words": [[vocabulary[j] for j in row] for row in order]}
         state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
         (tmp / WEIGHTS_FILE).write_bytes(canonical_safetensors(safetensors_bytes(
             state, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})))

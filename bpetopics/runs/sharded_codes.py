@@ -20,9 +20,9 @@ A_U^T diag(documents) A_U, pyLDAvis's topic sizes are the same weighted sums. Th
 documents (no ids, no mixtures) are not duplicated into the run: the corpus keeps them.
 
 :func:`write_codes` runs inside :func:`~bpetopics.runs.folder.save_run`'s staging
-folder, so a run is never half-written. Memory: one block of rows (the corpus's
-``BLOCK_ROWS``, 16,384), its dense codes (block x K bytes), one shard's sparse codes
-and the distinct codes.
+folder, so a run is never half-written. Memory: one block of :data:`ENCODE_ROWS` rows
+(gathered from the maps), its dense codes (block x K bytes), one shard's sparse codes
+and the distinct codes; nothing that grows with N but the sparse codes of one shard.
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ import scipy.sparse as sp
 CODES_DIR = "codes"
 CODES_FORMAT = "bpetopics.sharded_codes"
 DISTINCT_FILE = "distinct.npz"
+#: Rows encoded at once (``transform`` pursues them 1,024 at a time; the block bounds the
+#: gathered counts and their temporaries).
+ENCODE_ROWS = 4096
 
 
 @dataclass
@@ -118,7 +121,7 @@ def write_codes(folder, model, counts, progress: bool = False) -> tuple[dict, Di
     write ``folder/codes/`` (module docstring); returns (the ``config["codes"]``
     record, the :class:`DistinctCodes`).
 
-    Rows are encoded by blocks of the corpus's ``BLOCK_ROWS`` with ``model.transform``
+    Rows are encoded by blocks of :data:`ENCODE_ROWS` with ``model.transform``
     (everything global frozen): each document's code is the one ``transform`` gives it
     in memory (tested).
 
@@ -131,8 +134,6 @@ def write_codes(folder, model, counts, progress: bool = False) -> tuple[dict, Di
     """
     from tqdm.auto import tqdm
 
-    from bpetopics.text.sharded_counts import BLOCK_ROWS
-
     codes_dir = Path(folder) / CODES_DIR
     codes_dir.mkdir()
     tally = _DistinctTally(int(model.n_bits))
@@ -142,8 +143,8 @@ def write_codes(folder, model, counts, progress: bool = False) -> tuple[dict, Di
     bar = tqdm(total=counts.shape[0], desc="encoding", unit="doc", disable=not progress, leave=False)
     for s in range(len(offsets) - 1):
         parts = []
-        for begin in range(int(offsets[s]), int(offsets[s + 1]), BLOCK_ROWS):
-            block = counts[np.arange(begin, min(begin + BLOCK_ROWS, int(offsets[s + 1])))]
+        for begin in range(int(offsets[s]), int(offsets[s + 1]), ENCODE_ROWS):
+            block = counts[np.arange(begin, min(begin + ENCODE_ROWS, int(offsets[s + 1])))]
             codes = model.transform(block)                          # (b, K) uint8
             lengths = np.asarray(block.sum(axis=1)).ravel()
             tally.add(codes, lengths)

@@ -23,14 +23,19 @@ from tests.cli.test_sharded_commands import _in_memory_copy, jsonl, sharded  # n
 
 @pytest.fixture(scope="module")
 def runs(sharded, tmp_path_factory):  # noqa: F811
-    """The same training on the sharded corpus and on its counts in memory (2 epochs)."""
+    """The same training on the sharded corpus and on its counts in memory (2 epochs);
+    the sharded run's codes are encoded 16 rows at a time (several blocks a shard)."""
+    from bpetopics.runs import sharded_codes
+
     root = tmp_path_factory.mktemp("runs")
     memory = _in_memory_copy(sharded, root / "memory")
     runner = CliRunner()
-    for corpus, out in ((sharded, root / "disk"), (memory, root / "mem")):
-        result = runner.invoke(main, ["train", str(corpus), "--out", str(out), "--quiet", "--batch-size", "16",
-                                      *TINY])
-        assert result.exit_code == 0, result.output
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sharded_codes, "ENCODE_ROWS", 16)
+        for corpus, out in ((sharded, root / "disk"), (memory, root / "mem")):
+            result = runner.invoke(main, ["train", str(corpus), "--out", str(out), "--quiet", "--batch-size", "16",
+                                          *TINY])
+            assert result.exit_code == 0, result.output
     return root / "disk", root / "mem"
 
 
