@@ -16,8 +16,11 @@ raw, with replacement, seeded), then prints a markdown table of:
   dense N x K array, then the N x T mixtures, as ``save_run`` does for a corpus in
   memory): CPU seconds and the peak memory each adds over the loaded model and corpus.
 
-Each measurement runs in a fresh subprocess (peak memory from ``resource.getrusage``:
-``ru_maxrss`` of the process itself and, for the build, of its children).
+Each measurement runs in a fresh subprocess. Peak memory of the build: ``resource.getrusage``
+(``ru_maxrss`` of the process and of its children); of training and encoding: ``VmHWM``
+of /proc/self/status (``ru_maxrss`` of a subprocess starts at its parent's size when it
+forked, which hid these peaks under the parent's); the encoding's peak is measured from
+the size before it (``clear_refs``).
 
 Run: ``python benchmarks/bench_stream.py [--docs 1000000] [--small 100000] [--workdir DIR]``
 (offline data: SCIKIT_LEARN_DATA, NLTK_DATA as in README). Disk: about 2 KB per
@@ -37,6 +40,24 @@ from pathlib import Path
 
 def _mib(kib: int) -> float:
     return kib / 1024   # ru_maxrss is in KiB on Linux
+
+
+def _status_mib(field: str) -> float:
+    """``VmHWM`` (peak) or ``VmRSS`` (now) of this process from /proc/self/status, MiB.
+    Unlike ``ru_maxrss``, which a child started by ``subprocess`` inherits from the
+    parent's size at fork, these belong to the process's own memory map."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _reset_peak() -> None:
+    """Start ``VmHWM`` again from the current size (Linux >= 4.0: clear_refs 5)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
 
 
 def write_jsonl(path: Path, n_docs: int, seed: int = 0) -> None:
@@ -80,11 +101,11 @@ def child_train(corpus: str, checkpoint: str) -> dict:
 
     torch.set_num_threads(1)
     counts = open_sharded(corpus).counts
-    after_open = _mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    after_open = _status_mib("VmHWM")
     wall, cpu = time.perf_counter(), time.process_time()
     model = PoissBPE(epochs=1, device="cpu", progress=False).fit(counts, encode=False)   # encoding: below
     result = {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
-              "peak": _mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss), "after_open": after_open,
+              "peak": _status_mib("VmHWM"), "after_open": after_open,
               "docs": counts.shape[0], "nnz": counts.nnz, "epoch_seconds": model.history_[-1]["seconds"]}
     save_checkpoint(checkpoint, model)
     return result
@@ -106,7 +127,8 @@ def child_encode(corpus: str, checkpoint: str, how: str) -> dict:
     counts = open_sharded(corpus).counts
     model, _ = load_checkpoint(checkpoint, device="cpu")
     model.transform(counts[np.arange(min(64, counts.shape[0]))])   # first-call set-up out of the measure
-    base = _mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    base = _status_mib("VmRSS")
+    _reset_peak()
     cpu = time.process_time()
     with tempfile.TemporaryDirectory(dir=Path(checkpoint).parent) as folder:
         if how == "sharded":
@@ -114,9 +136,10 @@ def child_encode(corpus: str, checkpoint: str, how: str) -> dict:
             bits = float(distinct.documents @ distinct.codes.sum(1)) / distinct.n_docs
         else:
             codes = model.transform(counts)
-            _mixtures = model.code_topic(codes).astype(np.float32)      # what save_run keeps
+            mixtures = model.code_topic(codes).astype(np.float32)      # what save_run keeps
+            assert mixtures.shape[0] == codes.shape[0]
             bits = float(codes.sum(1).mean())
-    peak = _mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    peak = _status_mib("VmHWM")
     return {"cpu": time.process_time() - cpu, "base": base, "peak": peak, "added": peak - base, "bits": bits}
 
 

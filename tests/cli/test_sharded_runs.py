@@ -104,9 +104,11 @@ def test_evaluate_a_sharded_run_on_a_seeded_sample(runs, tmp_path):
     assert -1 <= metrics["npmi"] <= 1 and metrics["purity"] is not None     # the corpus has labels
     again = runner.invoke(main, ["evaluate", str(runs[0]), "--sample", "60", "--seed", "3",
                                  "--out", str(tmp_path / "n.json")])
+    assert again.exit_code == 0, again.output
     assert json.loads((tmp_path / "n.json").read_text())["perplexity"] == metrics["perplexity"]
     other = runner.invoke(main, ["evaluate", str(runs[0]), "--sample", "60", "--seed", "4",
                                  "--out", str(tmp_path / "o.json")])
+    assert other.exit_code == 0, other.output
     assert json.loads((tmp_path / "o.json").read_text())["perplexity"] != metrics["perplexity"]
     whole = runner.invoke(main, ["evaluate", str(runs[0])])      # default sample > N: every document
     assert whole.exit_code == 0, whole.output
