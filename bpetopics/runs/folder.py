@@ -140,6 +140,9 @@ class Run:
     @_damage_is_run_error
     def doc_topics(self) -> tuple[list[str], np.ndarray]:
         """(ids, mixtures (N x T)) of the training documents."""
+        if "codes" in self.config:
+            raise RunError(f"{self.path} was trained on a sharded corpus and keeps no {DOC_TOPICS_FILE}: the ids are "
+                           "the corpus's, the mixtures model.code_topic(run.doc_codes())")
         with np.load(self.path / DOC_TOPICS_FILE, allow_pickle=False) as f:
             return [str(i) for i in f["ids"]], f["doc_topic"]
 

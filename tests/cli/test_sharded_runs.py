@@ -48,6 +48,8 @@ def test_the_codes_are_written_sparse_per_shard_and_equal_transform(runs, sharde
     assert [e["documents"] for e in config["codes"]["shards"]] == [50, 50, 50, 10]
     run = run_io.load_run(disk)
     assert not hasattr(run.model, "codes_")                        # nothing dense is loaded
+    with pytest.raises(run_io.RunError, match="trained on a sharded corpus and keeps no doc_topics.npz"):
+        run.doc_topics()
     counts = open_sharded(sharded).counts
     expected = run.model.transform(counts[np.arange(counts.shape[0])])   # the counts in memory
     shards = [sp.load_npz(disk / "codes" / f"shard-{s:05d}.npz") for s in range(4)]
