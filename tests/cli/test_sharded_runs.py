@@ -161,3 +161,21 @@ def test_a_damaged_code_shard_is_one_line(runs, tmp_path):
     (copy / "codes" / "distinct.npz").write_bytes(b"not a zip")
     result = CliRunner().invoke(main, ["graph", str(copy), "--out", str(tmp_path / "g.png")])
     one_line_error(result, "distinct.npz is missing or damaged", "train the run again")
+
+
+def test_graph_needs_no_corpus_and_evaluate_names_a_missing_one(runs, tmp_path):
+    """graph and ldavis read only the run (codes/distinct.npz); evaluate reads the shards,
+    and a corpus moved away is one line."""
+    import shutil
+
+    copy = tmp_path / "run"
+    shutil.copytree(runs[0], copy)
+    config = json.loads((copy / "config.json").read_text())
+    config["corpus"]["source"] = str(tmp_path / "moved")
+    (copy / "config.json").write_text(json.dumps(config))
+    runner = CliRunner()
+    result = runner.invoke(main, ["graph", str(copy), "--out", str(tmp_path / "g.png")])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(main, ["ldavis", str(copy), "--out", str(tmp_path / "t.html")])
+    assert result.exit_code == 0, result.output
+    one_line_error(runner.invoke(main, ["evaluate", str(copy)]), "cannot read the corpus of", "moved")
