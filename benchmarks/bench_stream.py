@@ -9,10 +9,18 @@ raw, with replacement, seeded), then prints a markdown table of:
 * one training epoch of PoissBPE (defaults, CPU, one torch thread) read from the shards
   at a small size (the first ``--small`` documents, built as their own corpus) and at N:
   wall and CPU seconds, seconds per million non-zeros, peak resident memory, and the
-  ratio of the two peaks (issue #15 asks for at most 1.5x from 100 k to 1 M documents).
+  ratio of the two peaks (issue #15 asks for at most 1.5x from 100 k to 1 M documents);
+* the final encoding of every training document from that model's checkpoint, as
+  ``bpetopics train`` does it for a sharded corpus (block by block, sparse code shards:
+  ``runs/sharded_codes.write_codes``) against the in-memory way (``transform`` into a
+  dense N x K array, then the N x T mixtures, as ``save_run`` does for a corpus in
+  memory): CPU seconds and the peak memory each adds over the loaded model and corpus.
 
-Each measurement runs in a fresh subprocess (peak memory from ``resource.getrusage``:
-``ru_maxrss`` of the process itself and, for the build, of its children).
+Each measurement runs in a fresh subprocess. Peak memory of the build: ``resource.getrusage``
+(``ru_maxrss`` of the process and of its children); of training and encoding: ``VmHWM``
+of /proc/self/status (``ru_maxrss`` of a subprocess starts at its parent's size when it
+forked, which hid these peaks under the parent's); the encoding's peak is measured from
+the size before it (``clear_refs``).
 
 Run: ``python benchmarks/bench_stream.py [--docs 1000000] [--small 100000] [--workdir DIR]``
 (offline data: SCIKIT_LEARN_DATA, NLTK_DATA as in README). Disk: about 2 KB per
@@ -32,6 +40,24 @@ from pathlib import Path
 
 def _mib(kib: int) -> float:
     return kib / 1024   # ru_maxrss is in KiB on Linux
+
+
+def _status_mib(field: str) -> float:
+    """``VmHWM`` (peak) or ``VmRSS`` (now) of this process from /proc/self/status, MiB.
+    Unlike ``ru_maxrss``, which a child started by ``subprocess`` inherits from the
+    parent's size at fork, these belong to the process's own memory map."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _reset_peak() -> None:
+    """Start ``VmHWM`` again from the current size (Linux >= 4.0: clear_refs 5)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        pass
 
 
 def write_jsonl(path: Path, n_docs: int, seed: int = 0) -> None:
@@ -66,20 +92,55 @@ def child_build(source: str, out: str, jobs: int) -> dict:
             "docs": manifest["n_docs"], "nnz": manifest["nnz"]}
 
 
-def child_train(corpus: str) -> dict:
+def child_train(corpus: str, checkpoint: str) -> dict:
     import torch
 
     from bpetopics import PoissBPE
+    from bpetopics.runs import save_checkpoint
     from bpetopics.text.sharded import open_sharded
 
     torch.set_num_threads(1)
     counts = open_sharded(corpus).counts
-    after_open = _mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    after_open = _status_mib("VmHWM")
     wall, cpu = time.perf_counter(), time.process_time()
-    model = PoissBPE(epochs=1, device="cpu", progress=False).fit(counts)
-    return {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
-            "peak": _mib(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss), "after_open": after_open,
-            "docs": counts.shape[0], "nnz": counts.nnz, "epoch_seconds": model.history_[-1]["seconds"]}
+    model = PoissBPE(epochs=1, device="cpu", progress=False).fit(counts, encode=False)   # encoding: below
+    result = {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu,
+              "peak": _status_mib("VmHWM"), "after_open": after_open,
+              "docs": counts.shape[0], "nnz": counts.nnz, "epoch_seconds": model.history_[-1]["seconds"]}
+    save_checkpoint(checkpoint, model)
+    return result
+
+
+def child_encode(corpus: str, checkpoint: str, how: str) -> dict:
+    """Encode every document of ``corpus`` with the checkpoint's model: ``sharded`` (the
+    code shards a sharded run writes) or ``dense`` (transform + mixtures in memory)."""
+    import tempfile
+
+    import numpy as np
+    import torch
+
+    from bpetopics.runs import load_checkpoint
+    from bpetopics.runs.sharded_codes import write_codes
+    from bpetopics.text.sharded import open_sharded
+
+    torch.set_num_threads(1)
+    counts = open_sharded(corpus).counts
+    model, _ = load_checkpoint(checkpoint, device="cpu")
+    model.transform(counts[np.arange(min(64, counts.shape[0]))])   # first-call set-up out of the measure
+    base = _status_mib("VmRSS")
+    _reset_peak()
+    cpu = time.process_time()
+    with tempfile.TemporaryDirectory(dir=Path(checkpoint).parent) as folder:
+        if how == "sharded":
+            _, distinct = write_codes(folder, model, counts)
+            bits = float(distinct.documents @ distinct.codes.sum(1)) / distinct.n_docs
+        else:
+            codes = model.transform(counts)
+            mixtures = model.code_topic(codes).astype(np.float32)      # what save_run keeps
+            assert mixtures.shape[0] == codes.shape[0]
+            bits = float(codes.sum(1).mean())
+    peak = _status_mib("VmHWM")
+    return {"cpu": time.process_time() - cpu, "base": base, "peak": peak, "added": peak - base, "bits": bits}
 
 
 def _run_child(*args) -> dict:
@@ -94,11 +155,13 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=1_000_000, help="N, documents of the large corpus")
     parser.add_argument("--small", type=int, default=100_000, help="documents of the small training corpus")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/bpetopics-bench-stream"))
+    parser.add_argument("--jobs", default="1,2", help="worker counts of the build to time (comma-separated)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         kind, *rest = args.child
-        result = child_build(rest[0], rest[1], int(rest[2])) if kind == "build" else child_train(rest[0])
+        result = (child_build(rest[0], rest[1], int(rest[2])) if kind == "build" else
+                  child_train(rest[0], rest[1]) if kind == "train" else child_encode(*rest))
         print(json.dumps(result))
         return
 
@@ -112,12 +175,17 @@ def main() -> None:
             print(f"wrote {path} ({path.stat().st_size / 2**20:,.0f} MiB) in {time.perf_counter() - start:.0f} s",
                   file=sys.stderr)
 
-    builds = {jobs: _run_child("build", big, work / f"sharded-{args.docs}", jobs) for jobs in (1, 2)}
+    builds = {jobs: _run_child("build", big, work / f"sharded-{args.docs}", jobs)
+              for jobs in map(int, args.jobs.split(","))}
     _run_child("build", small, work / f"sharded-{args.small}", 1)
-    trains = {n: _run_child("train", work / f"sharded-{n}") for n in (args.small, args.docs)}
+    trains = {n: _run_child("train", work / f"sharded-{n}", work / f"model-{n}.safetensors")
+              for n in (args.small, args.docs)}
+    encodes = {(n, how): _run_child("encode", work / f"sharded-{n}", work / f"model-{n}.safetensors", how)
+               for n in (args.small, args.docs) for how in ("sharded", "dense")}
 
+    first = next(iter(builds.values()))
     print(f"## Sharded corpus build, {args.docs:,} documents resampled from 20 Newsgroups "
-          f"({builds[1]['docs']:,} kept, {builds[1]['nnz']:,} non-zeros)\n")
+          f"({first['docs']:,} kept, {first['nnz']:,} non-zeros)\n")
     print("| jobs | wall s | CPU s (all) | CPU s (main process) | docs/s (wall) | peak RSS main MiB | "
           "peak RSS worker MiB |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
@@ -125,8 +193,10 @@ def main() -> None:
         worker = f"{b['peak_worker']:.0f}" if jobs > 1 else "-"
         print(f"| {jobs} | {b['wall']:.1f} | {b['cpu']:.1f} | {b['cpu_main']:.1f} | {args.docs / b['wall']:,.0f} | "
               f"{b['peak_main']:.0f} | {worker} |")
-    print(f"\nspeed-up with 2 jobs (wall): {builds[1]['wall'] / builds[2]['wall']:.2f}x (only meaningful on idle "
-          "cores; the main process's CPU share bounds it)\n")
+    if 1 in builds and 2 in builds:
+        print(f"\nspeed-up with 2 jobs (wall): {builds[1]['wall'] / builds[2]['wall']:.2f}x (only meaningful on "
+              "idle cores; the main process's CPU share bounds it)")
+    print()
     print("## One training epoch from the shards (PoissBPE defaults, CPU, 1 torch thread)\n")
     print("| documents | non-zeros | wall s | CPU s | us per non-zero | RSS after open MiB | peak RSS MiB |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
@@ -135,7 +205,14 @@ def main() -> None:
               f"{t['after_open']:.0f} | {t['peak']:.0f} |")
     ratio = trains[args.docs]["peak"] / trains[args.small]["peak"]
     print(f"\npeak memory of training, {args.docs:,} vs {args.small:,} documents: {ratio:.2f}x "
-          "(fit includes encoding every document once at the end; the codes, N x K bytes, are kept)")
+          "(the epoch alone; the final encoding is measured below)\n")
+    print("## The final encoding of every document (from the epoch's checkpoint; 1 torch thread)\n")
+    print("| documents | how | CPU s | RSS before MiB | peak RSS MiB | added MiB | mean active bits |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    for (n, how), e in encodes.items():
+        label = "code shards (sharded run)" if how == "sharded" else "dense N x K + N x T (in memory)"
+        print(f"| {n:,} | {label} | {e['cpu']:.1f} | {e['base']:.0f} | {e['peak']:.0f} | {e['added']:.0f} | "
+              f"{e['bits']:.2f} |")
 
 
 if __name__ == "__main__":

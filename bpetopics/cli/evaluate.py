@@ -39,7 +39,10 @@ def format_metrics(result: dict) -> str:
               help="Seed of the completion split and of the classifier.")
 @click.option("--gensim/--no-gensim", default=True, show_default=True,
               help="Also compute gensim's c_npmi (the reference for ours), C_V, UMass and UCI (slower).")
-def evaluate(run, reference, out, top_n, seed, gensim):
+@click.option("--sample", type=IntRange(min=1), default=10_000, show_default=True,
+              help="Runs trained on a sharded corpus: measure on this many of the training documents, "
+                   "drawn with --seed (such a corpus has no test split).")
+def evaluate(run, reference, out, top_n, seed, gensim, sample):
     """Measure a trained run on its corpus's held-out documents.
 
     \b
@@ -54,7 +57,10 @@ def evaluate(run, reference, out, top_n, seed, gensim):
 
     The corpus is rebuilt from what the run recorded (20 Newsgroups with the same
     settings, the same folder, or the saved corpus); a change since training is an
-    error.
+    error. A run trained on a sharded corpus is measured on a seeded sample of its
+    training documents read from the shards (--sample; coherence counts words sharing
+    a document, as the shards keep no word order; no gensim measures, no accuracy),
+    and the output says so.
 
     \b
     Examples:
@@ -71,9 +77,11 @@ def evaluate(run, reference, out, top_n, seed, gensim):
     loaded = open_run(run)
     with run_errors():
         result = evaluate_run(loaded, reference=reference, top_n=top_n, seed=seed, gensim=gensim,
-                              echo=lambda m: click.echo(m, err=True))
+                              echo=lambda m: click.echo(m, err=True), sample=sample)
     if out is not None:
         write_text_atomic(out, json.dumps(json_safe(result), indent=1, ensure_ascii=False) + "\n")
+    if "sample" in result:      # a sharded run: which documents were measured
+        click.echo(result["sample"]["note"][0].upper() + result["sample"]["note"][1:])
     click.echo(format_metrics(result))
     if out is not None:
         click.echo(f"Wrote {out}", err=True)

@@ -26,7 +26,8 @@ def ldavis(run, out, mds, R, seed, overwrite):
     Topic-term distributions come from the model, document-topic mixtures f(z) from
     the training documents' codes, document lengths and term frequencies from the
     training counts saved with the run (for runs saved without them, the run's corpus
-    is rebuilt from what the run recorded). The page holds d3, LDAvis and the data, so
+    is rebuilt from what the run recorded). For a run trained on a sharded corpus, the
+    documents are summed by their distinct codes (the same page, from a small file). The page holds d3, LDAvis and the data, so
     it opens without network access. Topic t + 1 on the page is topic t of
     `bpetopics topics` and node t of `bpetopics graph`.
 
@@ -49,5 +50,5 @@ def ldavis(run, out, mds, R, seed, overwrite):
     write_ldavis_html(data["topic_word"], data["doc_topic"], data["doc_lengths"], data["vocabulary"],
                       data["term_frequency"], out, seed=seed, mds=mds, R=R,
                       title=f"Topics of {loaded.path.name}")
-    click.echo(f"Wrote {out} ({data['topic_word'].shape[0]} topics, {len(data['vocabulary']):,} words, "
-               f"{len(data['doc_lengths']):,} documents)")
+    documents = data.get("note") or f"{len(data['doc_lengths']):,} documents"   # a sharded run: by distinct codes
+    click.echo(f"Wrote {out} ({data['topic_word'].shape[0]} topics, {len(data['vocabulary']):,} words, {documents})")

@@ -221,7 +221,7 @@ class BPEBase(P.HyperParameters, SavedState):
         return 1.0 if ramp <= 0 else min(1.0, self.step_ / ramp)
 
     # ---------------------------------------------------------------------- training
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, encode=True):
         """Train from scratch for :meth:`total_epochs` epochs.
 
         Parameters
@@ -230,6 +230,9 @@ class BPEBase(P.HyperParameters, SavedState):
             Data (a CSR count matrix for text), or rows read from disk as training goes
             (:class:`~bpetopics.core.batches.RowStore`, e.g. a sharded corpus's counts:
             the same model as from the same rows in memory).
+        encode : bool
+            End by encoding X into ``codes_`` (N, K); False leaves ``codes_`` unset (a
+            training job on a sharded corpus writes the codes shard by shard instead).
 
         Returns
         -------
@@ -238,19 +241,22 @@ class BPEBase(P.HyperParameters, SavedState):
         X = self._check_X(X)
         self._setup(X)
         self._train(X, self.total_epochs())
-        self.codes_ = self.transform(X)
+        if encode:
+            self.codes_ = self.transform(X)
         return self
 
-    def continue_fit(self, X):
+    def continue_fit(self, X, *, encode=True):
         """Train the remaining ``total_epochs() - epoch_`` epochs (after loading a checkpoint).
 
         The epoch order depends only on the seed and the epoch number, so a run resumed
         from the state saved after epoch e ends with the same model as one never stopped.
+        ``encode`` as for :meth:`fit`.
         """
         X = self._check_X(X)
         self._check_fitted()
         self._train(X, max(0, self.total_epochs() - self.epoch_))
-        self.codes_ = self.transform(X)
+        if encode:
+            self.codes_ = self.transform(X)
         return self
 
     def partial_fit(self, X, y=None, total_samples=None):

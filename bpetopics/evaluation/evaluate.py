@@ -37,6 +37,7 @@ def evaluate_topic_model(
     gensim_measures: Sequence[str] = ("c_npmi",),
     diversity_top_n: int = 25,
     corpus_texts=None,
+    coherence_window: int = 10,
 ) -> dict:
     """Evaluate one fitted topic model; ``compare`` is a loop of this over models.
 
@@ -69,6 +70,9 @@ def evaluate_topic_model(
     corpus_texts : list of list of str or EncodedTexts, optional
         A second coherence reference, the whole corpus (OCTIS's protocol: NPMI with the
         corpus itself as reference), scored as ``npmi_corpus``.
+    coherence_window : int
+        Sliding window of our NPMI (gensim's c_npmi: 10); at least the longest reference
+        document's length makes each document one window (document co-occurrence).
 
     Returns
     -------
@@ -95,7 +99,7 @@ def evaluate_topic_model(
         out["fit_seconds"] = float(model.fit_seconds_)
 
     encoded = test_texts if isinstance(test_texts, EncodedTexts) else encode_texts(test_texts, vocabulary)
-    ours = npmi_coherence(top_ids, encoded, vocabulary)
+    ours = npmi_coherence(top_ids, encoded, vocabulary, window_size=coherence_window)
     out["npmi"] = ours.mean
     out["npmi_nonfinite"] = ours.n_nonfinite
     out["npmi_seconds"] = ours.seconds

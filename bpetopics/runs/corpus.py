@@ -91,15 +91,22 @@ def run_train_counts(run):
 
 
 def _sharded_counts(run, source):
+    return run_sharded_corpus(run, source).counts
+
+
+def run_sharded_corpus(run, source=None):
+    """The sharded corpus a run was trained on (:class:`~bpetopics.text.sharded.ShardedCorpus`,
+    memory-mapped), checked against the run's sizes; RunError (one line) otherwise."""
     from bpetopics.text import CorpusError
     from bpetopics.text.sharded import open_sharded
 
+    source = source or (run.config.get("corpus") or {}).get("source")
     try:
-        counts = open_sharded(source).counts
+        corpus = open_sharded(source)
     except CorpusError as exc:
         raise RunError(f"cannot read the corpus of {run.path}: {exc}") from None
     expected = (run.config.get("n_data"), run.config.get("n_features"))
-    if counts.shape != expected:
-        raise RunError(f"the sharded corpus {source} has shape {counts.shape}, the run {expected}: "
+    if corpus.counts.shape != expected:
+        raise RunError(f"the sharded corpus {source} has shape {corpus.counts.shape}, the run {expected}: "
                        "it changed since training")
-    return counts
+    return corpus

@@ -172,12 +172,15 @@ def distributed_fit(model, X, group: TorchGroup):
     """Train ``model`` on ``X`` with the step shared by ``group`` (fit, or continue_fit
     when it holds a checkpoint's state); every rank must call it with equal models and
     the same X (each reads only its share of every minibatch). Returns the model."""
+    from bpetopics.core.batches import RowStore
+
+    encode = {"encode": False} if isinstance(X, RowStore) else {}   # rank 0 writes them by shards
     model.step_group = group
     try:
         if _is_fitted(model):
-            model.continue_fit(X)
+            model.continue_fit(X, **encode)
         else:
-            model.fit(X)
+            model.fit(X, **encode)
     finally:
         vars(model).pop("step_group", None)     # back to the class's: one process
     return model

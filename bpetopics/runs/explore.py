@@ -9,6 +9,7 @@ import math
 
 from bpetopics.runs.corpus import run_splits, run_train_counts
 from bpetopics.runs.folder import RunError
+from bpetopics.runs.sharded_codes import is_sharded_run
 
 
 def run_graph(run, rule: str = "threshold", threshold: float | None = None, mass: float | None = None,
@@ -26,6 +27,11 @@ def run_graph(run, rule: str = "threshold", threshold: float | None = None, mass
     from bpetopics.runs.topics import topic_shares
     from bpetopics.viz import DEFAULT_MASS, DEFAULT_THRESHOLD, coactivation_graph
 
+    if is_sharded_run(run):       # all documents, by their distinct codes
+        from bpetopics.runs.sharded_explore import sharded_graph
+
+        return sharded_graph(run, rule, DEFAULT_THRESHOLD if threshold is None else threshold,
+                             DEFAULT_MASS if mass is None else mass, top_n)
     model = run.model
     codes = getattr(model, "codes_", None)
     if codes is None:
@@ -49,6 +55,10 @@ def run_bit_table(run, labels=None):
 
     from bpetopics.viz import bit_table
 
+    if is_sharded_run(run):
+        from bpetopics.runs.sharded_explore import sharded_bit_table
+
+        return sharded_bit_table(run, labels)
     model = run.model
     codes = getattr(model, "codes_", None)
     return bit_table(model.code_topic, model.code_length(), labels=labels,
@@ -62,11 +72,15 @@ def run_ldavis_inputs(run) -> dict:
     ``topic_word`` = ``model.topic_word_``; ``doc_topic`` = f(z_n) =
     ``model.code_topic(codes_)``; ``doc_lengths`` and ``term_frequency`` = row and
     column sums of the training counts (``counts.npz``; rebuilt from the recorded corpus
-    only for runs saved before that file existed).
+    only for runs saved before that file existed). A run trained on a sharded corpus
+    gives one row per distinct code (:func:`~bpetopics.runs.sharded_explore.sharded_ldavis_inputs`).
     """
     import numpy as np
 
+    if is_sharded_run(run):     # one row per distinct code, weighted: the same page
+        from bpetopics.runs.sharded_explore import sharded_ldavis_inputs
 
+        return sharded_ldavis_inputs(run)
     model = run.model
     codes = getattr(model, "codes_", None)
     if codes is None:
@@ -92,18 +106,25 @@ def json_safe(value):
 
 
 def evaluate_run(run, reference: str = "test", top_n: int = 10, seed: int = 0, gensim: bool = True,
-                 echo=None) -> dict:
+                 echo=None, sample: int | None = None) -> dict:
     """All the measures of :func:`bpetopics.evaluation.evaluate_topic_model` for a run.
 
     Held-out documents are the test split, rebuilt with :func:`run_splits` (for a source
     without one, the training documents, which flatters perplexity; ``heldout`` says
     which). The training counts are the run's saved ones (``counts.npz``) when it has
     them. ``reference`` is the split whose texts score coherence. ``fit_seconds`` is the
-    recorded training time.
+    recorded training time. A run trained on a sharded corpus is measured on a seeded
+    sample of ``sample`` of its training documents
+    (:func:`~bpetopics.runs.sharded_explore.evaluate_sharded_run`; ``reference`` and
+    ``gensim`` do not apply).
     """
     from bpetopics.evaluation import evaluate_topic_model
     from bpetopics.evaluation.coherence import GENSIM_MEASURES
 
+    if is_sharded_run(run):
+        from bpetopics.runs.sharded_explore import DEFAULT_SAMPLE, evaluate_sharded_run
+
+        return evaluate_sharded_run(run, DEFAULT_SAMPLE if sample is None else sample, top_n, seed)
     splits = run_splits(run)
     train = splits["train"]
     train_counts = run_train_counts(run) if run.has_counts() else train.counts

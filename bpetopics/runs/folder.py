@@ -7,7 +7,8 @@ A run folder (written by :func:`save_run`, read back by :func:`load_run`)::
     model.safetensors  model.state_dict(): decoder.*, likelihood.*, prior.{a, b, t}
     vocabulary.txt     one word per line, column j of the counts is line j
     topics.csv         topic, share, rank, word, weight (long format)
-    doc_codes.npz      codes of the training documents (scipy.sparse.save_npz, CSR uint8)
+    doc_codes.npz      codes of the training documents (scipy.sparse.save_npz, CSR uint8); trained on
+                       a sharded corpus: codes/ instead, and no doc_topics.npz (runs/sharded_codes.py)
     counts.npz         training counts (scipy.sparse.save_npz, CSR N x W), rows in the order of
                        the ids in doc_topics.npz; absent from runs saved without a corpus or
                        counts, and from runs of older bpetopics (still version 1)
@@ -106,7 +107,11 @@ class Run:
 
     @_damage_is_run_error
     def doc_codes(self) -> sp.csr_matrix:
-        """Codes of the training documents, CSR (N x K) uint8."""
+        """Codes of the training documents, CSR (N x K) uint8 (sharded: codes/ stacked)."""
+        if "codes" in self.config:
+            from bpetopics.runs.sharded_codes import all_codes
+
+            return all_codes(self)
         return sp.load_npz(self.path / DOC_CODES_FILE).tocsr()
 
     def has_counts(self) -> bool:
@@ -135,6 +140,9 @@ class Run:
     @_damage_is_run_error
     def doc_topics(self) -> tuple[list[str], np.ndarray]:
         """(ids, mixtures (N x T)) of the training documents."""
+        if "codes" in self.config:
+            raise RunError(f"{self.path} was trained on a sharded corpus and keeps no {DOC_TOPICS_FILE}: the ids are "
+                           "the corpus's, the mixtures model.code_topic(run.doc_codes())")
         with np.load(self.path / DOC_TOPICS_FILE, allow_pickle=False) as f:
             return [str(i) for i in f["ids"]], f["doc_topic"]
 
@@ -262,23 +270,19 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
     out = check_run_destination(out, overwrite)
     vocabulary = list(vocabulary if vocabulary is not None else corpus.vocabulary)
     pipeline = pipeline if pipeline is not None else getattr(corpus, "pipeline", None)
-    codes = np.asarray(model.codes_, dtype=np.uint8)
-    n_docs = len(codes)
     if len(vocabulary) != model.n_features_:
         raise ValueError(f"the vocabulary has {len(vocabulary)} words but the model {model.n_features_}")
-    ids = [str(i) for i in (corpus.ids if corpus is not None else range(n_docs))]
     if counts is None and corpus is not None:
         counts = corpus.counts
     on_disk = counts is not None and isinstance(counts, RowStore)   # a sharded corpus: not copied
+    codes = None if on_disk else np.asarray(model.codes_, dtype=np.uint8)   # on disk: encoded below
+    n_docs = counts.shape[0] if on_disk else len(codes)
     if counts is not None and not on_disk:
         counts = sp.csr_matrix(counts)
         if counts.shape != (n_docs, len(vocabulary)):
             raise ValueError(f"the counts have shape {counts.shape} but the model has {n_docs} documents "
                              f"and {len(vocabulary)} words")
     topic_word = model.topic_word_
-    doc_topic = model.code_topic(codes).astype(np.float32)
-    lengths = np.asarray(counts.sum(axis=1), dtype=float).ravel() if counts is not None else np.ones(n_docs)
-    share = (lengths @ doc_topic) / max(float(lengths.sum()), 1e-12)
     order = top_word_ids(topic_word, n_top_words)  # ties in vocabulary order, as `bpetopics topics`
     history = [dict(h) for h in model.history_]
 
@@ -291,15 +295,28 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
               "n_features": int(model.n_features_), "corpus": corpus_cfg, "versions": library_versions(),
               "training": {"epoch": int(model.epoch_), "step": int(model.step_), "history": history,
                            "torch_threads": _torch_threads()}}
-    summary = {"documents": n_docs, "vocabulary": len(vocabulary), "n_topics": int(topic_word.shape[0]),
-               "n_bits": int(codes.shape[1]), "epochs": int(model.epoch_),
-               "final_objective": history[-1]["objective"] if history else None,
-               "mean_active_bits": float(codes.sum(1).mean()) if n_docs else 0.0,
-               "bits_used": int((codes.sum(0) > 0).sum()),
-               "train_seconds": float(sum(h.get("seconds", 0.0) for h in history)),
-               "topic_share": [float(x) for x in share], "top_words": [[vocabulary[j] for j in row] for row in order]}
-
     with staging_folder(out) as tmp:
+        if on_disk:     # codes/: written shard by shard (runs/sharded_codes.py), never dense
+            from bpetopics.runs.sharded_codes import code_summary, write_codes
+
+            config["codes"], distinct = write_codes(tmp, model, counts, progress=getattr(model, "progress", False))
+            coded = code_summary(distinct, model.code_topic)
+        else:
+            doc_topic = model.code_topic(codes).astype(np.float32)
+            lengths = np.asarray(counts.sum(axis=1), dtype=float).ravel() if counts is not None else np.ones(n_docs)
+            coded = {"mean_active_bits": float(codes.sum(1).mean()) if n_docs else 0.0,
+                     "bits_used": int((codes.sum(0) > 0).sum()),
+                     "topic_share": (lengths @ doc_topic) / max(float(lengths.sum()), 1e-12)}
+            ids = [str(i) for i in (corpus.ids if corpus is not None else range(n_docs))]
+            sp.save_npz(tmp / DOC_CODES_FILE, sp.csr_matrix(codes), compressed=True)
+            np.savez_compressed(tmp / DOC_TOPICS_FILE, doc_topic=doc_topic, ids=np.array(ids, dtype=str))
+        share = coded["topic_share"]
+        summary = {"documents": n_docs, "vocabulary": len(vocabulary), "n_topics": int(topic_word.shape[0]),
+                   "n_bits": int(model.n_bits), "epochs": int(model.epoch_),
+                   "final_objective": history[-1]["objective"] if history else None,
+                   "mean_active_bits": coded["mean_active_bits"], "bits_used": coded["bits_used"],
+                   "train_seconds": float(sum(h.get("seconds", 0.0) for h in history)),
+                   "topic_share": [float(x) for x in share], "top_words": [[vocabulary[j] for j in row] for row in order]}
         state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
         (tmp / WEIGHTS_FILE).write_bytes(canonical_safetensors(safetensors_bytes(
             state, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})))
@@ -308,8 +325,6 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
             ("topic", "share", "rank", "word", "weight"),
             ((t, f"{share[t]:.6g}", r, vocabulary[j], f"{topic_word[t, j]:.6g}")
              for t, row in enumerate(order) for r, j in enumerate(row))))
-        sp.save_npz(tmp / DOC_CODES_FILE, sp.csr_matrix(codes), compressed=True)
-        np.savez_compressed(tmp / DOC_TOPICS_FILE, doc_topic=doc_topic, ids=np.array(ids, dtype=str))
         if counts is not None and not on_disk:
             sp.save_npz(tmp / COUNTS_FILE, counts, compressed=True)
         (tmp / HISTORY_FILE).write_bytes(_csv_bytes(

@@ -25,6 +25,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from bpetopics.core.batches import RowStore
 from bpetopics.files import write_bytes_atomic
 from bpetopics.runs.checkpoints import load_checkpoint, save_checkpoint
 from bpetopics.runs.folder import CHECKPOINT_FILE, RunError, check_run_destination, partial_path, save_run
@@ -228,12 +229,14 @@ def run_job(job: TrainingJob, after_epoch=None, X=None):
             after_epoch(m, info)
 
     X = job.corpus.counts if X is None else X
+    # rows on disk: no dense codes_ at the end; save_run writes them shard by shard
+    encode = {"encode": False} if isinstance(X, RowStore) else {}
     model.callback = callback
     try:
         if hasattr(model, "decoder_") or hasattr(model, "net_"):  # loaded from a checkpoint
-            model.continue_fit(X)
+            model.continue_fit(X, **encode)
         else:
-            model.fit(X)
+            model.fit(X, **encode)
     finally:
         model.callback = None
     return model

@@ -149,6 +149,7 @@ def coactivation_graph(
     doc_lengths: np.ndarray | None = None,
     mass: float = DEFAULT_MASS,
     labels: Sequence[str] | None = None,
+    doc_weights: np.ndarray | None = None,
 ) -> nx.Graph:
     """The topic co-activation graph: one node per topic, an edge per pair of topics
     switched on together by documents' codes.
@@ -177,6 +178,10 @@ def coactivation_graph(
         lengths, the plain mean over documents.
     labels : sequence of T strings, optional
         Node labels; default: each topic's top 3 words.
+    doc_weights : (N,) array of int, optional
+        How many documents each row stands for (rows = distinct codes, without
+        ``codes``: a sharded run's ``codes/distinct.npz``; ``doc_lengths`` are then the
+        rows' summed lengths). Default: one each.
 
     Returns
     -------
@@ -228,14 +233,16 @@ def coactivation_graph(
                 "pass doc_topic = f(codes) for these codes, or codes=None"
             )
     else:
-        rows, counts = f, np.ones(n_docs)
+        rows, counts = f, np.ones(n_docs) if doc_weights is None else np.asarray(doc_weights, np.float64).ravel()
+        if counts.shape != (n_docs,):
+            raise ValueError(f"doc_weights must have {n_docs} entries, got shape {counts.shape}")
     active = activation_matrix(rows, rule=rule, threshold=threshold, mass=mass)
     a = active.astype(np.float64)
     # A^T diag(c) A in float64 BLAS; exact for counts < 2**53
     co = np.rint((a * counts[:, None].astype(np.float64)).T @ a).astype(np.int64)
 
     G = nx.Graph()
-    G.graph.update({"rule": rule, "n_documents": int(n_docs)})
+    G.graph.update({"rule": rule, "n_documents": int(counts.sum()) if doc_weights is not None else int(n_docs)})
     if rule == "threshold":
         G.graph["threshold"] = float(threshold)
     else:

@@ -74,14 +74,7 @@ def test_train_on_a_sharded_corpus_equals_training_in_memory(sharded, tmp_path):
     config = json.loads((tmp_path / "disk" / "config.json").read_text())
     assert config["corpus"]["settings"] == {"sharded_corpus": str(sharded.resolve())}
     assert not (tmp_path / "disk" / "counts.npz").exists()      # the shards are not copied into the run
-    result = runner.invoke(main, ["evaluate", str(tmp_path / "disk")])
-    one_line_error(result, "sharded corpus", "evaluate does not read sharded corpora yet")
-    # pyLDAvis's inputs (row and column sums streamed from the shards) are the in-memory run's
-    from bpetopics.runs.explore import run_ldavis_inputs
-
-    ours, theirs = (run_ldavis_inputs(run_io.load_run(tmp_path / name)) for name in ("disk", "mem"))
-    for key in ("doc_lengths", "term_frequency", "doc_topic", "topic_word"):
-        assert np.array_equal(ours[key], theirs[key]), key
+    # (evaluate, graph and ldavis on such a run: tests/cli/test_sharded_runs.py)
 
 
 def test_an_interrupted_training_resumes_from_the_shards(sharded, tmp_path, monkeypatch):

@@ -1,0 +1,223 @@
+"""The codes of a run trained on a sharded corpus: encoded block by block after
+training, written sparse, one file per corpus shard; never a dense (N, K) array.
+
+A run trained on an in-memory corpus keeps ``doc_codes.npz`` (one CSR) and
+``doc_topics.npz`` (N x T mixtures). One trained on a sharded corpus
+(:mod:`bpetopics.text.sharded`) holds instead::
+
+    codes/shard-NNNNN.npz   CSR (n_s x K) uint8 (scipy.sparse.save_npz), the codes of the
+                            rows of corpus shard NNNNN, in the corpus's order
+    codes/distinct.npz      the distinct codes and what the views need from them:
+                            codes (U, K) uint8, documents (U,) int64 (how many documents
+                            have each), tokens (U,) int64 (their summed lengths), and
+                            term_frequency (W,) int64 (the corpus's column sums)
+
+and ``config.json`` records them under ``codes`` (:data:`CODES_FORMAT`, the shard files
+and their document counts). Everything a run's views need from every document is a sum
+over documents, so over distinct codes: a topic's token share is
+sum_u tokens_u f(u)_t / sum_u tokens_u, the co-activation counts are
+A_U^T diag(documents) A_U, pyLDAvis's topic sizes are the same weighted sums. The
+documents (no ids, no mixtures) are not duplicated into the run: the corpus keeps them.
+
+:func:`write_codes` runs inside :func:`~bpetopics.runs.folder.save_run`'s staging
+folder, so a run is never half-written. Memory: one block of :data:`ENCODE_ROWS` rows
+(gathered from the maps), its dense codes (block x K bytes), one shard's sparse codes
+and the distinct codes; nothing that grows with N but the sparse codes of one shard.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+CODES_DIR = "codes"
+CODES_FORMAT = "bpetopics.sharded_codes"
+DISTINCT_FILE = "distinct.npz"
+#: Rows encoded at once (``transform`` pursues them 1,024 at a time; the block bounds the
+#: gathered counts and their temporaries).
+ENCODE_ROWS = 4096
+
+
+@dataclass
+class DistinctCodes:
+    """The distinct codes of the training documents and their weights.
+
+    Attributes
+    ----------
+    codes : np.ndarray uint8, shape (U, K)
+    documents : np.ndarray int64, shape (U,)
+        Documents whose code is row u.
+    tokens : np.ndarray int64, shape (U,)
+        Their summed lengths (tokens).
+    term_frequency : np.ndarray int64, shape (W,)
+        Column sums of the training counts.
+    """
+
+    codes: np.ndarray
+    documents: np.ndarray
+    tokens: np.ndarray
+    term_frequency: np.ndarray
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.documents.sum())
+
+    def bit_documents(self) -> np.ndarray:
+        """(K,) int64: documents whose code has bit k on."""
+        return self.documents @ self.codes.astype(np.int64)
+
+
+def _row_keys(codes: np.ndarray) -> np.ndarray:
+    """One byte string per row (the row's bits packed), so that np.unique works on 1-D."""
+    packed = np.ascontiguousarray(np.packbits(codes != 0, axis=1))
+    return packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
+
+
+def _key_rows(keys: np.ndarray, n_bits: int) -> np.ndarray:
+    """The rows of :func:`_row_keys` back: (U, K) uint8."""
+    packed = np.frombuffer(keys.tobytes(), dtype=np.uint8).reshape(len(keys), -1)
+    return np.unpackbits(packed, axis=1, count=n_bits)
+
+
+class _DistinctTally:
+    """Distinct codes with their documents and tokens, merged block by block."""
+
+    def __init__(self, n_bits: int):
+        self.n_bits = n_bits
+        self.keys = _row_keys(np.zeros((0, n_bits), np.uint8))
+        self.documents = np.zeros(0, np.int64)
+        self.tokens = np.zeros(0, np.int64)
+
+    def add(self, codes: np.ndarray, lengths: np.ndarray) -> None:
+        keys = np.concatenate([self.keys, _row_keys(codes)])
+        docs = np.concatenate([self.documents, np.ones(len(codes), np.int64)])
+        tokens = np.concatenate([self.tokens, np.asarray(lengths, np.int64)])
+        self.keys, inverse = np.unique(keys, return_inverse=True)
+        inverse = inverse.ravel()
+        self.documents = np.bincount(inverse, weights=docs, minlength=len(self.keys)).astype(np.int64)
+        self.tokens = np.bincount(inverse, weights=tokens, minlength=len(self.keys)).astype(np.int64)
+
+    def codes(self) -> np.ndarray:
+        return _key_rows(self.keys, self.n_bits)
+
+
+def code_summary(distinct: DistinctCodes, code_topic) -> dict:
+    """What ``summary.json`` says of the codes, from the distinct codes: ``documents``,
+    ``mean_active_bits``, ``bits_used`` and ``topic_share`` ((T,) token shares,
+    sum_u tokens_u f(u) / sum_u tokens_u, with ``code_topic`` (U, K) -> (U, T))."""
+    n_docs = distinct.n_docs
+    mixtures = np.asarray(code_topic(distinct.codes), dtype=np.float64)
+    share = distinct.tokens.astype(np.float64) @ mixtures / max(float(distinct.tokens.sum()), 1e-12)
+    active = distinct.documents @ distinct.codes.sum(axis=1, dtype=np.int64)
+    return {"documents": n_docs, "mean_active_bits": float(active / n_docs) if n_docs else 0.0,
+            "bits_used": int((distinct.bit_documents() > 0).sum()), "topic_share": share}
+
+
+def write_codes(folder, model, counts, progress: bool = False) -> tuple[dict, DistinctCodes]:
+    """Encode every row of a sharded corpus's ``counts`` with the fitted ``model`` and
+    write ``folder/codes/`` (module docstring); returns (the ``config["codes"]``
+    record, the :class:`DistinctCodes`).
+
+    Rows are encoded by blocks of :data:`ENCODE_ROWS` with ``model.transform``
+    (everything global frozen): each document's code is the one ``transform`` gives it
+    in memory (tested).
+
+    Parameters
+    ----------
+    folder : path
+        The run's staging folder.
+    model : fitted PoissBPE
+    counts : ShardedCounts, shape (N, W)
+    """
+    from tqdm.auto import tqdm
+
+    codes_dir = Path(folder) / CODES_DIR
+    codes_dir.mkdir()
+    tally = _DistinctTally(int(model.n_bits))
+    term_frequency = np.zeros(counts.shape[1], np.int64)
+    offsets = np.asarray(counts.row_offsets)
+    shards = []
+    bar = tqdm(total=counts.shape[0], desc="encoding", unit="doc", disable=not progress, leave=False)
+    for s in range(len(offsets) - 1):
+        parts = []
+        for begin in range(int(offsets[s]), int(offsets[s + 1]), ENCODE_ROWS):
+            block = counts[np.arange(begin, min(begin + ENCODE_ROWS, int(offsets[s + 1])))]
+            codes = model.transform(block)                          # (b, K) uint8
+            lengths = np.asarray(block.sum(axis=1)).ravel()
+            tally.add(codes, lengths)
+            term_frequency += np.bincount(block.indices, weights=block.data,
+                                          minlength=counts.shape[1]).astype(np.int64)
+            parts.append(sp.csr_matrix(codes))
+            bar.update(len(lengths))
+        shard = sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, model.n_bits), dtype=np.uint8)
+        name = f"shard-{s:05d}.npz"
+        sp.save_npz(codes_dir / name, shard.astype(np.uint8), compressed=True)
+        shards.append({"file": name, "documents": int(shard.shape[0]), "nnz": int(shard.nnz)})
+    bar.close()
+    distinct = DistinctCodes(tally.codes(), tally.documents, tally.tokens, term_frequency)
+    np.savez_compressed(codes_dir / DISTINCT_FILE, codes=distinct.codes, documents=distinct.documents,
+                        tokens=distinct.tokens, term_frequency=distinct.term_frequency)
+    record = {"format": CODES_FORMAT, "folder": CODES_DIR, "n_bits": int(model.n_bits), "shards": shards,
+              "distinct": DISTINCT_FILE}
+    return record, distinct
+
+
+# ---------------------------------------------------------------------------- reading
+def is_sharded_run(run) -> bool:
+    """True for a text run whose codes are sharded (trained on a sharded corpus)."""
+    return (run.config.get("codes") or {}).get("format") == CODES_FORMAT
+
+
+def _record(run) -> dict:
+    from bpetopics.runs.folder import RunError
+
+    record = run.config.get("codes") or {}
+    if record.get("format") != CODES_FORMAT:
+        raise RunError(f"{run.path} does not hold sharded codes (config.json has no codes record)")
+    return record
+
+
+def code_shards(run):
+    """The codes of the training documents, shard by shard: CSR (n_s x K) uint8 each, in
+    the corpus's order. RunError (one line) for a missing or damaged file."""
+    from bpetopics.runs.folder import RunError
+
+    record = _record(run)
+    for entry in record["shards"]:
+        path = run.path / record["folder"] / entry["file"]
+        try:
+            codes = sp.load_npz(path).tocsr()
+        except Exception as exc:   # scipy/numpy/zipfile raise many types for a damaged file
+            raise RunError(f"{path} is missing or damaged ({type(exc).__name__}): train the run again") from None
+        if codes.shape != (entry["documents"], record["n_bits"]):
+            raise RunError(f"{path} has shape {codes.shape}, expected ({entry['documents']}, {record['n_bits']}): "
+                           "train the run again")
+        yield codes
+
+
+def all_codes(run) -> sp.csr_matrix:
+    """Every training document's code, one CSR (N x K) uint8 (sparse: ~ the active bits)."""
+    parts = list(code_shards(run))
+    if not parts:
+        return sp.csr_matrix((0, _record(run)["n_bits"]), dtype=np.uint8)
+    return sp.vstack(parts, format="csr").astype(np.uint8)
+
+
+def read_distinct(run) -> DistinctCodes:
+    """The run's :class:`DistinctCodes` (``codes/distinct.npz``); RunError when damaged."""
+    from bpetopics.runs.folder import RunError
+
+    record = _record(run)
+    path = run.path / record["folder"] / record["distinct"]
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            distinct = DistinctCodes(f["codes"].astype(np.uint8), f["documents"].astype(np.int64),
+                                     f["tokens"].astype(np.int64), f["term_frequency"].astype(np.int64))
+    except Exception as exc:
+        raise RunError(f"{path} is missing or damaged ({type(exc).__name__}): train the run again") from None
+    if distinct.n_docs != run.config.get("n_data") or len(distinct.term_frequency) != run.config.get("n_features"):
+        raise RunError(f"{path} does not match the run's {run.config.get('n_data')} documents: train the run again")
+    return distinct
