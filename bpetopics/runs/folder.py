@@ -312,7 +312,7 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
             np.savez_compressed(tmp / DOC_TOPICS_FILE, doc_topic=doc_topic, ids=np.array(ids, dtype=str))
         share = coded["topic_share"]
         summary = {"documents": n_docs, "vocabulary": len(vocabulary), "n_topics": int(topic_word.shape[0]),
-                   "n_bits": int(model.n_bits), "epochs": int(model.epoch_),
+                   "n_bits": model.code_length(), "epochs": int(model.epoch_),
                    "final_objective": history[-1]["objective"] if history else None,
                    "mean_active_bits": coded["mean_active_bits"], "bits_used": coded["bits_used"],
                    "train_seconds": float(sum(h.get("seconds", 0.0) for h in history)),

@@ -136,7 +136,7 @@ def write_codes(folder, model, counts, progress: bool = False) -> tuple[dict, Di
 
     codes_dir = Path(folder) / CODES_DIR
     codes_dir.mkdir()
-    tally = _DistinctTally(int(model.n_bits))
+    tally = _DistinctTally(model.code_length())
     term_frequency = np.zeros(counts.shape[1], np.int64)
     offsets = np.asarray(counts.row_offsets)
     shards = []
@@ -152,7 +152,7 @@ def write_codes(folder, model, counts, progress: bool = False) -> tuple[dict, Di
                                           minlength=counts.shape[1]).astype(np.int64)
             parts.append(sp.csr_matrix(codes))
             bar.update(len(lengths))
-        shard = sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, model.n_bits), dtype=np.uint8)
+        shard = sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, model.code_length()), dtype=np.uint8)
         name = f"shard-{s:05d}.npz"
         sp.save_npz(codes_dir / name, shard.astype(np.uint8), compressed=True)
         shards.append({"file": name, "documents": int(shard.shape[0]), "nnz": int(shard.nnz)})
@@ -160,7 +160,7 @@ def write_codes(folder, model, counts, progress: bool = False) -> tuple[dict, Di
     distinct = DistinctCodes(tally.codes(), tally.documents, tally.tokens, term_frequency)
     np.savez_compressed(codes_dir / DISTINCT_FILE, codes=distinct.codes, documents=distinct.documents,
                         tokens=distinct.tokens, term_frequency=distinct.term_frequency)
-    record = {"format": CODES_FORMAT, "folder": CODES_DIR, "n_bits": int(model.n_bits), "shards": shards,
+    record = {"format": CODES_FORMAT, "folder": CODES_DIR, "n_bits": model.code_length(), "shards": shards,
               "distinct": DISTINCT_FILE}
     return record, distinct
 

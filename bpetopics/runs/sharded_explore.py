@@ -41,7 +41,7 @@ def sharded_bit_table(run, labels=None):
 
     distinct = read_distinct(run)
     model = run.model
-    table = bit_table(model.code_topic, model.n_bits, labels=labels, topic_word=model.topic_word_,
+    table = bit_table(model.code_topic, model.code_length(), labels=labels, topic_word=model.topic_word_,
                       vocabulary=run.vocabulary)
     on = distinct.bit_documents()
     table["usage"] = on / max(distinct.n_docs, 1)
