@@ -180,3 +180,9 @@ def test_default_epochs_give_small_corpora_enough_steps():
     X, _, _ = planted_corpus(n_docs=130)
     fitted = PoissBPE(n_topics=3, n_bits=4, batch_size=64, device="cpu", progress=False).fit(X)
     assert fitted.epoch_ == 150 and len(fitted.history_) == 150   # 3 steps an epoch
+
+
+def test_the_default_code_length_grows_with_the_topics():
+    """K = 64, or 2.5 T rounded up to a multiple of 8 when more; an explicit n_bits wins."""
+    assert [PoissBPE(n_topics=t).code_length() for t in (5, 20, 26, 30, 50, 100)] == [64, 64, 72, 80, 128, 256]
+    assert PoissBPE(n_topics=50, n_bits=12).code_length() == 12

@@ -295,3 +295,15 @@ def test_every_parameter_is_documented(name):
                   for n in line.split(" :", 1)[0].split(",")}
     missing = [p for p in inspect.signature(cls.__init__).parameters if p != "self" and p not in documented]
     assert not missing, f"{name} leaves {missing} undocumented"
+
+
+def test_a_run_with_the_default_code_length_round_trips(corpus, tmp_path):
+    """n_bits=None (K from T: 80 bits at T = 30) is saved as None and rebuilt with K = 80."""
+    model = PoissBPE(n_topics=30, epochs=1, device="cpu", progress=False).fit(corpus.counts)
+    out = save_run(tmp_path / "run", model, corpus)
+    config = json.loads((out / "config.json").read_text())
+    assert config["params"]["n_bits"] is None
+    assert json.loads((out / run_io.SUMMARY_FILE).read_text())["n_bits"] == 80
+    run = load_run(out)
+    assert run.model.code_length() == 80 and run.model.codes_.shape == (corpus.counts.shape[0], 80)
+    np.testing.assert_array_equal(run.model.transform(corpus.counts[:50]), model.transform(corpus.counts[:50]))
