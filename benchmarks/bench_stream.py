@@ -16,11 +16,11 @@ raw, with replacement, seeded), then prints a markdown table of:
   dense N x K array, then the N x T mixtures, as ``save_run`` does for a corpus in
   memory): CPU seconds and the peak memory each adds over the loaded model and corpus.
 
-Each measurement runs in a fresh subprocess. Peak memory of the build: ``resource.getrusage``
-(``ru_maxrss`` of the process and of its children); of training and encoding: ``VmHWM``
-of /proc/self/status (``ru_maxrss`` of a subprocess starts at its parent's size when it
-forked, which hid these peaks under the parent's); the encoding's peak is measured from
-the size before it (``clear_refs``).
+Each measurement runs in a fresh subprocess. Peak memory of a process: ``VmHWM`` of
+/proc/self/status (``ru_maxrss`` of a subprocess starts at its parent's size when it
+forked, which hid these peaks under the parent's); of the build's workers (forked by
+the build): ``ru_maxrss`` of its children; the encoding's peak is measured from the size
+before it (``clear_refs``).
 
 Run: ``python benchmarks/bench_stream.py [--docs 1000000] [--small 100000] [--workdir DIR]``
 (offline data: SCIKIT_LEARN_DATA, NLTK_DATA as in README). Disk: about 2 KB per
@@ -86,9 +86,9 @@ def child_build(source: str, out: str, jobs: int) -> dict:
     wall, cpu = time.perf_counter(), time.process_time()
     manifest = build_sharded(source, out, TextPipeline(), jobs=jobs, label_field="label", id_field="id",
                              overwrite=True)
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     return {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu + kids.ru_utime + kids.ru_stime,
-            "cpu_main": time.process_time() - cpu, "peak_main": _mib(me.ru_maxrss), "peak_worker": _mib(kids.ru_maxrss),
+            "cpu_main": time.process_time() - cpu, "peak_main": _status_mib("VmHWM"), "peak_worker": _mib(kids.ru_maxrss),
             "docs": manifest["n_docs"], "nnz": manifest["nnz"]}
 
 
