@@ -100,8 +100,8 @@ def pursuit_epoch(model, X, batch_size):
                                     model.max_bits, params=beta))
     seconds = time.process_time() - t
     bits = torch.cat(codes).sum(1).numpy()
-    steps = np.minimum(bits + 1, model.n_bits)
-    logs = float((np.diff(X.indptr) * model.n_bits * steps).sum())
+    steps = np.minimum(bits + 1, model.code_length())
+    logs = float((np.diff(X.indptr) * model.code_length() * steps).sum())
     return seconds, logs, logs * model.n_topics
 
 
