@@ -23,14 +23,10 @@ It is written beside its target and renamed into place. Checkpoints live in
 from __future__ import annotations
 
 import csv
-import functools
 import io
 import json
 import os
 import platform
-import zipfile
-import zlib
-from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
@@ -41,6 +37,10 @@ from safetensors.torch import save as safetensors_bytes
 
 from bpetopics.core.batches import RowStore
 from bpetopics.files import canonical_safetensors, staging_folder
+from bpetopics.runs.run import (COUNTS_FILE, CONFIG_FILE, DOC_CODES_FILE, DOC_TOPICS_FILE,  # noqa: F401
+                                HISTORY_COLUMNS, HISTORY_FILE, SUMMARY_FILE, TOPICS_FILE,
+                                VOCABULARY_FILE, WEIGHTS_FILE, Run, RunError, _damage_is_run_error,
+                                _first_line)
 from bpetopics.topwords import top_word_ids
 
 FORMAT = "bpetopics.run"
@@ -48,104 +48,7 @@ FORMAT_VERSION = 1
 CHECKPOINT_FORMAT = "bpetopics.checkpoint"
 CHECKPOINT_VERSION = 2      # 2: Adam's state of PoissBPE's topic logits is (T, W)
 
-CONFIG_FILE, WEIGHTS_FILE, VOCABULARY_FILE = "config.json", "model.safetensors", "vocabulary.txt"
-TOPICS_FILE, HISTORY_FILE, SUMMARY_FILE = "topics.csv", "history.csv", "summary.json"
-HISTORY_COLUMNS = ("epoch", "objective", "active_bits", "topic_overlap", "restarted_topics",
-                   "seconds")
-DOC_CODES_FILE, DOC_TOPICS_FILE, COUNTS_FILE = "doc_codes.npz", "doc_topics.npz", "counts.npz"
 CHECKPOINT_FILE = "checkpoint.safetensors"  # inside RUN.partial/ while training
-
-class RunError(ValueError):
-    """A run folder or checkpoint that cannot be used; the message is one line."""
-
-
-#: What reading a damaged file raises from numpy, scipy, zipfile, zlib, json, safetensors
-#: and torch, besides our own RunError.
-_DAMAGE = (ValueError, TypeError, KeyError, IndexError, AttributeError, OSError, EOFError, OverflowError,
-           MemoryError, RuntimeError, zipfile.BadZipFile, zlib.error)
-
-
-def _damage_is_run_error(read):
-    """Let ``read`` (a loader of runs or checkpoints) raise only RunError: any other error
-    while reading its files means a damaged file, and becomes one line naming the path."""
-    @functools.wraps(read)
-    def wrapper(*args, **kwargs):
-        try:
-            return read(*args, **kwargs)
-        except RunError:
-            raise
-        except _DAMAGE as exc:
-            where = getattr(args[0], "path", args[0]) if args else kwargs.get("path")
-            raise RunError(f"{where} is damaged ({type(exc).__name__}: {_first_line(exc)}): "
-                           "train the run again") from None
-    return wrapper
-
-
-@dataclass
-class Run:
-    """A loaded run: the fitted model, the text pipeline, the vocabulary, the config."""
-
-    model: object
-    pipeline: object | None
-    vocabulary: list[str]
-    config: dict
-    path: Path
-    summary: dict = field(default_factory=dict)
-    data: dict | None = None  # image runs: config["data"] (bpetopics.runs.image_folder)
-
-    @property
-    def is_image_run(self) -> bool:
-        return self.data is not None
-
-    def codes(self) -> np.ndarray:
-        """Image runs: the training images' codes (N x K), as saved."""
-        from bpetopics.runs.image_folder import read_codes
-
-        if self.data is None:
-            raise RunError(f"{self.path} is a text run: its codes are doc_codes()")
-        return read_codes(self.path, self.config["n_data"])[0]
-
-    @_damage_is_run_error
-    def doc_codes(self) -> sp.csr_matrix:
-        """Codes of the training documents, CSR (N x K) uint8 (sharded: codes/ stacked)."""
-        if "codes" in self.config:
-            from bpetopics.runs.sharded_codes import all_codes
-
-            return all_codes(self)
-        return sp.load_npz(self.path / DOC_CODES_FILE).tocsr()
-
-    def has_counts(self) -> bool:
-        """True when the run holds its training counts (``counts.npz``)."""
-        return (self.path / COUNTS_FILE).is_file()
-
-    def counts(self) -> sp.csr_matrix:
-        """The training counts, CSR (N x W), rows in the order of :meth:`doc_topics`'s ids.
-
-        Raises RunError (one line) when the run has none (saved without a corpus, or by an
-        older bpetopics) or the file is damaged.
-        """
-        file = self.path / COUNTS_FILE
-        if not file.is_file():
-            raise RunError(f"{self.path} has no training counts ({COUNTS_FILE}): it was saved without its corpus "
-                           "or by an older bpetopics; train it again to add them")
-        try:
-            counts = sp.load_npz(file).tocsr()  # scipy reads .npz with allow_pickle=False
-        except Exception as exc:
-            raise RunError(f"{file} is corrupted ({_first_line(exc)})") from None
-        expected = (self.config.get("n_data"), self.config.get("n_features"))
-        if counts.shape != expected:
-            raise RunError(f"{file} has shape {counts.shape}, expected {expected}")
-        return counts
-
-    @_damage_is_run_error
-    def doc_topics(self) -> tuple[list[str], np.ndarray]:
-        """(ids, mixtures (N x T)) of the training documents."""
-        if "codes" in self.config:
-            raise RunError(f"{self.path} was trained on a sharded corpus and keeps no {DOC_TOPICS_FILE}: the ids are "
-                           "the corpus's, the mixtures model.code_topic(run.doc_codes())")
-        with np.load(self.path / DOC_TOPICS_FILE, allow_pickle=False) as f:
-            return [str(i) for i in f["ids"]], f["doc_topic"]
-
 
 # ----------------------------------------------------------------------- helpers
 def library_versions() -> dict:
@@ -216,10 +119,6 @@ def _job_text(partial: Path) -> str:
         return (partial / "job.json").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
-
-
-def _first_line(exc) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _build_model(name, params, state, n_data, n_features, training, device, where):
