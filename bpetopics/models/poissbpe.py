@@ -15,20 +15,13 @@ from bpetopics.core import params as P
 from bpetopics.core.batches import RowStore
 from bpetopics.core.poisson import PoissonLikelihood
 from bpetopics.core.model import BPEBase
-from bpetopics.core.pursuit import greedy_pursuit
+from bpetopics.models.topic_repair import TopicRepair, corpus_frequencies, smoothed_log_topics
 from bpetopics.core.topic_prior import topic_overlap, topic_overlap_grad
-from bpetopics.core.topic_split import plan_moves
 from bpetopics.topwords import top_word_ids
 
-#: A split's halves start from their counts plus this share of as many pseudo-counts
-#: spread like the corpus (a restart from a few documents uses 1: half corpus).
-SPLIT_SMOOTHING = 0.1
-#: The bit a split move gives the topic that takes the documents: +this on its logit,
-#: -this on the split topic's (e^4 = 55 times the split topic's weight).
-SPLIT_BIT_STRENGTH = 2.0
 
 
-class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
+class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
     """Poisson BPE topic model: x_n ~ Poisson(lambda_n beta f(z_n)).
 
     A document's sparse binary code z_n (K bits) is found by greedy pursuit; the
@@ -197,13 +190,17 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
                                                      np.arange(picks.size))), shape=(self.n_topics, picks.size))
         counts = np.asarray((group @ X[picks.ravel()]).todense(), dtype=np.float64)
         with torch.no_grad():
-            self.likelihood_.topic_logits.copy_(torch.from_numpy(_smoothed_log_topics(counts, X)))
+            self.likelihood_.topic_logits.copy_(torch.from_numpy(smoothed_log_topics(counts, corpus_frequencies(X))))
 
     def _train_step(self, X_batch):
         """The shared step with torch's CPU operations on one thread (all are small at
         text sizes); the pursuit's compiled kernels still use every thread given."""
         with kernels.torch_on_one_thread(self.device_):
             return super()._train_step(X_batch)
+
+    def _penalty_weight(self) -> float:
+        """lambda T (T - 1): the penalty is this times the weighted mean cosine."""
+        return self.topic_repulsion * self.n_topics * (self.n_topics - 1)
 
     def _theta_penalty(self, out, params=None, usage=None):
         """lambda * R(beta): the use-weighted cosines summed over all ordered pairs of
@@ -216,7 +213,7 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
             usage = self.likelihood_.link(out).detach().mean(0)         # (T,)
         beta = self.likelihood_.topic_word() if params is None else params
         overlap = topic_overlap(beta, usage)
-        return self.topic_repulsion * self.n_topics * (self.n_topics - 1) * overlap
+        return self._penalty_weight() * overlap
 
     def _penalty_backward(self, out, params=None, usage=None) -> None:
         """The gradient of :meth:`_theta_penalty`, written out (topic_prior.py), into
@@ -227,7 +224,7 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
             usage = self.likelihood_.link(out).detach().mean(0)         # (T,)
         beta = self.likelihood_.minibatch_params() if params is None else params
         _, grad, inner = topic_overlap_grad(beta, usage)                # (T, W), (T,)
-        weight = self.topic_repulsion * self.n_topics * (self.n_topics - 1)
+        weight = self._penalty_weight()
         self.likelihood_.add_topic_word_grad(grad.mul_(weight), beta, inner=inner.mul_(weight))
 
     def _penalty_statistics(self, out):
@@ -239,113 +236,6 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
         with torch.no_grad():
             info["topic_overlap"] = float(topic_overlap(self.likelihood_.topic_word()))
         return info
-
-    def _restart_topics(self, X) -> dict:
-        """Restart dead and duplicated topics (MODEL.md: 2 to 5 of 20 topics died or
-        duplicated) in the first half of training, and make split moves until 90% of it
-        (with split moves: at epochs 1, 1 + s, 1 + 2s, ..., s = max(4, epochs // 20)).
-
-        On a seeded sample of 1,000 documents: a topic is *dead* when its total mixture
-        weight is under a tenth of the average, *duplicated* when its word distribution
-        has cosine similarity above ``reseed_similarity`` with a more used topic. With
-        ``split_moves`` such a topic, or one that is no sampled document's top topic (at
-        every check, not only in the first half: a secondary component that no document
-        is mostly about), takes half of the topic worth splitting most, and
-        other split moves are made where they gain (:meth:`_split_topics`); a restarted
-        topic that no split serves (or all, without ``split_moves``) is started again
-        from the 5 documents the model explains worst (lowest data term per token), and
-        takes over the decoder's output row of the most used topic, so that the two share
-        that topic's documents until the data pull them apart. The Adam state of what was
-        reset is cleared.
-        """
-        early = self.epoch_ <= self.total_epochs() // 2
-        late = self.split_moves and self.epoch_ <= int(0.9 * self.total_epochs())
-        # with split moves the check runs about 20 times in all, so that on a small corpus
-        # with 150 short epochs it costs little, and at most every fourth epoch: on 20
-        # Newsgroups (15 epochs of 0.35 CPU s) a check costs 0.13 s
-        stride = max(4, self.total_epochs() // 20) if self.split_moves else 1
-        if self.reseed_similarity is None or not (early or late) or (self.epoch_ - 1) % stride:
-            return {"restarted_topics": 0}
-        gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + self.epoch_)
-        sample = torch.randperm(X.shape[0], generator=gen)[:1000].numpy()
-        batch = self.likelihood_.batch(X[sample], self.device_)
-        with torch.no_grad():
-            beta = self.likelihood_.topic_word()                            # once
-            codes, score = greedy_pursuit(self.decoder_, self.likelihood_, batch,
-                                          self.prior_.bit_log_odds(), self.max_bits,
-                                          return_score=True, params=beta)
-            out = self.decoder_(codes.float())
-            mixes = self.likelihood_.link(out)                              # (1000, T)
-            usage = mixes.sum(0).cpu().numpy()                              # (T,)
-            never_top = np.bincount(mixes.argmax(1).cpu().numpy(), minlength=self.n_topics) == 0
-            per_token = (self.likelihood_.data_term(out, batch, beta)
-                         / batch.totals().clamp_min(1)).cpu().numpy()
-            unit = beta / beta.norm(dim=0, keepdim=True)
-            cos = (unit.t() @ unit).cpu().numpy()
-        np.fill_diagonal(cos, 0)
-        dead = usage < 0.1 * usage.mean()
-        dup = (cos > self.reseed_similarity) & (usage[:, None] < usage[None, :])
-        if self.split_moves:        # every check: dead, duplicated and never-top topics
-            restart = np.flatnonzero(dead | dup.any(1) | never_top)
-        else:
-            restart = np.flatnonzero(dead | dup.any(1)) if early else np.zeros(0, dtype=int)
-        moved = []
-        if self.split_moves:
-            moved = self._split_topics(X, sample, restart, beta.cpu().numpy().astype(np.float64),
-                                       mixes.cpu().numpy().astype(np.float64), codes.cpu().numpy())
-        rest = [t for t in restart if t not in moved] if early else []
-        worst = np.argsort(per_token, kind="stable")
-        by_use = np.argsort(-usage, kind="stable")
-        donors = [d for d in by_use if d not in set(restart) | set(moved)] or list(by_use)
-        for i, t in enumerate(rest):
-            docs = sample[worst[5 * i:5 * (i + 1)]]
-            self._restart_topic(int(t), int(donors[i % len(donors)]), X[docs].sum(0), X)
-        return {"restarted_topics": len(rest) + len(moved)}
-
-    def _split_topics(self, X, sample, restart, beta, mix, codes) -> list:
-        """Make the split moves that :func:`~bpetopics.core.topic_split.plan_moves` plans
-        on the sample's documents: the split topic starts again from its kept half, the
-        taker from the other (replace) or keeps its own words (hand over); the taker gets
-        the split topic's decoder row (replace) and a bit of its own (the least used bit,
-        +SPLIT_BIT_STRENGTH on it, - on the split topic), so that the pursuit can tell
-        the halves' documents apart. Returns the topics changed."""
-        moves, halves = plan_moves(X[sample], beta, mix, restart, self.split_min_gain,
-                                   self.reseed_similarity)
-        bits = np.argsort(codes.sum(0), kind="stable")
-        for i, (t, half, taker, replace) in enumerate(moves):
-            if replace:
-                self._restart_topic(taker, t, halves[t, half], X, weight=SPLIT_SMOOTHING)
-            self._restart_topic(t, t, halves[t, 1 - half], X, weight=SPLIT_SMOOTHING)
-            self._own_bit(int(bits[i % len(bits)]), taker, t)
-        return sorted({t for move in moves for t in (move[0], move[2])})
-
-    def _own_bit(self, k, up, down):
-        """Bit k (linear decoder only) raises topic ``up`` and lowers ``down`` by
-        ``SPLIT_BIT_STRENGTH`` and nothing else (its Adam state cleared)."""
-        if len(self.decoder_.head):
-            return
-        first = self.decoder_.first
-        with torch.no_grad():
-            first.weight[:, k] = 0
-            first.weight[up, k] = SPLIT_BIT_STRENGTH
-            first.weight[down, k] = -SPLIT_BIT_STRENGTH
-            for value in self.optimizer_.state.get(first.weight, {}).values():
-                if torch.is_tensor(value) and value.shape == first.weight.shape:
-                    value[:, k] = 0
-
-    def _restart_topic(self, t, donor, counts, X, weight=1.0):
-        """Topic t <- smoothed counts (1, W); decoder output row t <- row ``donor``."""
-        log_topic = _smoothed_log_topics(np.asarray(counts, dtype=np.float64).reshape(1, -1), X, weight)[0]
-        logits = self.likelihood_.topic_logits
-        last = self.decoder_.head[-1] if len(self.decoder_.head) else self.decoder_.first
-        with torch.no_grad():
-            logits[t] = torch.as_tensor(log_topic, dtype=logits.dtype, device=logits.device)
-            last.weight[t] = last.weight[donor]
-            last.bias[t] = last.bias[donor]
-            for param in (logits, last.weight, last.bias):
-                for value in self.optimizer_.state.get(param, {}).values():
-                    if torch.is_tensor(value) and value.shape == param.shape:
-                        value[t] = 0
 
     # ------------------------------------------------------------------ text outputs
     @property
@@ -389,13 +279,3 @@ class PoissBPE(BPEBase, TransformerMixin, BaseEstimator):
                                     device=self.device_)
                 total += float(self.likelihood_.data_term(self.decoder_(z), batch).sum())
         return float(np.exp(-total / max(X.sum(), 1)))
-
-
-def _smoothed_log_topics(counts, X, weight=1.0) -> np.ndarray:
-    """ln of word distributions from summed document counts (T, W), each smoothed with
-    as many pseudo-counts, spread like the corpus's word frequencies, as it has tokens."""
-    corpus_freq = np.asarray(X.sum(0)).ravel() + 1.0
-    corpus_freq /= corpus_freq.sum()
-    smoothed = counts + weight * corpus_freq * counts.sum(1, keepdims=True).clip(1) + 1e-3
-    return np.log(smoothed / smoothed.sum(1, keepdims=True))
-
