@@ -33,6 +33,8 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
+from bpetopics.runs.run import RunError
+
 CODES_DIR = "codes"
 CODES_FORMAT = "bpetopics.sharded_codes"
 DISTINCT_FILE = "distinct.npz"
@@ -172,8 +174,6 @@ def is_sharded_run(run) -> bool:
 
 
 def _record(run) -> dict:
-    from bpetopics.runs.folder import RunError
-
     record = run.config.get("codes") or {}
     if record.get("format") != CODES_FORMAT:
         raise RunError(f"{run.path} does not hold sharded codes (config.json has no codes record)")
@@ -183,8 +183,6 @@ def _record(run) -> dict:
 def code_shards(run):
     """The codes of the training documents, shard by shard: CSR (n_s x K) uint8 each, in
     the corpus's order. RunError (one line) for a missing or damaged file."""
-    from bpetopics.runs.folder import RunError
-
     record = _record(run)
     for entry in record["shards"]:
         path = run.path / record["folder"] / entry["file"]
@@ -208,8 +206,6 @@ def all_codes(run) -> sp.csr_matrix:
 
 def read_distinct(run) -> DistinctCodes:
     """The run's :class:`DistinctCodes` (``codes/distinct.npz``); RunError when damaged."""
-    from bpetopics.runs.folder import RunError
-
     record = _record(run)
     path = run.path / record["folder"] / record["distinct"]
     try:
