@@ -65,13 +65,18 @@ def topic_overlap(beta: torch.Tensor, usage: torch.Tensor | None = None) -> torc
     gram = beta.t() @ beta                                     # (T, T)
     norms = gram.diagonal().sqrt().clamp_min(1e-30)            # |beta_t|
     cosine = gram / (norms[:, None] * norms[None, :])
-    if usage is None:
-        weight = torch.ones_like(cosine)
-    else:
-        usage = usage.to(cosine.dtype)
-        weight = usage[:, None] * usage[None, :]
-    weight = weight * (1 - torch.eye(n_topics, dtype=cosine.dtype, device=cosine.device))
+    weight = _pair_weights(usage, gram)
     return (weight * cosine).sum() / weight.sum().clamp_min(1e-30)
+
+
+def _pair_weights(usage, gram: torch.Tensor) -> torch.Tensor:
+    """w_ts = u_t u_s off the diagonal, 0 on it (1 off it when ``usage`` is None), (T, T)
+    in ``gram``'s dtype and device."""
+    off = 1 - torch.eye(gram.shape[0], dtype=gram.dtype, device=gram.device)
+    if usage is None:
+        return off
+    usage = usage.to(gram.dtype)
+    return usage[:, None] * usage[None, :] * off
 
 
 def topic_overlap_grad(beta: torch.Tensor, usage: torch.Tensor | None = None):
@@ -109,8 +114,7 @@ through beta's softmax needs come from the Gram matrix, without another pass ove
             return beta.sum() * 0.0, torch.zeros_like(beta_t), beta_t.new_zeros(n_topics)
         gram = beta_t @ beta_t.t()                                 # (T, T)
         norms = gram.diagonal().sqrt().clamp_min(1e-30)
-        off = 1 - torch.eye(n_topics, dtype=gram.dtype, device=gram.device)
-        weight = off if usage is None else usage.to(gram.dtype)[:, None] * usage.to(gram.dtype)[None, :] * off
+        weight = _pair_weights(usage, gram)
         total = weight.sum().clamp_min(1e-30)
         d_gram = weight / (total * norms[:, None] * norms[None, :])            # A, off-diagonal
         weighted_cos = gram * d_gram                                           # w_ts cos_ts / sum w
