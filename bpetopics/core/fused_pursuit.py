@@ -105,96 +105,100 @@ if numba is not None:
             values[j] = (m + y) + np.float32(0.693359375) * fe
 
     def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w, bias, log_odds, codes,
-                    data, prior, max_steps):  # pragma: no cover - compiled
+                    data, prior, max_steps, order, slot_bounds):  # pragma: no cover - compiled
         """The greedy pursuit of every document of a batch, written into codes, data, prior.
 
         indptr (P+1,), cols (nnz,) words in the batch's vocabulary, vals (nnz,) float32;
         beta (U, T); table (U, K+1) = ln [beta f(c)]_w for c = 0, e_1..e_K (step 1);
         bit_w (K, T) = W^T; exp_w (K, T) = exp(w_jt - max_t w_jt); bias (T,); log_odds
-        (K,); codes (P, K) uint8, zero; data, prior (P,) float32 (outputs).
+        (K,); codes (P, K) uint8, zero; data, prior (P,) float32 (outputs); order (P,)
+        and slot_bounds (S+1,): thread slot s pursues the documents
+        order[slot_bounds[s]:slot_bounds[s+1]] (:func:`thread_slots`).
         """
         n_bits, n_topics = bit_w.shape
-        for d in prange(indptr.shape[0] - 1):
-            first = np.zeros(n_bits + 1, dtype=np.float32)      # step 1: the shared table
-            for i in range(indptr[d], indptr[d + 1]):
-                x, row = vals[i], cols[i]
-                for j in range(n_bits + 1):
-                    first[j] += x * table[row, j]
-            data[d], prior[d] = first[0], 0.0
-            best, arg = -np.inf, -1
-            for j in range(n_bits):
-                cand = first[j + 1] + log_odds[j]
-                if cand > best:
-                    best, arg = cand, j
-            if arg < 0 or not best > data[d]:
-                continue
-            codes[d, arg] = 1
-            prior[d] += log_odds[arg]
-            data[d] = best - prior[d]
-            pre = bias.copy()                                   # a = b + sum_{k in z} w_k
-            for t in range(n_topics):
-                pre[t] += bit_w[arg, t]
-            taken = 1
-            mix = np.empty((n_topics, n_bits), dtype=np.float32)   # f(z + e_j)_t, column j
-            score = np.empty(n_bits, dtype=np.float32)
-            exp_pre = np.empty(n_topics, dtype=np.float32)
-            size = (indptr[d + 1] - indptr[d]) * n_bits
-            phi = np.empty(size, dtype=np.float32)              # (n_d, K), flat
-            scratch = np.empty(size, dtype=np.float32)
-            while taken < max_steps:
-                top = pre.max()
-                for t in range(n_topics):
-                    exp_pre[t] = np.exp(pre[t] - top)
-                for j in range(n_bits):                         # softmax(a + w_j), factored
-                    if codes[d, j]:
-                        for t in range(n_topics):
-                            mix[t, j] = 0.0
-                        continue
-                    total = np.float32(0.0)
-                    for t in range(n_topics):
-                        total += exp_pre[t] * exp_w[j, t]
-                    if total > np.float32(1e-30) and total < np.float32(1e30):
-                        inverse = np.float32(1.0) / total
-                        for t in range(n_topics):
-                            mix[t, j] = exp_pre[t] * exp_w[j, t] * inverse
-                    else:                                       # direct, stable softmax
-                        peak = pre[0] + bit_w[j, 0]
-                        for t in range(1, n_topics):
-                            peak = max(peak, pre[t] + bit_w[j, t])
-                        total = np.float32(0.0)
-                        for t in range(n_topics):
-                            mix[t, j] = np.exp(pre[t] + bit_w[j, t] - peak)
-                            total += mix[t, j]
-                        for t in range(n_topics):
-                            mix[t, j] /= total
-                n = indptr[d + 1] - indptr[d]                   # phi_j(w_i), all i and j
-                for ii in range(n):
-                    w, row = cols[indptr[d] + ii], ii * n_bits
-                    for j in range(n_bits):
-                        phi[row + j] = 0.0
-                    _add_products(phi, row, beta, w, mix)
-                    for j in range(n_bits):                     # as the reference: phi >= 1e-30
-                        phi[row + j] = max(phi[row + j], np.float32(1e-30))
-                _log_inplace(phi, scratch, n * n_bits)
-                score[:] = 0.0                                  # sum_i x_i ln phi_j(w_i)
-                for ii in range(n):
-                    x, row = vals[indptr[d] + ii], ii * n_bits
-                    for j in range(n_bits):
-                        score[j] += x * phi[row + j]
-                best, arg = -np.inf, -1                         # first best, as argmax
+        for slot in prange(slot_bounds.shape[0] - 1):
+            for q in range(slot_bounds[slot], slot_bounds[slot + 1]):
+                d = order[q]
+                first = np.zeros(n_bits + 1, dtype=np.float32)      # step 1: the shared table
+                for i in range(indptr[d], indptr[d + 1]):
+                    x, row = vals[i], cols[i]
+                    for j in range(n_bits + 1):
+                        first[j] += x * table[row, j]
+                data[d], prior[d] = first[0], 0.0
+                best, arg = -np.inf, -1
                 for j in range(n_bits):
-                    if not codes[d, j]:
-                        cand = score[j] + log_odds[j] + prior[d]
-                        if cand > best:
-                            best, arg = cand, j
-                if arg < 0 or not best > data[d] + prior[d]:
-                    break
+                    cand = first[j + 1] + log_odds[j]
+                    if cand > best:
+                        best, arg = cand, j
+                if arg < 0 or not best > data[d]:
+                    continue
                 codes[d, arg] = 1
                 prior[d] += log_odds[arg]
                 data[d] = best - prior[d]
+                pre = bias.copy()                                   # a = b + sum_{k in z} w_k
                 for t in range(n_topics):
                     pre[t] += bit_w[arg, t]
-                taken += 1
+                taken = 1
+                mix = np.empty((n_topics, n_bits), dtype=np.float32)   # f(z + e_j)_t, column j
+                score = np.empty(n_bits, dtype=np.float32)
+                exp_pre = np.empty(n_topics, dtype=np.float32)
+                size = (indptr[d + 1] - indptr[d]) * n_bits
+                phi = np.empty(size, dtype=np.float32)              # (n_d, K), flat
+                scratch = np.empty(size, dtype=np.float32)
+                while taken < max_steps:
+                    top = pre.max()
+                    for t in range(n_topics):
+                        exp_pre[t] = np.exp(pre[t] - top)
+                    for j in range(n_bits):                         # softmax(a + w_j), factored
+                        if codes[d, j]:
+                            for t in range(n_topics):
+                                mix[t, j] = 0.0
+                            continue
+                        total = np.float32(0.0)
+                        for t in range(n_topics):
+                            total += exp_pre[t] * exp_w[j, t]
+                        if total > np.float32(1e-30) and total < np.float32(1e30):
+                            inverse = np.float32(1.0) / total
+                            for t in range(n_topics):
+                                mix[t, j] = exp_pre[t] * exp_w[j, t] * inverse
+                        else:                                       # direct, stable softmax
+                            peak = pre[0] + bit_w[j, 0]
+                            for t in range(1, n_topics):
+                                peak = max(peak, pre[t] + bit_w[j, t])
+                            total = np.float32(0.0)
+                            for t in range(n_topics):
+                                mix[t, j] = np.exp(pre[t] + bit_w[j, t] - peak)
+                                total += mix[t, j]
+                            for t in range(n_topics):
+                                mix[t, j] /= total
+                    n = indptr[d + 1] - indptr[d]                   # phi_j(w_i), all i and j
+                    for ii in range(n):
+                        w, row = cols[indptr[d] + ii], ii * n_bits
+                        for j in range(n_bits):
+                            phi[row + j] = 0.0
+                        _add_products(phi, row, beta, w, mix)
+                        for j in range(n_bits):                     # as the reference: phi >= 1e-30
+                            phi[row + j] = max(phi[row + j], np.float32(1e-30))
+                    _log_inplace(phi, scratch, n * n_bits)
+                    score[:] = 0.0                                  # sum_i x_i ln phi_j(w_i)
+                    for ii in range(n):
+                        x, row = vals[indptr[d] + ii], ii * n_bits
+                        for j in range(n_bits):
+                            score[j] += x * phi[row + j]
+                    best, arg = -np.inf, -1                         # first best, as argmax
+                    for j in range(n_bits):
+                        if not codes[d, j]:
+                            cand = score[j] + log_odds[j] + prior[d]
+                            if cand > best:
+                                best, arg = cand, j
+                    if arg < 0 or not best > data[d] + prior[d]:
+                        break
+                    codes[d, arg] = 1
+                    prior[d] += log_odds[arg]
+                    data[d] = best - prior[d]
+                    for t in range(n_topics):
+                        pre[t] += bit_w[arg, t]
+                    taken += 1
 
     _pursuit = (njit(cache=True, nogil=True)(_pursuit_py),
                 njit(parallel=True, cache=True, nogil=True)(kernels._twin(_pursuit_py, "_par")))
@@ -232,9 +236,46 @@ def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
     work = batch.cols.shape[0] * bit_w.shape[0] * bit_w.shape[1]
     if work < MIN_PARALLEL_WORK:
         threads = 1
+    threads = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS, n_docs))
+    order, slot_bounds = thread_slots(np.diff(batch.indptr.numpy()), threads)
     kernel = kernels._pick(_pursuit, threads)
     kernel(batch.indptr.numpy(), batch.cols.numpy(), batch.vals.float().numpy(),
            beta_u.float().contiguous().numpy(), table.float().contiguous().numpy(),
            bit_w.numpy(), exp_w.numpy(), bias.numpy(), log_odds.float().contiguous().numpy(),
-           codes.numpy().view(np.uint8), data.numpy(), prior_score.numpy(), int(max_steps))
+           codes.numpy().view(np.uint8), data.numpy(), prior_score.numpy(), int(max_steps),
+           order, slot_bounds)
     return codes, data, prior_score
+
+
+def thread_slots(lengths: np.ndarray, n_slots: int) -> tuple[np.ndarray, np.ndarray]:
+    """Documents dealt to ``n_slots`` threads with about equal work each.
+
+    A document's pursuit costs about its number of non-zeros times its steps, and one long
+    document can outweigh dozens of short ones, so an even split by count leaves one
+    thread waiting (numba's ``prange`` splits its range evenly, in order). The documents,
+    longest first, are dealt in a snake: 0, 1, .., S-1, S-1, .., 1, 0, 0, 1, ...
+
+    Parameters
+    ----------
+    lengths : np.ndarray, shape (P,)
+        Non-zeros of each document.
+    n_slots : int
+        S, the threads.
+
+    Returns
+    -------
+    order : np.ndarray of int64, shape (P,)
+        Document indices, slot by slot.
+    slot_bounds : np.ndarray of int64, shape (S + 1,)
+        Slot s has ``order[slot_bounds[s]:slot_bounds[s + 1]]``.
+    """
+    n_docs = lengths.shape[0]
+    if n_slots <= 1:
+        return np.arange(n_docs, dtype=np.int64), np.array([0, n_docs], dtype=np.int64)
+    by_length = np.argsort(-lengths, kind="stable")
+    position = np.arange(n_docs)
+    within, round_ = position % n_slots, position // n_slots
+    slot = np.where(round_ % 2 == 0, within, n_slots - 1 - within)
+    order = by_length[np.argsort(slot, kind="stable")].astype(np.int64)
+    slot_bounds = np.concatenate([[0], np.cumsum(np.bincount(slot, minlength=n_slots))])
+    return order, slot_bounds.astype(np.int64)

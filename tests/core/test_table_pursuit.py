@@ -150,3 +150,35 @@ def test_kernels_run_serially_below_the_parallel_threshold(monkeypatch):
     parallel = kernels.log_mixtures(words, codes, beta, mix, threads=2)
     assert picked[-1] is kernels._products[1]
     torch.testing.assert_close(small, parallel)
+
+
+def test_fused_pursuit_on_two_threads_equals_the_reference(monkeypatch):
+    """The fused loop's parallel build, documents dealt to two threads by length, gives
+    the reference's codes: each document is pursued by one thread, whole."""
+    from bpetopics.core import fused_pursuit
+
+    if kernels.numba is None:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(fused_pursuit, "MIN_PARALLEL_WORK", 0)
+    picked = []
+    real = kernels._pick
+    monkeypatch.setattr(kernels, "_pick", lambda pair, threads, work=None: picked.append(
+        real(pair, threads, work)) or picked[-1])
+    monkeypatch.setattr(kernels, "threads", lambda: 2)
+    decoder, lik = text_case(5)
+    batch = lik.batch(zipf_corpus(50, 300, seed=5), "cpu")
+    log_odds = -torch.rand(12, generator=torch.Generator().manual_seed(5))
+    codes = table_pursuit(decoder, lik, batch, log_odds)
+    assert picked[-1] is fused_pursuit._pursuit[1]             # the parallel build ran
+    assert torch.equal(codes, reference_pursuit(decoder, lik, batch, log_odds))
+
+
+@pytest.mark.parametrize("n_slots", [1, 2, 3])
+def test_thread_slots_deal_every_document_once_with_even_work(n_slots):
+    from bpetopics.core.fused_pursuit import thread_slots
+
+    lengths = np.random.default_rng(n_slots).geometric(0.03, 64)
+    order, bounds = thread_slots(lengths, n_slots)
+    assert sorted(order.tolist()) == list(range(64)) and bounds[0] == 0 and bounds[-1] == 64
+    work = [lengths[order[bounds[s]:bounds[s + 1]]].sum() for s in range(n_slots)]
+    assert max(work) - min(work) <= lengths.max()             # within one document's work
