@@ -46,7 +46,7 @@ from bpetopics.topwords import top_word_ids
 FORMAT = "bpetopics.run"
 FORMAT_VERSION = 1
 CHECKPOINT_FORMAT = "bpetopics.checkpoint"
-CHECKPOINT_VERSION = 2      # 2: Adam's state of PoissBPE's topic logits is (T, W)
+CHECKPOINT_VERSION = 3      # 2: Adam's state of PoissBPE's topic logits is (T, W); 3: diversity prior capped above T = 20
 
 CHECKPOINT_FILE = "checkpoint.safetensors"  # inside RUN.partial/ while training
 

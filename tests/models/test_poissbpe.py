@@ -186,3 +186,22 @@ def test_the_default_code_length_grows_with_the_topics():
     """K = 64, or 2.5 T rounded up to a multiple of 8 when more; an explicit n_bits wins."""
     assert [PoissBPE(n_topics=t).code_length() for t in (5, 20, 26, 30, 50, 100)] == [64, 64, 72, 80, 128, 256]
     assert PoissBPE(n_topics=50, n_bits=12).code_length() == 12
+
+
+def test_the_diversity_prior_pushes_no_topic_harder_above_20_topics():
+    """Up to T = 20 the cosines are summed over all pairs, so each topic's push grows with
+    its T - 1 partners; above, the push a topic gets stays what 19 partners give."""
+    from bpetopics.core.topic_prior import topic_overlap
+
+    def push(n_topics):
+        """Mean norm over topics of the penalty's gradient, for topics alike in overlap."""
+        rng = np.random.default_rng(0)
+        beta = torch.tensor(rng.dirichlet(np.full(500, 0.1), n_topics).T, requires_grad=True)
+        model = PoissBPE(n_topics=n_topics)
+        (model._penalty_weight() * topic_overlap(beta, torch.ones(n_topics))).backward()
+        return float(beta.grad.norm(dim=0).mean())
+
+    assert PoissBPE(n_topics=20)._penalty_weight() == pytest.approx(0.0025 * 20 * 19)
+    assert push(10) < 0.7 * push(20)                              # fewer partners, less push
+    for many in (50, 100):                                        # the full sum: 2.2x and 4.4x
+        assert push(many) == pytest.approx(push(20), rel=0.2)
