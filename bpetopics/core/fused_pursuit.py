@@ -117,9 +117,19 @@ if numba is not None:
         """
         n_bits, n_topics = bit_w.shape
         for slot in prange(slot_bounds.shape[0] - 1):
+            longest = 0                                             # scratch, once a slot
+            for q in range(slot_bounds[slot], slot_bounds[slot + 1]):
+                longest = max(longest, indptr[order[q] + 1] - indptr[order[q]])
+            first = np.empty(n_bits + 1, dtype=np.float32)
+            mix = np.empty((n_topics, n_bits), dtype=np.float32)   # f(z + e_j)_t, column j
+            score = np.empty(n_bits, dtype=np.float32)
+            exp_pre = np.empty(n_topics, dtype=np.float32)
+            pre = np.empty(n_topics, dtype=np.float32)
+            phi = np.empty(longest * n_bits, dtype=np.float32)     # (n_d, K), flat
+            scratch = np.empty(longest * n_bits, dtype=np.float32)
             for q in range(slot_bounds[slot], slot_bounds[slot + 1]):
                 d = order[q]
-                first = np.zeros(n_bits + 1, dtype=np.float32)      # step 1: the shared table
+                first[:] = 0.0                                      # step 1: the shared table
                 for i in range(indptr[d], indptr[d + 1]):
                     x, row = vals[i], cols[i]
                     for j in range(n_bits + 1):
@@ -135,16 +145,9 @@ if numba is not None:
                 codes[d, arg] = 1
                 prior[d] += log_odds[arg]
                 data[d] = best - prior[d]
-                pre = bias.copy()                                   # a = b + sum_{k in z} w_k
-                for t in range(n_topics):
-                    pre[t] += bit_w[arg, t]
+                for t in range(n_topics):                           # a = b + sum_{k in z} w_k
+                    pre[t] = bias[t] + bit_w[arg, t]
                 taken = 1
-                mix = np.empty((n_topics, n_bits), dtype=np.float32)   # f(z + e_j)_t, column j
-                score = np.empty(n_bits, dtype=np.float32)
-                exp_pre = np.empty(n_topics, dtype=np.float32)
-                size = (indptr[d + 1] - indptr[d]) * n_bits
-                phi = np.empty(size, dtype=np.float32)              # (n_d, K), flat
-                scratch = np.empty(size, dtype=np.float32)
                 while taken < max_steps:
                     top = pre.max()
                     for t in range(n_topics):
