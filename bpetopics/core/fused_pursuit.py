@@ -11,8 +11,11 @@ and a candidate's data term is ``sum_i x_i ln sum_t beta[w_i, t] f(z + e_j)_t`` 
 document's real non-zeros i. One compiled call runs every step of every document of the
 minibatch: no Python and no torch operation per step, which is what the
 step-by-step path spends most of its time on (a later step is ~25 small torch
-operations for a few thousand multiply-adds). Documents are independent, so the loop over
-them is spread over the threads (``prange``) when there is enough work.
+operations for a few thousand multiply-adds). Documents are independent: with several
+threads and enough work, each thread pursues its own share of them (:func:`thread_slots`)
+by the same compiled call, which releases the GIL (``nogil``). Plain Python threads, not
+numba's ``prange``: its pool left the calling thread idle during the loop and every torch
+operation after it ran slower, so a training epoch on two threads took longer than on one.
 
 The softmax is factored, ``exp(a_t + w_jt) = exp(a_t - max a) exp(w_jt - max_t w_jt) *
 const_j``: T + K T exponentials per minibatch-step become T per document-step, and a
@@ -32,8 +35,11 @@ from bpetopics.core import kernels
 numba = kernels.numba
 
 #: Multiply-adds of one later step over the batch (non-zeros x bits x topics) under which
-#: the serial build runs whatever the thread count (waking the pool costs more).
-MIN_PARALLEL_WORK = 2_000_000
+#: one thread pursues the whole batch whatever the thread count (handing half to another
+#: thread costs ~0.1 ms; a T = 20 minibatch of 64 documents, ~3 M, gains nothing).
+MIN_PARALLEL_WORK = 5_000_000
+
+_workers = None                 # the threads that pursue the other slots, made on first use
 
 
 def usable(decoder, device) -> bool:
@@ -43,7 +49,7 @@ def usable(decoder, device) -> bool:
 
 
 if numba is not None:
-    from numba import njit, prange
+    from numba import njit
 
     @njit(inline="always", nogil=True)
     def _add_products(phi, row, beta, w, mix):  # pragma: no cover - compiled
@@ -105,106 +111,104 @@ if numba is not None:
             values[j] = (m + y) + np.float32(0.693359375) * fe
 
     def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w, bias, log_odds, codes,
-                    data, prior, max_steps, order, slot_bounds):  # pragma: no cover - compiled
-        """The greedy pursuit of every document of a batch, written into codes, data, prior.
+                    data, prior, max_steps, docs):  # pragma: no cover - compiled
+        """The greedy pursuit of the documents ``docs`` of a batch, written into codes,
+        data, prior (rows ``docs`` only: threads may share the outputs).
 
         indptr (P+1,), cols (nnz,) words in the batch's vocabulary, vals (nnz,) float32;
         beta (U, T); table (U, K+1) = ln [beta f(c)]_w for c = 0, e_1..e_K (step 1);
         bit_w (K, T) = W^T; exp_w (K, T) = exp(w_jt - max_t w_jt); bias (T,); log_odds
-        (K,); codes (P, K) uint8, zero; data, prior (P,) float32 (outputs); order (P,)
-        and slot_bounds (S+1,): thread slot s pursues the documents
-        order[slot_bounds[s]:slot_bounds[s+1]] (:func:`thread_slots`).
+        (K,); codes (P, K) uint8, zero; data, prior (P,) float32 (outputs); docs (S,)
+        int64, the rows to pursue.
         """
         n_bits, n_topics = bit_w.shape
-        for slot in prange(slot_bounds.shape[0] - 1):
-            longest = 0                                             # scratch, once a slot
-            for q in range(slot_bounds[slot], slot_bounds[slot + 1]):
-                longest = max(longest, indptr[order[q] + 1] - indptr[order[q]])
-            first = np.empty(n_bits + 1, dtype=np.float32)
-            mix = np.empty((n_topics, n_bits), dtype=np.float32)   # f(z + e_j)_t, column j
-            score = np.empty(n_bits, dtype=np.float32)
-            exp_pre = np.empty(n_topics, dtype=np.float32)
-            pre = np.empty(n_topics, dtype=np.float32)
-            phi = np.empty(longest * n_bits, dtype=np.float32)     # (n_d, K), flat
-            scratch = np.empty(longest * n_bits, dtype=np.float32)
-            for q in range(slot_bounds[slot], slot_bounds[slot + 1]):
-                d = order[q]
-                first[:] = 0.0                                      # step 1: the shared table
-                for i in range(indptr[d], indptr[d + 1]):
-                    x, row = vals[i], cols[i]
-                    for j in range(n_bits + 1):
-                        first[j] += x * table[row, j]
-                data[d], prior[d] = first[0], 0.0
-                best, arg = -np.inf, -1
+        longest = 0                                   # scratch, once a call
+        for q in range(docs.shape[0]):
+            longest = max(longest, indptr[docs[q] + 1] - indptr[docs[q]])
+        first = np.empty(n_bits + 1, dtype=np.float32)
+        mix = np.empty((n_topics, n_bits), dtype=np.float32)   # f(z + e_j)_t, column j
+        score = np.empty(n_bits, dtype=np.float32)
+        exp_pre = np.empty(n_topics, dtype=np.float32)
+        pre = np.empty(n_topics, dtype=np.float32)
+        phi = np.empty(longest * n_bits, dtype=np.float32)     # (n_d, K), flat
+        scratch = np.empty(longest * n_bits, dtype=np.float32)
+        for q in range(docs.shape[0]):
+            d = docs[q]
+            first[:] = 0.0                                      # step 1: the shared table
+            for i in range(indptr[d], indptr[d + 1]):
+                x, row = vals[i], cols[i]
+                for j in range(n_bits + 1):
+                    first[j] += x * table[row, j]
+            data[d], prior[d] = first[0], 0.0
+            best, arg = -np.inf, -1
+            for j in range(n_bits):
+                cand = first[j + 1] + log_odds[j]
+                if cand > best:
+                    best, arg = cand, j
+            if arg < 0 or not best > data[d]:
+                continue
+            codes[d, arg] = 1
+            prior[d] += log_odds[arg]
+            data[d] = best - prior[d]
+            for t in range(n_topics):                           # a = b + sum_{k in z} w_k
+                pre[t] = bias[t] + bit_w[arg, t]
+            taken = 1
+            while taken < max_steps:
+                top = pre.max()
+                for t in range(n_topics):
+                    exp_pre[t] = np.exp(pre[t] - top)
+                for j in range(n_bits):                         # softmax(a + w_j), factored
+                    if codes[d, j]:
+                        for t in range(n_topics):
+                            mix[t, j] = 0.0
+                        continue
+                    total = np.float32(0.0)
+                    for t in range(n_topics):
+                        total += exp_pre[t] * exp_w[j, t]
+                    if total > np.float32(1e-30) and total < np.float32(1e30):
+                        inverse = np.float32(1.0) / total
+                        for t in range(n_topics):
+                            mix[t, j] = exp_pre[t] * exp_w[j, t] * inverse
+                    else:                                       # direct, stable softmax
+                        peak = pre[0] + bit_w[j, 0]
+                        for t in range(1, n_topics):
+                            peak = max(peak, pre[t] + bit_w[j, t])
+                        total = np.float32(0.0)
+                        for t in range(n_topics):
+                            mix[t, j] = np.exp(pre[t] + bit_w[j, t] - peak)
+                            total += mix[t, j]
+                        for t in range(n_topics):
+                            mix[t, j] /= total
+                n = indptr[d + 1] - indptr[d]                   # phi_j(w_i), all i and j
+                for ii in range(n):
+                    w, row = cols[indptr[d] + ii], ii * n_bits
+                    for j in range(n_bits):
+                        phi[row + j] = 0.0
+                    _add_products(phi, row, beta, w, mix)
+                    for j in range(n_bits):                     # as the reference: phi >= 1e-30
+                        phi[row + j] = max(phi[row + j], np.float32(1e-30))
+                _log_inplace(phi, scratch, n * n_bits)
+                score[:] = 0.0                                  # sum_i x_i ln phi_j(w_i)
+                for ii in range(n):
+                    x, row = vals[indptr[d] + ii], ii * n_bits
+                    for j in range(n_bits):
+                        score[j] += x * phi[row + j]
+                best, arg = -np.inf, -1                         # first best, as argmax
                 for j in range(n_bits):
-                    cand = first[j + 1] + log_odds[j]
-                    if cand > best:
-                        best, arg = cand, j
-                if arg < 0 or not best > data[d]:
-                    continue
+                    if not codes[d, j]:
+                        cand = score[j] + log_odds[j] + prior[d]
+                        if cand > best:
+                            best, arg = cand, j
+                if arg < 0 or not best > data[d] + prior[d]:
+                    break
                 codes[d, arg] = 1
                 prior[d] += log_odds[arg]
                 data[d] = best - prior[d]
-                for t in range(n_topics):                           # a = b + sum_{k in z} w_k
-                    pre[t] = bias[t] + bit_w[arg, t]
-                taken = 1
-                while taken < max_steps:
-                    top = pre.max()
-                    for t in range(n_topics):
-                        exp_pre[t] = np.exp(pre[t] - top)
-                    for j in range(n_bits):                         # softmax(a + w_j), factored
-                        if codes[d, j]:
-                            for t in range(n_topics):
-                                mix[t, j] = 0.0
-                            continue
-                        total = np.float32(0.0)
-                        for t in range(n_topics):
-                            total += exp_pre[t] * exp_w[j, t]
-                        if total > np.float32(1e-30) and total < np.float32(1e30):
-                            inverse = np.float32(1.0) / total
-                            for t in range(n_topics):
-                                mix[t, j] = exp_pre[t] * exp_w[j, t] * inverse
-                        else:                                       # direct, stable softmax
-                            peak = pre[0] + bit_w[j, 0]
-                            for t in range(1, n_topics):
-                                peak = max(peak, pre[t] + bit_w[j, t])
-                            total = np.float32(0.0)
-                            for t in range(n_topics):
-                                mix[t, j] = np.exp(pre[t] + bit_w[j, t] - peak)
-                                total += mix[t, j]
-                            for t in range(n_topics):
-                                mix[t, j] /= total
-                    n = indptr[d + 1] - indptr[d]                   # phi_j(w_i), all i and j
-                    for ii in range(n):
-                        w, row = cols[indptr[d] + ii], ii * n_bits
-                        for j in range(n_bits):
-                            phi[row + j] = 0.0
-                        _add_products(phi, row, beta, w, mix)
-                        for j in range(n_bits):                     # as the reference: phi >= 1e-30
-                            phi[row + j] = max(phi[row + j], np.float32(1e-30))
-                    _log_inplace(phi, scratch, n * n_bits)
-                    score[:] = 0.0                                  # sum_i x_i ln phi_j(w_i)
-                    for ii in range(n):
-                        x, row = vals[indptr[d] + ii], ii * n_bits
-                        for j in range(n_bits):
-                            score[j] += x * phi[row + j]
-                    best, arg = -np.inf, -1                         # first best, as argmax
-                    for j in range(n_bits):
-                        if not codes[d, j]:
-                            cand = score[j] + log_odds[j] + prior[d]
-                            if cand > best:
-                                best, arg = cand, j
-                    if arg < 0 or not best > data[d] + prior[d]:
-                        break
-                    codes[d, arg] = 1
-                    prior[d] += log_odds[arg]
-                    data[d] = best - prior[d]
-                    for t in range(n_topics):
-                        pre[t] += bit_w[arg, t]
-                    taken += 1
+                for t in range(n_topics):
+                    pre[t] += bit_w[arg, t]
+                taken += 1
 
-    _pursuit = (njit(cache=True, nogil=True)(_pursuit_py),
-                njit(parallel=True, cache=True, nogil=True)(kernels._twin(_pursuit_py, "_par")))
+    _pursuit = njit(cache=True, nogil=True)(_pursuit_py)
 
 
 def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
@@ -237,17 +241,29 @@ def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
     codes = torch.zeros(n_docs, bit_w.shape[0], dtype=torch.bool)
     data, prior_score = torch.empty(n_docs), torch.empty(n_docs)
     work = batch.cols.shape[0] * bit_w.shape[0] * bit_w.shape[1]
-    if work < MIN_PARALLEL_WORK:
-        threads = 1
-    threads = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS, n_docs))
-    order, slot_bounds = thread_slots(np.diff(batch.indptr.numpy()), threads)
-    kernel = kernels._pick(_pursuit, threads)
-    kernel(batch.indptr.numpy(), batch.cols.numpy(), batch.vals.float().numpy(),
-           beta_u.float().contiguous().numpy(), table.float().contiguous().numpy(),
-           bit_w.numpy(), exp_w.numpy(), bias.numpy(), log_odds.float().contiguous().numpy(),
-           codes.numpy().view(np.uint8), data.numpy(), prior_score.numpy(), int(max_steps),
-           order, slot_bounds)
+    threads = 1 if work < MIN_PARALLEL_WORK else max(1, min(int(threads), n_docs))
+    args = (batch.indptr.numpy(), batch.cols.numpy(), batch.vals.float().numpy(),
+            beta_u.float().contiguous().numpy(), table.float().contiguous().numpy(),
+            bit_w.numpy(), exp_w.numpy(), bias.numpy(), log_odds.float().contiguous().numpy(),
+            codes.numpy().view(np.uint8), data.numpy(), prior_score.numpy(), int(max_steps))
+    order, bounds = thread_slots(np.diff(args[0]), threads)
+    slots = [order[bounds[s]:bounds[s + 1]] for s in range(threads)]
+    others = [_thread_pool(threads - 1).submit(_pursuit, *args, docs) for docs in slots[1:]]
+    _pursuit(*args, slots[0])                                      # this thread's own share
+    for other in others:
+        other.result()
     return codes, data, prior_score
+
+
+def _thread_pool(size: int):
+    """A pool of at least ``size`` threads for :func:`run`'s other slots, kept for later
+    calls (made again, larger, when more are asked for)."""
+    global _workers
+    if _workers is None or _workers._max_workers < size:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _workers = ThreadPoolExecutor(max_workers=size, thread_name_prefix="bpetopics-pursuit")
+    return _workers
 
 
 def thread_slots(lengths: np.ndarray, n_slots: int) -> tuple[np.ndarray, np.ndarray]:
@@ -255,7 +271,7 @@ def thread_slots(lengths: np.ndarray, n_slots: int) -> tuple[np.ndarray, np.ndar
 
     A document's pursuit costs about its number of non-zeros times its steps, and one long
     document can outweigh dozens of short ones, so an even split by count leaves one
-    thread waiting (numba's ``prange`` splits its range evenly, in order). The documents,
+    thread waiting. The documents,
     longest first, are dealt in a snake: 0, 1, .., S-1, S-1, .., 1, 0, 0, 1, ...
 
     Parameters

@@ -153,23 +153,23 @@ def test_kernels_run_serially_below_the_parallel_threshold(monkeypatch):
 
 
 def test_fused_pursuit_on_two_threads_equals_the_reference(monkeypatch):
-    """The fused loop's parallel build, documents dealt to two threads by length, gives
-    the reference's codes: each document is pursued by one thread, whole."""
+    """With two threads the fused loop hands a share of the documents, dealt by length, to
+    a second thread: each document is pursued whole by one thread, so the codes are the
+    reference's."""
     from bpetopics.core import fused_pursuit
 
     if kernels.numba is None:
         pytest.skip("numba is not installed")
     monkeypatch.setattr(fused_pursuit, "MIN_PARALLEL_WORK", 0)
-    picked = []
-    real = kernels._pick
-    monkeypatch.setattr(kernels, "_pick", lambda pair, threads, work=None: picked.append(
-        real(pair, threads, work)) or picked[-1])
+    pools = []
+    real = fused_pursuit._thread_pool
+    monkeypatch.setattr(fused_pursuit, "_thread_pool", lambda size: pools.append(size) or real(size))
     monkeypatch.setattr(kernels, "threads", lambda: 2)
     decoder, lik = text_case(5)
     batch = lik.batch(zipf_corpus(50, 300, seed=5), "cpu")
     log_odds = -torch.rand(12, generator=torch.Generator().manual_seed(5))
     codes = table_pursuit(decoder, lik, batch, log_odds)
-    assert picked[-1] is fused_pursuit._pursuit[1]             # the parallel build ran
+    assert pools == [1]                                         # one other thread took a share
     assert torch.equal(codes, reference_pursuit(decoder, lik, batch, log_odds))
 
 
