@@ -45,8 +45,9 @@ MODEL_HELP = {
     "prior_ramp_epochs": "Epochs over which the prior's weight in the pursuit ramps from 0 to 1.",
     "topic_init_docs": "Start each topic from this many random documents (0: uniform topics).",
     "topic_repulsion": "Weight of the diversity prior on the topics: the cosine similarities "
-                       "between topics, summed over pairs and weighted by use, are added to "
-                       "the per-token loss (0: maximum likelihood).",
+                       "between topics, summed over pairs (each topic's over at most 19 "
+                       "others: times 19 / (T - 1) above 20 topics) and weighted by use, are "
+                       "added to the per-token loss (0: maximum likelihood).",
     "random_state": "Seed of the model: initialisation and minibatch order.",
     "device": "cpu, cuda, or auto (CUDA when present).",
 }
