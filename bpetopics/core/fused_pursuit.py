@@ -27,6 +27,8 @@ one unit in the last place of torch's).
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import torch
 
@@ -39,7 +41,7 @@ numba = kernels.numba
 #: thread costs ~0.1 ms; a T = 20 minibatch of 64 documents, ~3 M, gains nothing).
 MIN_PARALLEL_WORK = 5_000_000
 
-_workers = None                 # the threads that pursue the other slots, made on first use
+_workers = None                 # (pid, size, pool): the threads that pursue the other slots
 
 
 def usable(decoder, device) -> bool:
@@ -257,13 +259,16 @@ def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
 
 def _thread_pool(size: int):
     """A pool of at least ``size`` threads for :func:`run`'s other slots, kept for later
-    calls (made again, larger, when more are asked for)."""
+    calls; made again when more threads are asked for, or in a forked child (a pool's
+    threads do not survive a fork: the child would wait on them for ever)."""
     global _workers
-    if _workers is None or _workers._max_workers < size:
+    pid = os.getpid()
+    if _workers is None or _workers[0] != pid or _workers[1] < size:
         from concurrent.futures import ThreadPoolExecutor
 
-        _workers = ThreadPoolExecutor(max_workers=size, thread_name_prefix="bpetopics-pursuit")
-    return _workers
+        pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="bpetopics-pursuit")
+        _workers = (pid, size, pool)
+    return _workers[2]
 
 
 def thread_slots(lengths: np.ndarray, n_slots: int) -> tuple[np.ndarray, np.ndarray]:

@@ -182,3 +182,16 @@ def test_thread_slots_deal_every_document_once_with_even_work(n_slots):
     assert sorted(order.tolist()) == list(range(64)) and bounds[0] == 0 and bounds[-1] == 64
     work = [lengths[order[bounds[s]:bounds[s + 1]]].sum() for s in range(n_slots)]
     assert max(work) - min(work) <= lengths.max()             # within one document's work
+
+
+def test_a_forked_child_gets_its_own_pursuit_threads(monkeypatch):
+    """A pool made before a fork has no threads in the child: the child makes its own."""
+    import os
+    from bpetopics.core import fused_pursuit
+
+    if kernels.numba is None or not hasattr(os, "fork"):
+        pytest.skip("numba is not installed or no fork")
+    parent = fused_pursuit._thread_pool(1)
+    monkeypatch.setattr(fused_pursuit, "_workers", (os.getpid() + 1,) + fused_pursuit._workers[1:])
+    assert fused_pursuit._thread_pool(1) is not parent          # as a child (another pid) sees it
+    assert fused_pursuit._thread_pool(1) is fused_pursuit._thread_pool(1)
