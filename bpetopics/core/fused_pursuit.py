@@ -243,7 +243,10 @@ def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
     codes = torch.zeros(n_docs, bit_w.shape[0], dtype=torch.bool)
     data, prior_score = torch.empty(n_docs), torch.empty(n_docs)
     work = batch.cols.shape[0] * bit_w.shape[0] * bit_w.shape[1]
-    threads = 1 if work < MIN_PARALLEL_WORK else max(1, min(int(threads), n_docs))
+    # Each thread's share is at least half the threshold (a hand-over must pay for itself
+    # on machines with many cores too).
+    threads = 1 if work < MIN_PARALLEL_WORK else max(1, min(int(threads), n_docs,
+                                                            work // max(1, MIN_PARALLEL_WORK // 2)))
     args = (batch.indptr.numpy(), batch.cols.numpy(), batch.vals.float().numpy(),
             beta_u.float().contiguous().numpy(), table.float().contiguous().numpy(),
             bit_w.numpy(), exp_w.numpy(), bias.numpy(), log_odds.float().contiguous().numpy(),

@@ -195,3 +195,23 @@ def test_a_forked_child_gets_its_own_pursuit_threads(monkeypatch):
     monkeypatch.setattr(fused_pursuit, "_workers", (os.getpid() + 1,) + fused_pursuit._workers[1:])
     assert fused_pursuit._thread_pool(1) is not parent          # as a child (another pid) sees it
     assert fused_pursuit._thread_pool(1) is fused_pursuit._thread_pool(1)
+
+
+def test_pursuit_threads_each_get_a_share_worth_the_hand_over(monkeypatch):
+    """Sixteen threads asked for, work for about three: three slots, not sixteen."""
+    from bpetopics.core import fused_pursuit
+
+    if kernels.numba is None:
+        pytest.skip("numba is not installed")
+    decoder, lik = text_case(5)
+    batch = lik.batch(zipf_corpus(50, 300, seed=5), "cpu")
+    work = batch.cols.shape[0] * 12 * 6                           # non-zeros x K x T
+    monkeypatch.setattr(fused_pursuit, "MIN_PARALLEL_WORK", 2 * (work // 3))
+    pools = []
+    real = fused_pursuit._thread_pool
+    monkeypatch.setattr(fused_pursuit, "_thread_pool", lambda size: pools.append(size) or real(size))
+    monkeypatch.setattr(kernels, "threads", lambda: 16)
+    log_odds = -torch.rand(12, generator=torch.Generator().manual_seed(5))
+    codes = table_pursuit(decoder, lik, batch, log_odds)
+    assert pools == [2, 2]                                     # two other threads, one share each
+    assert torch.equal(codes, reference_pursuit(decoder, lik, batch, log_odds))
