@@ -215,3 +215,41 @@ def test_pursuit_threads_each_get_a_share_worth_the_hand_over(monkeypatch):
     codes = table_pursuit(decoder, lik, batch, log_odds)
     assert pools == [2, 2]                                     # two other threads, one share each
     assert torch.equal(codes, reference_pursuit(decoder, lik, batch, log_odds))
+
+
+def test_candidate_bounds_are_upper_bounds_on_the_exact_scores():
+    """The later steps' screening bound (Jensen over the words) is never below a
+    candidate's exact data term + log-odds, on random topics, codes and documents."""
+    from bpetopics.core import fused_pursuit
+
+    if kernels.numba is None:
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(0)
+    n_topics, n_bits, n_words = 7, 10, 40
+    for trial in range(20):
+        beta = rng.dirichlet(np.full(n_words, 0.3), n_topics).T.astype(np.float32)   # (U, T)
+        bit_w = rng.normal(0, 2, (n_bits, n_topics)).astype(np.float32)
+        pre = rng.normal(0, 2, n_topics).astype(np.float32)
+        log_odds = rng.normal(-1, 1, n_bits).astype(np.float32)
+        code = (rng.random(n_bits) < 0.2).astype(np.uint8)
+        n = int(rng.integers(1, 30))
+        cols = rng.choice(n_words, n, replace=False).astype(np.int64)
+        vals = rng.integers(1, 5, n).astype(np.float32)
+        p = np.exp(pre - pre.max())
+        p /= p.sum()
+        log_phi0 = np.log(beta[cols] @ p).astype(np.float32)
+        data = np.float32((vals * log_phi0).sum())
+        exp_w = np.exp(bit_w - bit_w.max(1, keepdims=True)).astype(np.float32)
+        bound = np.empty(n_bits)
+        fused_pursuit._candidate_bounds(0, n, cols, vals, beta, np.exp(pre - pre.max()).astype(np.float32),
+                                        np.ascontiguousarray(exp_w.T), log_odds, code, log_phi0, data,
+                                        bound, np.empty(n_topics, np.float32), np.empty(n_bits, np.float32),
+                                        np.empty(n_bits, np.float32))
+        for j in range(n_bits):
+            if code[j]:
+                assert bound[j] == -np.inf
+                continue
+            mix = np.exp(pre + bit_w[j] - (pre + bit_w[j]).max())
+            mix /= mix.sum()
+            exact = (vals * np.log(np.maximum(beta[cols] @ mix, 1e-30))).sum() + log_odds[j]
+            assert bound[j] >= exact - 1e-3 * (1 + abs(exact)), (trial, j, bound[j], exact)
