@@ -214,7 +214,8 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
 
     def _theta_penalty(self, out, params=None, usage=None):
         """lambda * R(beta): the use-weighted cosines summed over all ordered pairs of
-        topics, T (T - 1) times their weighted mean (topic_prior.py); ``params`` is the
+        topics, T (T - 1) times their weighted mean (topic_prior.py), times 19 / (T - 1)
+        above 20 topics (:meth:`_penalty_weight`); ``params`` is the
         minibatch's beta when already computed, ``usage`` the topics' mean use in the
         minibatch when processes share it (else from ``out``)."""
         if not self.topic_repulsion:
