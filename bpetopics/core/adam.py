@@ -92,6 +92,13 @@ class Adam:
                 "exp_avg_sq": torch.zeros_like(param, memory_format=torch.preserve_format)}
         return state
 
+    def reset_moments(self, param, index) -> None:
+        """Zero the moment estimates of ``param[index]`` (a restarted part of a parameter
+        starts its Adam history afresh); nothing when the parameter has no state yet."""
+        for value in self.state.get(param, {}).values():
+            if torch.is_tensor(value) and value.shape == param.shape:
+                value[index] = 0
+
     def state_dict(self) -> dict:
         """``{"state": {index: {"step", "exp_avg", "exp_avg_sq"}}, "param_groups": [...]}``,
         parameters by their index, as ``torch.optim.Adam.state_dict``."""

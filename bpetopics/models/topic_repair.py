@@ -128,9 +128,7 @@ class TopicRepair:
             first.weight[:, k] = 0
             first.weight[up, k] = SPLIT_BIT_STRENGTH
             first.weight[down, k] = -SPLIT_BIT_STRENGTH
-            for value in self.optimizer_.state.get(first.weight, {}).values():
-                if torch.is_tensor(value) and value.shape == first.weight.shape:
-                    value[:, k] = 0
+            self.optimizer_.reset_moments(first.weight, (slice(None), k))
 
     def _restart_topic(self, t, donor, counts, freq, weight=1.0):
         """Topic t <- smoothed counts (1, W) (``freq``: :func:`corpus_frequencies`);
@@ -143,6 +141,4 @@ class TopicRepair:
             last.weight[t] = last.weight[donor]
             last.bias[t] = last.bias[donor]
             for param in (logits, last.weight, last.bias):
-                for value in self.optimizer_.state.get(param, {}).values():
-                    if torch.is_tensor(value) and value.shape == param.shape:
-                        value[t] = 0
+                self.optimizer_.reset_moments(param, t)

@@ -65,3 +65,17 @@ def test_state_dict_moves_between_ours_and_torchs():
         torch.testing.assert_close(x, y, rtol=1e-5, atol=1e-6)  # fused or not: rounding
     assert set(a.state_dict()["state"][0]) == set(b.state_dict()["state"][0])
     assert a.state_dict()["param_groups"][0].keys() == b.state_dict()["param_groups"][0].keys()
+
+
+def test_reset_moments_zeroes_only_the_rows_asked_for():
+    param = torch.nn.Parameter(torch.ones(3, 4))
+    opt = Adam([param], lr=0.1)
+    param.grad = torch.ones(3, 4)
+    opt.step()
+    opt.reset_moments(param, 1)
+    opt.reset_moments(param, (slice(None), 3))
+    for key in ("exp_avg", "exp_avg_sq"):
+        moment = opt.state[param][key]
+        assert (moment[1] == 0).all() and (moment[:, 3] == 0).all()
+        assert (moment[[0, 2], :3] > 0).all()
+    assert opt.state[param]["step"] == 1                        # the step count is kept
