@@ -59,9 +59,9 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
         ``likelihood.minibatch_params()`` when already computed (the topics beta).
 
     Packed text batches go to :func:`bpetopics.core.table_pursuit.table_pursuit` and
-    dense image batches to :func:`bpetopics.core.dense_pursuit.dense_pursuit` (the same
-    pursuit over shared tables); padded batches, and likelihoods without those tables,
-    run here.
+    dense image batches on the CPU to :func:`bpetopics.core.dense_pursuit.dense_pursuit`
+    (the same pursuit over shared tables); padded batches, likelihoods without those
+    tables, and dense batches on a GPU run here (:func:`uses_dense_tables` says why).
 
     Returns
     -------
@@ -71,7 +71,7 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
     if isinstance(batch, PackedCounts) and hasattr(likelihood, "topic_word"):
         return table_pursuit(decoder, likelihood, batch, log_odds, max_bits, budget,
                              return_score, beta=params)
-    if isinstance(batch, DenseBatch) and hasattr(likelihood, "shared_term"):
+    if uses_dense_tables(batch, likelihood, decoder.bit_columns.device):
         return dense_pursuit(decoder, likelihood, batch, log_odds, max_bits, budget,
                              return_score)
     with torch.no_grad():
@@ -113,6 +113,16 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
         if return_score:
             return codes, data + prior_score
         return codes
+
+
+def uses_dense_tables(batch, likelihood, device) -> bool:
+    """Whether a batch goes to the dense pursuit's shared tables: dense batches of a
+    likelihood that has them, on the CPU only. On a GPU the tables' bookkeeping (codes
+    made distinct by ``torch.unique(dim=0)``, a loop over blocks of codes, screening rounds,
+    each ending in a host synchronisation) costs more than the candidates it saves, several
+    times this module's one pass per step (measured in README, Images)."""
+    return (isinstance(batch, DenseBatch) and hasattr(likelihood, "shared_term")
+            and torch.device(device).type == "cpu")
 
 
 def _score_candidates(decoder, likelihood, batch, pre, active, cand_cols, budget):

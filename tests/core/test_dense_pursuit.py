@@ -137,3 +137,15 @@ class _NoTables(WithoutScreening):
         if name == "shared_term":
             raise AttributeError(name)
         return super().__getattr__(name)
+
+
+def test_dense_tables_are_used_on_the_cpu_only():
+    """On a GPU the tables' host synchronisations cost more than they save (README,
+    Images): dense batches there take the one-pass-per-step path, whose codes the test
+    above pins to the tables'."""
+    from bpetopics.core.pursuit import uses_dense_tables
+
+    decoder, lik, batch = make_case("gauss", n_points=4, n_bits=5, seed=1, hidden=())
+    assert uses_dense_tables(batch, lik, "cpu")
+    assert not uses_dense_tables(batch, lik, "cuda")
+    assert not uses_dense_tables(batch, _NoTables(lik), "cpu")
