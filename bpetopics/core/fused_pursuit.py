@@ -17,6 +17,9 @@ by the same compiled call, which releases the GIL (``nogil``). Plain Python thre
 numba's ``prange``: its pool left the calling thread idle during the loop and every torch
 operation after it ran slower, so a training epoch on two threads took longer than on one.
 
+Later steps of a model with many bits x topics first bound every candidate and score only
+those that can still win (:mod:`bpetopics.core.screened_pursuit`: the same codes).
+
 The softmax is factored, ``exp(a_t + w_jt) = exp(a_t - max a) exp(w_jt - max_t w_jt) *
 const_j``: T + K T exponentials per minibatch-step become T per document-step, and a
 candidate whose factored sum under- or overflows is recomputed directly. The codes are
@@ -112,6 +115,33 @@ if numba is not None:
             y = y + np.float32(-2.12194440e-4) * fe - np.float32(0.5) * z
             values[j] = (m + y) + np.float32(0.693359375) * fe
 
+    @njit(inline="always", nogil=True)
+    def _first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data, prior,
+                    first, pre):  # pragma: no cover - compiled
+        """Step 1 of document d from the shared table (U, K+1): data[d], prior[d] and, when
+        a bit improves on the empty code, that bit in codes[d] and pre = a = b + w_bit (T,).
+        first (K+1,) scratch. Returns the bit taken, or -1 (the empty code is final)."""
+        n_bits, n_topics = bit_w.shape
+        first[:] = 0.0
+        for i in range(indptr[d], indptr[d + 1]):
+            x, row = vals[i], cols[i]
+            for j in range(n_bits + 1):
+                first[j] += x * table[row, j]
+        data[d], prior[d] = first[0], 0.0
+        best, arg = -np.inf, -1
+        for j in range(n_bits):                                 # first best, as argmax
+            cand = first[j + 1] + log_odds[j]
+            if cand > best:
+                best, arg = cand, j
+        if arg < 0 or not best > data[d]:
+            return -1
+        codes[d, arg] = 1
+        prior[d] += log_odds[arg]
+        data[d] = best - prior[d]
+        for t in range(n_topics):                               # a = b + sum_{k in z} w_k
+            pre[t] = bias[t] + bit_w[arg, t]
+        return arg
+
     def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w, bias, log_odds, codes,
                     data, prior, max_steps, docs):  # pragma: no cover - compiled
         """The greedy pursuit of the documents ``docs`` of a batch, written into codes,
@@ -136,24 +166,9 @@ if numba is not None:
         scratch = np.empty(longest * n_bits, dtype=np.float32)
         for q in range(docs.shape[0]):
             d = docs[q]
-            first[:] = 0.0                                      # step 1: the shared table
-            for i in range(indptr[d], indptr[d + 1]):
-                x, row = vals[i], cols[i]
-                for j in range(n_bits + 1):
-                    first[j] += x * table[row, j]
-            data[d], prior[d] = first[0], 0.0
-            best, arg = -np.inf, -1
-            for j in range(n_bits):
-                cand = first[j + 1] + log_odds[j]
-                if cand > best:
-                    best, arg = cand, j
-            if arg < 0 or not best > data[d]:
+            if _first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data,
+                           prior, first, pre) < 0:
                 continue
-            codes[d, arg] = 1
-            prior[d] += log_odds[arg]
-            data[d] = best - prior[d]
-            for t in range(n_topics):                           # a = b + sum_{k in z} w_k
-                pre[t] = bias[t] + bit_w[arg, t]
             taken = 1
             while taken < max_steps:
                 top = pre.max()
@@ -212,6 +227,8 @@ if numba is not None:
 
     _pursuit = njit(cache=True, nogil=True)(_pursuit_py)
 
+    from bpetopics.core import screened_pursuit  # noqa: E402 - it builds on the kernels above
+
 
 def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
     """The greedy pursuit of a packed batch in one compiled call (see the module).
@@ -251,10 +268,13 @@ def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
             beta_u.float().contiguous().numpy(), table.float().contiguous().numpy(),
             bit_w.numpy(), exp_w.numpy(), bias.numpy(), log_odds.float().contiguous().numpy(),
             codes.numpy().view(np.uint8), data.numpy(), prior_score.numpy(), int(max_steps))
+    kernel = _pursuit
+    if screened_pursuit.screens(*bit_w.shape):                     # bound, then score
+        kernel, args = screened_pursuit._screened_pursuit, args + (exp_w.t().contiguous().numpy(),)
     order, bounds = thread_slots(np.diff(args[0]), threads)
     slots = [order[bounds[s]:bounds[s + 1]] for s in range(threads)]
-    others = [_thread_pool(threads - 1).submit(_pursuit, *args, docs) for docs in slots[1:]]
-    _pursuit(*args, slots[0])                                      # this thread's own share
+    others = [_thread_pool(threads - 1).submit(kernel, *args, docs) for docs in slots[1:]]
+    kernel(*args, slots[0])                                        # this thread's own share
     for other in others:
         other.result()
     return codes, data, prior_score

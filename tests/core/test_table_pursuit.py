@@ -40,13 +40,18 @@ def text_case(seed, n_bits=12, n_topics=6, n_words=300, hidden=()):
     return decoder, lik
 
 
-@pytest.fixture(params=["fused", "kernel", "torch"])
+@pytest.fixture(params=["fused", "fused-screened", "kernel", "torch"])
 def path(request, monkeypatch):
-    """Run the later steps through the one fused numba loop (linear decoders), the
-    step-by-step numba kernels, or the torch fallback."""
+    """Run the later steps through the one fused numba loop (linear decoders; scoring
+    every bit, or only those whose bound can improve), the step-by-step numba kernels,
+    or the torch fallback."""
     if request.param != "torch" and not kernels.available("cpu"):
         pytest.skip("numba is not installed")
-    if request.param != "fused":
+    from bpetopics.core import screened_pursuit
+
+    # the cases here are small: "fused" scores every bit, "fused-screened" bounds first
+    monkeypatch.setattr(screened_pursuit, "MIN_SCREEN_WORK", 0 if request.param == "fused-screened" else 10**9)
+    if not request.param.startswith("fused"):
         monkeypatch.setattr(table_pursuit_module, "FUSED", False)
     if request.param == "torch":
         monkeypatch.setattr(kernels, "available", lambda device: False)
@@ -215,3 +220,44 @@ def test_pursuit_threads_each_get_a_share_worth_the_hand_over(monkeypatch):
     codes = table_pursuit(decoder, lik, batch, log_odds)
     assert pools == [2, 2]                                     # two other threads, one share each
     assert torch.equal(codes, reference_pursuit(decoder, lik, batch, log_odds))
+
+
+def test_candidate_bounds_are_upper_bounds_on_the_exact_scores():
+    """The later steps' screening bound (Jensen over the words) is never below a
+    candidate's exact data term + log-odds, on random topics, codes and documents."""
+    if kernels.numba is None:
+        pytest.skip("numba is not installed")
+    from bpetopics.core import screened_pursuit
+
+    rng = np.random.default_rng(0)
+    n_topics, n_bits, n_words = 7, 10, 40
+    tight = 0
+    for trial in range(20):
+        beta = rng.dirichlet(np.full(n_words, 0.3), n_topics).T.astype(np.float32)   # (U, T)
+        bit_w = rng.normal(0, 2, (n_bits, n_topics)).astype(np.float32)
+        pre = rng.normal(0, 2, n_topics).astype(np.float32)
+        log_odds = rng.normal(-1, 1, n_bits).astype(np.float32)
+        code = (rng.random(n_bits) < 0.2).astype(np.uint8)
+        n = int(rng.integers(1, 30))
+        cols = rng.choice(n_words, n, replace=False).astype(np.int64)
+        vals = rng.integers(1, 5, n).astype(np.float32)
+        p = np.exp(pre - pre.max())
+        p /= p.sum()
+        log_phi0 = np.log(beta[cols] @ p).astype(np.float32)
+        data = np.float32((vals * log_phi0).sum())
+        exp_w = np.exp(bit_w - bit_w.max(1, keepdims=True)).astype(np.float32)
+        bound = np.empty(n_bits)
+        screened_pursuit._candidate_bounds(
+            0, n, cols, vals, beta, np.exp(pre - pre.max()).astype(np.float32),
+            np.ascontiguousarray(exp_w.T), log_odds, code, log_phi0, data, bound,
+            np.empty(n_topics, np.float32), np.empty(n_bits, np.float32), np.empty(n_bits, np.float32))
+        for j in range(n_bits):
+            if code[j]:
+                assert bound[j] == -np.inf
+                continue
+            mix = np.exp(pre + bit_w[j] - (pre + bit_w[j]).max())
+            mix /= mix.sum()
+            exact = (vals * np.log(np.maximum(beta[cols] @ mix, 1e-30))).sum() + log_odds[j]
+            assert bound[j] >= exact - 1e-3 * (1 + abs(exact)), (trial, j, bound[j], exact)
+            tight += bound[j] < exact + 0.5 * abs(exact)          # a bound, not +inf
+    assert tight > 100                                             # and an informative one
