@@ -24,8 +24,8 @@ The softmax is factored, ``exp(a_t + w_jt) = exp(a_t - max a) exp(w_jt - max_t w
 const_j``: T + K T exponentials per minibatch-step become T per document-step, and a
 candidate whose factored sum under- or overflows is recomputed directly. The codes are
 those of :func:`bpetopics.core.pursuit.reference_pursuit` up to float rounding (the
-logarithm is Cephes' logf, :func:`_log_inplace`, and the exponential LLVM's: each within
-one unit in the last place of torch's).
+logarithm is Cephes' logf, :func:`bpetopics.core.pursuit_loops._log_inplace`, and the
+exponential LLVM's: each within one unit in the last place of torch's).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import os
 import numpy as np
 import torch
 
-from bpetopics.core import kernels
+from bpetopics.core import kernels, screened_pursuit
 
 numba = kernels.numba
 
@@ -56,91 +56,7 @@ def usable(decoder, device) -> bool:
 if numba is not None:
     from numba import njit
 
-    @njit(inline="always", nogil=True)
-    def _add_products(phi, row, beta, w, mix):  # pragma: no cover - compiled
-        """phi[row + j] += sum_t beta[w, t] mix[t, j] for every j, topics taken 8 and 4 at
-        a time: each pass over the row then reads and writes it once for 8 (or 4)
-        multiply-adds instead of one (1.4-1.7x faster at T = 20 and 50 than one topic a
-        pass; the sums are grouped in pairs, a different rounding order only)."""
-        n_topics, n_bits = mix.shape
-        t = 0
-        while t + 8 <= n_topics:
-            b0, b1, b2, b3 = beta[w, t], beta[w, t + 1], beta[w, t + 2], beta[w, t + 3]
-            b4, b5, b6, b7 = beta[w, t + 4], beta[w, t + 5], beta[w, t + 6], beta[w, t + 7]
-            for j in range(n_bits):
-                phi[row + j] += (((b0 * mix[t, j] + b1 * mix[t + 1, j])
-                                  + (b2 * mix[t + 2, j] + b3 * mix[t + 3, j]))
-                                 + ((b4 * mix[t + 4, j] + b5 * mix[t + 5, j])
-                                    + (b6 * mix[t + 6, j] + b7 * mix[t + 7, j])))
-            t += 8
-        while t + 4 <= n_topics:
-            b0, b1, b2, b3 = beta[w, t], beta[w, t + 1], beta[w, t + 2], beta[w, t + 3]
-            for j in range(n_bits):
-                phi[row + j] += ((b0 * mix[t, j] + b1 * mix[t + 1, j])
-                                 + (b2 * mix[t + 2, j] + b3 * mix[t + 3, j]))
-            t += 4
-        while t < n_topics:
-            b = beta[w, t]
-            for j in range(n_bits):
-                phi[row + j] += b * mix[t, j]
-            t += 1
-
-    @njit(inline="always", nogil=True)
-    def _log_inplace(values, scratch, n):  # pragma: no cover - compiled
-        """values[:n] = ln values[:n] for positive normal float32 values, by Cephes'
-        logf (exponent and mantissa from the bits, then a degree-9 polynomial): pure
-        arithmetic, so the loop is vectorised (libm's logf is one call per value). Within
-        one unit in the last place of torch's log (0.4% of values differ, by one unit)."""
-        bits = values.view(np.int32)
-        mant = scratch.view(np.int32)
-        for j in range(n):
-            b = bits[j]
-            e = ((b >> 23) & 0xFF) - 126
-            mant[j] = (b & -2139095041) | 0x3F000000             # mantissa m in [0.5, 1)
-            m = scratch[j]
-            small = m < np.float32(0.70710677)                   # m < sqrt(1/2)
-            e = e - 1 if small else e
-            m = (m + m - np.float32(1.0)) if small else (m - np.float32(1.0))
-            z = m * m
-            y = np.float32(7.0376836292e-2) * m - np.float32(1.1514610310e-1)
-            y = y * m + np.float32(1.1676998740e-1)
-            y = y * m - np.float32(1.2420140846e-1)
-            y = y * m + np.float32(1.4249322787e-1)
-            y = y * m - np.float32(1.6668057665e-1)
-            y = y * m + np.float32(2.0000714765e-1)
-            y = y * m - np.float32(2.4999993993e-1)
-            y = y * m + np.float32(3.3333331174e-1)
-            y = y * m * z
-            fe = np.float32(e)                                   # ln 2 = 0.693359375 - 2.12194440e-4
-            y = y + np.float32(-2.12194440e-4) * fe - np.float32(0.5) * z
-            values[j] = (m + y) + np.float32(0.693359375) * fe
-
-    @njit(inline="always", nogil=True)
-    def _first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data, prior,
-                    first, pre):  # pragma: no cover - compiled
-        """Step 1 of document d from the shared table (U, K+1): data[d], prior[d] and, when
-        a bit improves on the empty code, that bit in codes[d] and pre = a = b + w_bit (T,).
-        first (K+1,) scratch. Returns the bit taken, or -1 (the empty code is final)."""
-        n_bits, n_topics = bit_w.shape
-        first[:] = 0.0
-        for i in range(indptr[d], indptr[d + 1]):
-            x, row = vals[i], cols[i]
-            for j in range(n_bits + 1):
-                first[j] += x * table[row, j]
-        data[d], prior[d] = first[0], 0.0
-        best, arg = -np.inf, -1
-        for j in range(n_bits):                                 # first best, as argmax
-            cand = first[j + 1] + log_odds[j]
-            if cand > best:
-                best, arg = cand, j
-        if arg < 0 or not best > data[d]:
-            return -1
-        codes[d, arg] = 1
-        prior[d] += log_odds[arg]
-        data[d] = best - prior[d]
-        for t in range(n_topics):                               # a = b + sum_{k in z} w_k
-            pre[t] = bias[t] + bit_w[arg, t]
-        return arg
+    from bpetopics.core.pursuit_loops import _add_products, _first_step, _log_inplace
 
     def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w, bias, log_odds, codes,
                     data, prior, max_steps, docs):  # pragma: no cover - compiled
@@ -226,8 +142,6 @@ if numba is not None:
                 taken += 1
 
     _pursuit = njit(cache=True, nogil=True)(_pursuit_py)
-
-    from bpetopics.core import screened_pursuit  # noqa: E402 - it builds on the kernels above
 
 
 def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):

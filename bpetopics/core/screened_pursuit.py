@@ -53,7 +53,7 @@ def screens(n_bits: int, n_topics: int) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.core.fused_pursuit import _add_products, _first_step, _log_inplace
+    from bpetopics.core.pursuit_loops import _add_products, _first_step, _log_inplace
 
     @njit(inline="always", nogil=True)
     def _candidate_mixture(mix, b, j, pre, exp_pre, bit_w, exp_w):  # pragma: no cover
