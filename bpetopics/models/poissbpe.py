@@ -13,6 +13,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from bpetopics.core import kernels
 from bpetopics.core import params as P
 from bpetopics.core.batches import RowStore
+from bpetopics.core.code_posterior import local_mean
 from bpetopics.core.poisson import PoissonLikelihood
 from bpetopics.core.model import BPEBase
 from bpetopics.models.topic_repair import TopicRepair, corpus_frequencies, smoothed_log_topics
@@ -260,9 +261,32 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         """Topic mixtures f(z) for codes (N, K) -> (N, T)."""
         return self.decode(codes)
 
-    def doc_topic(self, X) -> np.ndarray:
-        """Topic mixtures f(z_n) of documents, (N, W) counts -> (N, T)."""
-        return self.code_topic(self.transform(X))
+    def doc_topic(self, X, posterior="local", batch_size=1024) -> np.ndarray:
+        """Topic mixtures of documents, (N, W) counts -> (N, T).
+
+        posterior : {'local', 'map'}
+            'local' (the default): the posterior mean of f(z) over each document's pursued
+            code and its K one-bit neighbours, weighted by exp L(z)
+            (:mod:`bpetopics.core.code_posterior`): the mixture to predict with (document
+            completion, features for a classifier). 'map': f(z_n) at the pursued code alone,
+            ``code_topic(transform(X))``, the mixture the run's files and graphs use.
+        """
+        if posterior not in ("local", "map"):
+            raise ValueError(f"posterior must be 'local' or 'map', not {posterior!r}")
+        X = self._check_X(X)
+        codes = self.transform(X, batch_size)
+        if posterior == "map":
+            return self.code_topic(codes)
+        out = np.zeros((X.shape[0], self.n_topics), dtype=np.float32)
+        order = self.likelihood_.batch_order(X)
+        log_odds = self.prior_.bit_log_odds()
+        for begin in range(0, len(order), batch_size):     # a loop over batches
+            rows = order[begin:begin + batch_size]
+            batch = self.likelihood_.batch(X[rows], self.device_)
+            z = torch.as_tensor(codes[rows], device=self.device_).bool()
+            out[rows] = local_mean(self.decoder_, self.likelihood_, batch, z, log_odds,
+                                   self.max_bits).cpu().numpy()
+        return out
 
     def fit_transform(self, X, y=None):
         """``fit(X)``, then the codes of X (the same as ``transform(X)``): (N, K) uint8."""

@@ -205,3 +205,26 @@ def test_the_diversity_prior_pushes_no_topic_harder_above_20_topics():
     assert push(10) < 0.7 * push(20)                              # fewer partners, less push
     for many in (50, 100):                                        # the full sum: 2.2x and 4.4x
         assert push(many) == pytest.approx(push(20), rel=0.2)
+
+
+def test_doc_topic_posterior_mean_predicts_held_out_words_better(planted_fit):
+    """doc_topic's default averages f over the code's one-bit neighbourhood (weights
+    exp L): on new planted documents it completes them better than f at the code alone."""
+    from bpetopics.evaluation.perplexity import completion_perplexity
+
+    model, X, _, _ = planted_fit
+    new, _, _ = planted_corpus(n_docs=400, doc_len=20, seed=1)
+    np.testing.assert_allclose(model.doc_topic(new[:50], posterior="map"),
+                               model.code_topic(model.transform(new[:50])))
+
+    class Predictor:                       # completion_perplexity's model protocol
+        def __init__(self, posterior):
+            self.topic_word_, self.posterior = model.topic_word_, posterior
+
+        def doc_topic(self, A):
+            return model.doc_topic(A, posterior=self.posterior)
+
+    local, map_ = (completion_perplexity(Predictor(p), new, seed=0).perplexity for p in ("local", "map"))
+    assert local < 0.99 * map_, (local, map_)
+    with pytest.raises(ValueError, match="'local' or 'map'"):
+        model.doc_topic(new[:5], posterior="mean")

@@ -1,0 +1,60 @@
+"""The posterior over a pursued code and its one-bit neighbours (core/code_posterior.py):
+the weights are exp L normalised over those codes, the pursued code outweighs every code
+one more bit would give (greedy pursuit stopped there), and the mean is taken alike in
+groups of any size."""
+
+import numpy as np
+import torch
+
+from bpetopics.core.code_posterior import local_mean, local_posterior, neighbour_codes
+from bpetopics.core.pursuit import greedy_pursuit
+
+from .conftest import make_case
+
+
+def _case(kind, seed=3, hidden=(16,)):
+    decoder, lik, batch = make_case(kind, n_points=15, n_bits=7, seed=seed, hidden=hidden)
+    log_odds = -torch.rand(7, generator=torch.Generator().manual_seed(seed))
+    codes = greedy_pursuit(decoder, lik, batch, log_odds)
+    return decoder, lik, batch, log_odds, codes
+
+
+def test_neighbours_are_the_code_and_each_bit_flipped():
+    codes = torch.tensor([[1, 0, 0], [0, 1, 1]], dtype=torch.bool)
+    near = neighbour_codes(codes)
+    assert near.shape == (2, 4, 3)
+    assert torch.equal(near[:, 0], codes)
+    assert torch.equal((near[:, 1:] ^ codes[:, None]).long(), torch.eye(3, dtype=torch.long).expand(2, 3, 3))
+
+
+def test_weights_are_exp_scores_normalised_and_the_code_beats_every_added_bit(kind):
+    decoder, lik, batch, log_odds, codes = _case(kind)
+    weights, outputs = local_posterior(decoder, lik, batch, codes, log_odds)
+    assert codes.sum() > 0 and weights.shape == (15, 8)
+    near = neighbour_codes(codes).float()
+    with torch.no_grad():                      # score each neighbour alone, one at a time
+        scores = torch.stack([lik.data_term(decoder(near[:, c]), batch) + near[:, c] @ log_odds
+                              for c in range(8)], dim=1)
+    torch.testing.assert_close(weights, torch.softmax(scores.double(), 1).float(), rtol=1e-4, atol=1e-6)
+    added = ~codes                              # z + e_j: the pursuit found none better than z
+    assert (weights[:, 1:][added] <= weights[:, :1].expand(-1, 7)[added] * (1 + 1e-4)).all()
+    assert (weights[:, 0] < 1 - 1e-6).any()     # and the neighbours do hold some mass
+
+
+def test_max_bits_gives_longer_codes_no_mass():
+    decoder, lik, batch, log_odds, _ = _case("poisson")
+    codes = greedy_pursuit(decoder, lik, batch, log_odds, max_bits=1)
+    weights, _ = local_posterior(decoder, lik, batch, codes, log_odds, max_bits=1)
+    too_long = neighbour_codes(codes).sum(-1) > 1
+    assert too_long.any() and (weights[too_long] == 0).all()
+
+
+def test_the_mean_is_the_same_in_groups_of_any_size():
+    decoder, lik, batch, log_odds, codes = _case("poisson", hidden=())
+    whole = local_mean(decoder, lik, batch, codes, log_odds)
+    one_at_a_time = local_mean(decoder, lik, batch, codes, log_odds, budget=1)
+    torch.testing.assert_close(whole, one_at_a_time)
+    torch.testing.assert_close(whole.sum(1), torch.ones(15))
+    weights, outputs = local_posterior(decoder, lik, batch, codes, log_odds)
+    np.testing.assert_allclose(whole.numpy(), (weights[..., None] * torch.softmax(outputs, -1)).sum(1).numpy(),
+                               rtol=1e-5, atol=1e-6)
