@@ -18,9 +18,13 @@ EXTENSIONS = (".csv", ".npz", ".json")   # as bpetopics.runs.encode.EXTENSIONS (
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="Output file: .csv, .npz or .json (the extension picks the format).")
 @click.option("--top-topics", type=int, default=3, show_default=True, help="Top topics listed per document.")
+@click.option("--mixture", type=click.Choice(["posterior", "code"]), default="posterior", show_default=True,
+              help="Topic mixture written: the posterior mean over each code and the codes one bit "
+                   "away (the better prediction of the document's words), or f(z) at the code alone "
+                   "(what the training run's doc_topics.npz holds).")
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or auto.")
 @click.option("--overwrite", is_flag=True, help="Replace --out if it exists.")
-def encode(run, input_path, out, top_topics, device, overwrite):
+def encode(run, input_path, out, top_topics, mixture, device, overwrite):
     """Encode new documents with a trained run: binary codes and topic mixtures.
 
     INPUT is a text file (one document) or a folder of text files (one document per
@@ -30,7 +34,7 @@ def encode(run, input_path, out, top_topics, device, overwrite):
     \b
     Output by the extension of --out:
       .csv   doc_id, n_words, active_bits (bit indices), top_topics (topic:weight),
-             then one column per topic (the mixture f(z))
+             then one column per topic (the mixture, see --mixture)
       .npz   scipy.sparse.load_npz(FILE) gives the codes (CSR, N x K);
              numpy.load(FILE) also holds doc_topic (N x T), ids and n_words
       .json  {"documents": [{"id", "n_words", "active_bits", "top_topics", "mixture"}]}
@@ -55,7 +59,7 @@ def encode(run, input_path, out, top_topics, device, overwrite):
     with corpus_errors():
         ids, texts = read_documents(input_path)
     with run_errors():
-        docs = encode_documents(trained, ids, texts)
+        docs = encode_documents(trained, ids, texts, mixture)
     write_bytes_atomic(out, encoded_bytes(fmt, docs, top_topics, run))
     empty = docs.n_empty
     click.echo(f"Encoded {len(ids):,} document(s) from {input_path} with {run} to {out}: "

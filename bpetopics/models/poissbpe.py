@@ -265,25 +265,39 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         """Topic mixtures of documents, (N, W) counts -> (N, T).
 
         posterior : {'local', 'map'}
-            'local' (the default): the posterior mean of f(z) over each document's pursued
-            code and its K one-bit neighbours, weighted by exp L(z)
-            (:mod:`bpetopics.core.code_posterior`): the mixture to predict with (document
-            completion, features for a classifier). 'map': f(z_n) at the pursued code alone,
-            ``code_topic(transform(X))``, the mixture the run's files and graphs use.
+            'local' (the default): :meth:`posterior_topic`, the mixture to predict with
+            (document completion, features for a classifier). 'map': f(z_n) at the pursued
+            code alone, ``code_topic(transform(X))``, the mixture the run's files and graphs
+            use.
         """
         if posterior not in ("local", "map"):
             raise ValueError(f"posterior must be 'local' or 'map', not {posterior!r}")
         X = self._check_X(X)
         codes = self.transform(X, batch_size)
-        if posterior == "map":
-            return self.code_topic(codes)
+        return self.code_topic(codes) if posterior == "map" else self.posterior_topic(X, codes, batch_size)
+
+    def posterior_topic(self, X, codes, batch_size=1024) -> np.ndarray:
+        """The posterior mean of f(z) over each document's pursued code and its K one-bit
+        neighbours, weighted by exp L(z) (:mod:`bpetopics.core.code_posterior`).
+
+        Parameters
+        ----------
+        X : sparse matrix, shape (N, W)
+        codes : np.ndarray, shape (N, K)
+            The pursued codes of X (``transform(X)``).
+
+        Returns
+        -------
+        np.ndarray, shape (N, T), rows summing to 1
+        """
+        X = self._check_X(X)
         out = np.zeros((X.shape[0], self.n_topics), dtype=np.float32)
         order = self.likelihood_.batch_order(X)
         log_odds = self.prior_.bit_log_odds()
         for begin in range(0, len(order), batch_size):     # a loop over batches
             rows = order[begin:begin + batch_size]
             batch = self.likelihood_.batch(X[rows], self.device_)
-            z = torch.as_tensor(codes[rows], device=self.device_).bool()
+            z = torch.as_tensor(np.asarray(codes[rows]), device=self.device_).bool()
             out[rows] = local_mean(self.decoder_, self.likelihood_, batch, z, log_odds,
                                    self.max_bits).cpu().numpy()
         return out

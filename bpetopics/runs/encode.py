@@ -50,7 +50,7 @@ def read_documents(path) -> tuple[list[str], list[str]]:
 @dataclass
 class EncodedDocuments:
     """Documents encoded by a run: ``ids`` (N,), ``n_words`` (N,) in-vocabulary tokens,
-    ``codes`` (N, K) uint8, ``mixtures`` (N, T) f(z)."""
+    ``codes`` (N, K) uint8, ``mixtures`` (N, T) topic mixtures."""
 
     ids: list
     n_words: np.ndarray
@@ -63,16 +63,19 @@ class EncodedDocuments:
         return int((self.n_words == 0).sum())
 
 
-def encode_documents(run, ids, texts) -> EncodedDocuments:
+def encode_documents(run, ids, texts, mixture="posterior") -> EncodedDocuments:
     """Count ``texts`` with the run's own pipeline and vocabulary, then encode them
-    (words outside the vocabulary are ignored). RunError when the run has no pipeline."""
+    (words outside the vocabulary are ignored). RunError when the run has no pipeline.
+    ``mixture``: 'posterior', the posterior mean over each code and its one-bit neighbours
+    (``PoissBPE.posterior_topic``), or 'code', f(z) at the code alone."""
     if run.pipeline is None:
         raise RunError(f"{run.path} has no text pipeline (it was trained on counts, not texts): "
                        "it cannot encode texts")
     counts = run.pipeline.transform(texts)
     codes = run.model.transform(counts)
-    return EncodedDocuments(list(ids), np.asarray(counts.sum(axis=1)).ravel(), codes,
-                            run.model.code_topic(codes))
+    mixtures = (run.model.posterior_topic(counts, codes) if mixture == "posterior"
+                else run.model.code_topic(codes))
+    return EncodedDocuments(list(ids), np.asarray(counts.sum(axis=1)).ravel(), codes, mixtures)
 
 
 def _top(mixture, n, n_words=1):

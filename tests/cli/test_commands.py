@@ -50,7 +50,7 @@ def test_encode_a_folder(runner, trained_run, raw_folder, tmp_path, ext):
     ids = ["hockey.txt", "nothing.txt", "space.txt"]
     counts = run.pipeline.transform([(raw_folder / i).read_text() for i in ids])
     codes = run.model.transform(counts)
-    mixtures = run.model.code_topic(codes)
+    mixtures = run.model.doc_topic(counts)                # the posterior mean, by default
     assert counts[2].sum() > 0 and counts[1].sum() == 0
 
     if ext == ".csv":
@@ -74,6 +74,18 @@ def test_encode_a_folder(runner, trained_run, raw_folder, tmp_path, ext):
     one_line_error(runner.invoke(main, ["encode", str(out), str(raw_folder), "--out", str(target)]),
                    "already exists", "--overwrite")
     assert runner.invoke(main, ["encode", str(out), str(raw_folder), "--out", str(target), "--overwrite"]).exit_code == 0
+
+
+def test_encode_mixture_code_writes_f_of_the_code(runner, trained_run, raw_folder, tmp_path):
+    out, _ = trained_run
+    target = tmp_path / "codes.npz"
+    result = runner.invoke(main, ["encode", str(out), str(raw_folder), "--out", str(target), "--mixture", "code"])
+    assert result.exit_code == 0, result.output
+    run = load_run(out)
+    counts = run.pipeline.transform([(raw_folder / i).read_text() for i in ["hockey.txt", "nothing.txt", "space.txt"]])
+    with np.load(target, allow_pickle=False) as f:
+        np.testing.assert_allclose(f["doc_topic"], run.model.code_topic(run.model.transform(counts)), rtol=1e-6)
+        assert not np.allclose(f["doc_topic"], run.model.doc_topic(counts), atol=1e-4)
 
 
 def test_encode_one_file_and_bad_input(runner, trained_run, raw_folder, tmp_path):
