@@ -58,7 +58,12 @@ def local_posterior(decoder, likelihood, batch, codes, log_odds, max_bits=None, 
     with torch.no_grad():
         near = neighbour_codes(codes)                                   # (P, K + 1, K)
         z = near.float()
-        outputs = decoder(z)                                            # (P, K + 1, n_out)
+        # the first layer is linear: W1 (z xor e_j) + b1 = pre + (1 - 2 z_j) W1[:, j]
+        pre = decoder.first_layer(codes.float())                        # (P, H1)
+        sign = 1.0 - 2.0 * codes.float()                                # (P, K)
+        pre_near = torch.cat([pre[:, None, :], pre[:, None, :] + sign[..., None] * decoder.bit_columns],
+                             dim=1)                                     # (P, K + 1, H1)
+        outputs = decoder.forward_from_first(pre_near)                  # (P, K + 1, n_out)
         if params is None:
             score = likelihood.data_term(outputs, batch)                # (P, K + 1)
         else:

@@ -14,6 +14,7 @@ from bpetopics.core import kernels
 from bpetopics.core import params as P
 from bpetopics.core.batches import RowStore
 from bpetopics.core.code_posterior import local_mean
+from bpetopics.core.packed import PaddedCounts
 from bpetopics.core.poisson import PoissonLikelihood
 from bpetopics.core.model import BPEBase
 from bpetopics.models.topic_repair import TopicRepair, corpus_frequencies, smoothed_log_topics
@@ -296,7 +297,9 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         log_odds = self.prior_.bit_log_odds()
         for begin in range(0, len(order), batch_size):     # a loop over batches
             rows = order[begin:begin + batch_size]
-            batch = self.likelihood_.batch(X[rows], self.device_)
+            # padded rows (sorted by length, so little padding): the candidates' rates are
+            # then one batched product per document, (L, T) @ (T, K + 1)
+            batch = PaddedCounts.from_csr(X[rows], self.device_)
             z = torch.as_tensor(np.asarray(codes[rows]), device=self.device_).bool()
             out[rows] = local_mean(self.decoder_, self.likelihood_, batch, z, log_odds,
                                    self.max_bits).cpu().numpy()
