@@ -55,30 +55,6 @@ if numba is not None:
 
     from bpetopics.core.pursuit_loops import _add_products, _first_step, _log_inplace
 
-    @njit(inline="always", nogil=True)
-    def _candidate_mixture(mix, b, j, pre, exp_pre, bit_w, exp_w):  # pragma: no cover
-        """mix[:, b] = f(z + e_j) = softmax(a + w_j), factored: exp(a_t - max a) exp(w_jt -
-        max_t w_jt) over their sum; directly (stable softmax) when that sum under- or
-        overflows. pre (T,) = a, exp_pre (T,) = exp(a - max a)."""
-        n_topics = pre.shape[0]
-        total = np.float32(0.0)
-        for t in range(n_topics):
-            total += exp_pre[t] * exp_w[j, t]
-        if total > np.float32(1e-30) and total < np.float32(1e30):
-            inverse = np.float32(1.0) / total
-            for t in range(n_topics):
-                mix[t, b] = exp_pre[t] * exp_w[j, t] * inverse
-        else:
-            peak = pre[0] + bit_w[j, 0]
-            for t in range(1, n_topics):
-                peak = max(peak, pre[t] + bit_w[j, t])
-            total = np.float32(0.0)
-            for t in range(n_topics):
-                mix[t, b] = np.exp(pre[t] + bit_w[j, t] - peak)
-                total += mix[t, b]
-            for t in range(n_topics):
-                mix[t, b] /= total
-
     @njit(nogil=True)
     def _candidate_bounds(start, n, cols, vals, beta, exp_pre, exp_w_t, log_odds, code,
                           log_phi0, data, bound, q, ratio, scratch):  # pragma: no cover
@@ -215,7 +191,24 @@ if numba is not None:
                 padded = min(-(-width // PAD) * PAD, n_bits)     # columns width.. are empty
                 mix = mix_flat[:n_topics * padded].reshape((n_topics, padded))
                 for b in range(width):                          # softmax(a + w_j), factored
-                    _candidate_mixture(mix, b, block[b], pre, exp_pre, bit_w, exp_w)
+                    j = block[b]                                # (written out here: as an
+                    total = np.float32(0.0)                     # inlined function the step
+                    for t in range(n_topics):                   # took 1.3x as long)
+                        total += exp_pre[t] * exp_w[j, t]
+                    if total > np.float32(1e-30) and total < np.float32(1e30):
+                        inverse = np.float32(1.0) / total
+                        for t in range(n_topics):
+                            mix[t, b] = exp_pre[t] * exp_w[j, t] * inverse
+                    else:                                       # direct, stable softmax
+                        peak = pre[0] + bit_w[j, 0]
+                        for t in range(1, n_topics):
+                            peak = max(peak, pre[t] + bit_w[j, t])
+                        total = np.float32(0.0)
+                        for t in range(n_topics):
+                            mix[t, b] = np.exp(pre[t] + bit_w[j, t] - peak)
+                            total += mix[t, b]
+                        for t in range(n_topics):
+                            mix[t, b] /= total
                 for t in range(n_topics):
                     for b in range(width, padded):
                         mix[t, b] = 0.0
