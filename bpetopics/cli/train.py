@@ -263,6 +263,10 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
                    params=params, explicit=explicit, resume_hint=resume_hint, summary=True,
                    device_given=ctx.get_parameter_source("device") is ParameterSource.COMMANDLINE)
     if nproc > 1:
+        from bpetopics.runs.launch import small_batch_note
+        note = small_batch_note(params.get("batch_size"), nproc, params.get("device"))
+        if note:
+            click.echo(note, err=True)
         return _launch(options, nproc)
     if world is None:
         return _train(ctx, options)

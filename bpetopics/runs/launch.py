@@ -38,6 +38,22 @@ def free_port() -> int:
 CONSEQUENCE = "lost contact"
 
 
+#: Global minibatch under which data-parallel processes on one machine's CPUs train slower
+#: than one process: each step's all-reduce (gloo, 1-2 ms on the 2-core machine here) costs
+#: about what the step does (README, "Training with several processes").
+SMALL_BATCH = 1024
+
+
+def small_batch_note(batch_size, nproc: int, device) -> str | None:
+    """The note ``--nproc`` prints when its minibatch is too small for processes to pay
+    on CPUs, or None."""
+    if nproc < 2 or batch_size is None or int(batch_size) >= SMALL_BATCH or str(device).startswith("cuda"):
+        return None
+    return (f"Note: with --batch-size {batch_size} each step's sum across the {nproc} processes costs "
+            f"about as much as the step itself, so on one machine's CPUs this trains slower than one "
+            f"process; --batch-size {2 * SMALL_BATCH} or more pays (README, 'Training with several processes')")
+
+
 class RankLostError(RuntimeError):
     """A collective failed: another rank died or stopped answering (one-line message).
     Defined here, without torch, so that one-process training need not import

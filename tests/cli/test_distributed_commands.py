@@ -41,6 +41,8 @@ def test_train_nproc_2_on_a_sharded_corpus_equals_one_process(sharded, tmp_path)
                                       *extra, *TINY])
         assert result.exit_code == 0, result.output
         assert "Saved run to" in result.output
+        # a minibatch of 16 is far too small for processes to pay: said once, not an error
+        assert ("trains slower than one process" in result.output) == bool(extra)
     _same_model(tmp_path / "two", tmp_path / "one")
     assert not (tmp_path / "two.partial").exists()
 
@@ -102,3 +104,12 @@ def test_nproc_under_torchrun_is_refused(saved_corpus, tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(tmp_path / "r"), "--nproc", "2"])
     one_line_error(result, "--nproc starts its own processes", "torchrun")
     assert not (tmp_path / "r.partial").exists()
+
+
+def test_small_batch_note_only_where_processes_cannot_pay():
+    from bpetopics.runs.launch import SMALL_BATCH, small_batch_note
+
+    assert f"--batch-size {2 * SMALL_BATCH} or more" in small_batch_note(64, 2, "cpu")
+    assert small_batch_note(SMALL_BATCH, 2, "cpu") is None
+    assert small_batch_note(64, 1, "cpu") is None
+    assert small_batch_note(64, 2, "cuda") is None
