@@ -80,6 +80,8 @@ def local_mean(decoder, likelihood, batch, codes, log_odds, max_bits=None, param
     (P, n_out); the points are taken in groups whose candidate pass fits ``budget``."""
     n_points, n_bits = codes.shape
     n_out = decoder(codes[:1].float()).shape[-1]
+    if n_points == 0:
+        return torch.zeros(0, n_out, device=codes.device)
     cap = max(1, budget // ((n_bits + 1) * n_out))                 # non-zeros a group
     ends = torch.cumsum(batch.lengths, 0).cpu().numpy()
     result, begin = [], 0

@@ -55,6 +55,8 @@ def test_the_mean_is_the_same_in_groups_of_any_size():
     one_at_a_time = local_mean(decoder, lik, batch, codes, log_odds, budget=1)
     torch.testing.assert_close(whole, one_at_a_time)
     torch.testing.assert_close(whole.sum(1), torch.ones(15))
+    none = torch.arange(0)
+    assert local_mean(decoder, lik, batch.take(none), codes[none], log_odds).shape == (0, 5)
     weights, outputs = local_posterior(decoder, lik, batch, codes, log_odds)
     np.testing.assert_allclose(whole.numpy(), (weights[..., None] * torch.softmax(outputs, -1)).sum(1).numpy(),
                                rtol=1e-5, atol=1e-6)
