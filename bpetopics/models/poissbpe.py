@@ -291,7 +291,12 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         -------
         np.ndarray, shape (N, T), rows summing to 1
         """
+        self._check_fitted()
         X = self._check_X(X)
+        codes = np.asarray(codes)
+        if codes.shape != (X.shape[0], self.code_length()):
+            raise ValueError(f"codes must be ({X.shape[0]}, {self.code_length()}), one code of each row "
+                             f"of X (transform(X)); got {codes.shape}")
         out = np.zeros((X.shape[0], self.n_topics), dtype=np.float32)
         order = self.likelihood_.batch_order(X)
         log_odds = self.prior_.bit_log_odds()
@@ -300,7 +305,7 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
             # padded rows (sorted by length, so little padding): the candidates' rates are
             # then one batched product per document, (L, T) @ (T, K + 1)
             batch = PaddedCounts.from_csr(X[rows], self.device_)
-            z = torch.as_tensor(np.asarray(codes[rows]), device=self.device_).bool()
+            z = torch.as_tensor(codes[rows], device=self.device_).bool()
             out[rows] = local_mean(self.decoder_, self.likelihood_, batch, z, log_odds,
                                    self.max_bits).cpu().numpy()
         return out

@@ -228,3 +228,5 @@ def test_doc_topic_posterior_mean_predicts_held_out_words_better(planted_fit):
     assert local < 0.99 * map_, (local, map_)
     with pytest.raises(ValueError, match="'local' or 'map'"):
         model.doc_topic(new[:5], posterior="mean")
+    with pytest.raises(ValueError, match=r"codes must be \(5, 8\)"):
+        model.posterior_topic(new[:5], model.transform(new[:4]))
