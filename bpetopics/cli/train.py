@@ -48,6 +48,9 @@ MODEL_HELP = {
                        "between topics, summed over pairs (each topic's over at most 19 "
                        "others: times 19 / (T - 1) above 20 topics) and weighted by use, are "
                        "added to the per-token loss (0: maximum likelihood).",
+    "soft_codes": "Codes per document the theta step fits: 1 the pursued code (MAP-EM); M > 1 the M "
+                  "most probable of it and its one-bit neighbours, weighted (better topics, "
+                  "slower: README).",
     "random_state": "Seed of the model: initialisation and minibatch order.",
     "device": "cpu, cuda, or auto (CUDA when present).",
 }

@@ -15,6 +15,9 @@ those K + 1 codes, and ``local_mean`` is the posterior mean of the decoder's lin
 
     E[f(z') | x]  ~=  sum_{c in {z, z xor e_1, .., z xor e_K}} q(c) f(c),  q(c) propto exp L(c).
 
+``soft_codes`` keeps the few most probable of those codes for training (PoissBPE's
+``soft_codes``: the theta step then averages the data term over them, a soft E-step).
+
 Scoring the K neighbours costs what one pursuit step over every bit does. Neighbours
 with more than ``max_bits`` bits are left out, as the pursuit never reaches them.
 """
@@ -95,3 +98,19 @@ def local_mean(decoder, likelihood, batch, codes, log_odds, max_bits=None, param
             result.append(torch.einsum("pc,pcd->pd", weights, likelihood.link(outputs)))
         begin = end
     return torch.cat(result)
+
+
+def soft_codes(decoder, likelihood, batch, codes, log_odds, n_codes, max_bits=None, params=None):
+    """The ``n_codes`` most probable codes of each point under :func:`local_posterior`,
+    with their weights renormalised: a soft E-step's codes for the theta step, which then
+    fits sum_c w_c data(f(c)) over them instead of data(f(z)) at the pursued code alone.
+
+    Returns
+    -------
+    near : torch.BoolTensor, shape (P, n_codes, K)
+    weights : torch.Tensor, shape (P, n_codes), rows summing to 1
+    """
+    weights, _ = local_posterior(decoder, likelihood, batch, codes, log_odds, max_bits, params)
+    top = weights.topk(min(int(n_codes), weights.shape[1]), dim=1)
+    near = neighbour_codes(codes)[torch.arange(codes.shape[0], device=codes.device)[:, None], top.indices]
+    return near, top.values / top.values.sum(1, keepdim=True)

@@ -340,7 +340,7 @@ class BPEBase(P.HyperParameters, SavedState):
         out = self.decoder_(codes.float())
         if self.step_group.size == 1:
             self.prior_.step(codes)
-            self.likelihood_.theta_backward(out, batch, params)
+            self.likelihood_.theta_backward(*self._theta_data(X_batch, batch, codes, out, weight, params), params)
             self._penalty_backward(out, params)
             totals = float(score.sum()), float(codes.sum())
         else:           # several processes: their sums, then the same step everywhere
@@ -348,6 +348,10 @@ class BPEBase(P.HyperParameters, SavedState):
         self.optimizer_.step()
         self.step_ += 1
         return totals
+
+    def _theta_data(self, X_batch, batch, codes, out, weight, params):
+        """(decoder outputs, batch) the theta step fits: the pursued codes' (MAP-EM)."""
+        return out, batch
 
     # --------------------------------------------------------------------- inference
     def _check_fitted(self):

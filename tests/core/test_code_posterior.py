@@ -60,3 +60,17 @@ def test_the_mean_is_the_same_in_groups_of_any_size():
     weights, outputs = local_posterior(decoder, lik, batch, codes, log_odds)
     np.testing.assert_allclose(whole.numpy(), (weights[..., None] * torch.softmax(outputs, -1)).sum(1).numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_soft_codes_are_the_most_probable_neighbours_renormalised():
+    from bpetopics.core.code_posterior import soft_codes
+
+    decoder, lik, batch, log_odds, codes = _case("poisson")
+    weights, _ = local_posterior(decoder, lik, batch, codes, log_odds)
+    near, w = soft_codes(decoder, lik, batch, codes, log_odds, 3)
+    assert near.shape == (15, 3, 7) and w.shape == (15, 3)
+    torch.testing.assert_close(w.sum(1), torch.ones(15))
+    best = weights.argmax(1)
+    assert torch.equal(near[:, 0], neighbour_codes(codes)[torch.arange(15), best])
+    top3 = weights.topk(3, dim=1).values
+    torch.testing.assert_close(w, top3 / top3.sum(1, keepdim=True))

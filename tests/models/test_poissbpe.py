@@ -230,3 +230,19 @@ def test_doc_topic_posterior_mean_predicts_held_out_words_better(planted_fit):
         model.doc_topic(new[:5], posterior="mean")
     with pytest.raises(ValueError, match=r"codes must be \(5, 8\)"):
         model.posterior_topic(new[:5], model.transform(new[:4]))
+
+
+def test_soft_codes_recover_the_planted_topics_and_train_in_one_process_only():
+    """soft_codes=3: the theta step fits each document's three most probable nearby codes,
+    weighted; the planted topics are found as with the pursued codes alone."""
+    X, beta, _ = planted_corpus(n_docs=600)
+    model = PoissBPE(n_topics=6, n_bits=8, soft_codes=3, random_state=0, device="cpu", progress=False).fit(X)
+    assert planted_match(beta, model.topic_word_).min() > 0.9
+
+    class TwoProcesses:
+        size = 2
+
+    other = PoissBPE(n_topics=6, n_bits=8, soft_codes=3, epochs=1, device="cpu", progress=False)
+    other.step_group = TwoProcesses()
+    with pytest.raises(ValueError, match="one process only"):
+        other.fit(X)
