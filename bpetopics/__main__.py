@@ -3,4 +3,4 @@
 from bpetopics.cli import main
 
 if __name__ == "__main__":
-    main()
+    main(prog_name="bpetopics")     # usage lines and hints name the command, not "-m bpetopics"
