@@ -59,11 +59,11 @@ def local_posterior(decoder, likelihood, batch, codes, log_odds, max_bits=None, 
         The decoder's outputs at those codes.
     """
     with torch.no_grad():
-        near = neighbour_codes(codes)                                   # (P, K + 1, K)
-        z = near.float()
-        # the first layer is linear: W1 (z xor e_j) + b1 = pre + (1 - 2 z_j) W1[:, j]
-        pre = decoder.first_layer(codes.float())                        # (P, H1)
-        sign = 1.0 - 2.0 * codes.float()                                # (P, K)
+        z = codes.float()
+        # flipping bit j adds (1 - 2 z_j) times its column to the linear first layer,
+        # its log-odds to the prior's score and one bit to the count
+        sign = 1.0 - 2.0 * z                                            # (P, K)
+        pre = decoder.first_layer(z)                                    # (P, H1)
         pre_near = torch.cat([pre[:, None, :], pre[:, None, :] + sign[..., None] * decoder.bit_columns],
                              dim=1)                                     # (P, K + 1, H1)
         outputs = decoder.forward_from_first(pre_near)                  # (P, K + 1, n_out)
@@ -71,9 +71,12 @@ def local_posterior(decoder, likelihood, batch, codes, log_odds, max_bits=None, 
             score = likelihood.data_term(outputs, batch)                # (P, K + 1)
         else:
             score = likelihood.data_term(outputs, batch, params)
-        score = score + z @ log_odds.to(z)
+        log_odds = log_odds.to(z)
+        prior = z @ log_odds                                            # (P,)
+        score = score + torch.cat([prior[:, None], prior[:, None] + sign * log_odds], dim=1)
         if max_bits is not None:
-            score = score.masked_fill(z.sum(-1) > max_bits, -torch.inf)
+            bits = z.sum(1, keepdim=True)
+            score = score.masked_fill(torch.cat([bits, bits + sign], dim=1) > max_bits, -torch.inf)
         return torch.softmax(score, dim=1), outputs
 
 
