@@ -2,126 +2,21 @@
 
 Every parameter of :class:`bpetopics.PoissBPE` is an option whose default is read from
 its signature and whose rule is the estimator's own (``_parameter_rules``), so the two
-never drift. The job itself (a checkpoint after every epoch in ``RUN.partial/``, resume,
+never drift (:func:`bpetopics.cli.model_options`). The job itself (a checkpoint after every epoch in ``RUN.partial/``, resume,
 ``RUN`` written only when training has finished) is :mod:`bpetopics.runs.job`.
 """
 
 from __future__ import annotations
 
-import inspect
 import shlex
 from pathlib import Path
 
 import click
 from click.core import ParameterSource
 
-from bpetopics.cli import IntRange, UserError, corpus_errors, describe_os_error, main, open_run, run_errors, vocabulary_options
-
-#: Options named differently from the model's parameters.
-OPTION_NAMES = {"n_topics": "topics", "n_bits": "bits", "random_state": "seed"}
-#: Model parameters that are not options (the command line drives these itself).
-NOT_OPTIONS = ("self", "callback", "progress")
-MODEL_HELP = {
-    "n_topics": "T, the number of topics.",
-    "n_bits": "K, the length of each document's binary code [default: 64, or 2.5 x topics "
-              "rounded up to a multiple of 8 when more].",
-    "hidden": "Decoder hidden layer sizes, comma-separated ('' for a linear decoder).",
-    "activation": "Decoder activation: relu, tanh, softplus, sigmoid, elu, leaky_relu or gelu.",
-    "alpha": "Beta-process concentration alpha, the prior's strength [default: N, the number of documents].",
-    "reseed_similarity": "Restart, in the first half of training, dead topics and topics this similar "
-                         "(cosine) to a more used one.",
-    "split_moves": "Restart topics by split moves until 90% of training: split a topic that holds "
-                   "two themes, giving one half to a restarted, unneeded or like topic.",
-    "split_min_gain": "Nats per token a split must gain (beyond restarting a dead or duplicated "
-                      "topic).",
-    "gamma": "Beta-process mass gamma: prior mean of a bit is gamma/K [default: K/4].",
-    "tau": "Delay tau of the q(pi) step size (t + tau)^-kappa.",
-    "kappa": "Forgetting rate kappa of the q(pi) step size, in (0.5, 1].",
-    "epochs": "Passes over the corpus [default: enough for 2,000 minibatch steps, 15 to 150 epochs].",
-    "batch_size": "Documents per minibatch.",
-    "lr": "Adam learning rate.",
-    "max_bits": "At most this many active bits per code [default: no limit].",
-    "flat_start": "Start q(pi) at Beta(1, 1) rather than at the prior.",
-    "prior_ramp_epochs": "Epochs over which the prior's weight in the pursuit ramps from 0 to 1.",
-    "topic_init_docs": "Start each topic from this many random documents (0: uniform topics).",
-    "topic_repulsion": "Weight of the diversity prior on the topics: the cosine similarities "
-                       "between topics, summed over pairs (each topic's over at most 19 "
-                       "others: times 19 / (T - 1) above 20 topics) and weighted by use, are "
-                       "added to the per-token loss (0: maximum likelihood).",
-    "soft_codes": "Codes per document the theta step fits: 1 the pursued code (MAP-EM); M > 1 the M "
-                  "most probable of it and its one-bit neighbours, weighted (better topics, "
-                  "slower: README).",
-    "random_state": "Seed of the model: initialisation and minibatch order.",
-    "device": "cpu, cuda, or auto (CUDA when present).",
-}
-class IntTuple(click.ParamType):
-    """Comma-separated integers, e.g. ``128,64``; empty for none."""
-
-    name = "N,N,..."
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, (tuple, list)):
-            return tuple(value)
-        try:
-            return tuple(int(v) for v in str(value).replace(" ", "").split(",") if v)
-        except ValueError:
-            raise UserError(f"--{param.name.replace('_', '-')} takes comma-separated integers such as "
-                            f"128,64; got {value!r}") from None
-
-
-def _option_flag(name: str) -> str:
-    return "--" + OPTION_NAMES.get(name, name).replace("_", "-")
-
-
-# Parameters whose default None stands for a value computed from the data.
-FLOAT_OR_NONE = {"alpha": float, "gamma": float}
-
-
-def model_parameters() -> dict:
-    """PoissBPE's parameters that are options, with their defaults (from its signature)."""
-    from bpetopics.models import PoissBPE
-
-    return {name: p.default for name, p in inspect.signature(PoissBPE.__init__).parameters.items()
-            if name not in NOT_OPTIONS}
-
-
-def model_options() -> list[click.Option]:
-    """One click option per model parameter; the type follows the default."""
-    options = []
-    for name, default in model_parameters().items():
-        flag, help_ = _option_flag(name), MODEL_HELP.get(name, f"PoissBPE's {name}.")
-        if isinstance(default, bool):
-            options.append(click.Option([name, f"{flag}/--no-{flag[2:]}"], default=default,
-                                        show_default=True, help=help_))
-            continue
-        kind = (IntTuple() if isinstance(default, (tuple, list))
-                else FLOAT_OR_NONE.get(name, int) if default is None else type(default))
-        options.append(click.Option([name, flag], type=kind, default=default,
-                                    show_default=default is not None, help=help_))
-    return options
-
-
-class TrainCommand(click.Command):
-    """Adds the model options the first time they are needed, so torch is imported only
-    when ``train`` runs (or shows its help), not for every command."""
-
-    def get_params(self, ctx):
-        if not getattr(self, "_model_options_added", False):
-            self._model_options_added = True
-            self.params.extend(model_options())
-        return super().get_params(ctx)
-
-
-def check_model_params(params: dict) -> None:
-    """Fail fast, with one line naming the option, on parameters the model would refuse
-    (the estimator's own rules: :meth:`bpetopics.core.model.BPEBase.validate`)."""
-    from bpetopics.models import PoissBPE
-
-    try:
-        PoissBPE(**params).validate(label=_option_flag)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-
+from bpetopics.cli import (IntRange, TrainCommand, UserError, _option_flag, check_model_params, corpus_errors,
+                           describe_os_error, main, open_run, run_errors,
+                           vocabulary_options)
 
 def _lock(out: Path, ctx):
     """Lock ``RUN.partial`` for this process until the command ends (bpetopics.runs.lock):

@@ -182,7 +182,7 @@ def test_python_dash_m_and_every_help_has_examples(runner):
 
 
 def test_every_model_option_is_checked_by_the_estimators_own_rule():
-    from bpetopics.cli.train import model_parameters
+    from bpetopics.cli import model_parameters
     from bpetopics.models import PoissBPE
 
     assert set(model_parameters()) <= set(PoissBPE._parameter_rules)
