@@ -44,7 +44,8 @@ def table_models(kind, budget, seed, device):
     bpe = dict(bits=budget.n_bits, epochs=budget.bpe_epochs, batch_size=budget.bpe_batch_size,
                lr=budget.bpe_lr)
     if kind == "gauss":
-        return [("GaussBPE", "gaussbpe", "GaussBPE", params("GaussBPE", **bpe, sigma=budget.sigma)),
+        gauss = {**bpe, "bits": budget.gauss_n_bits or budget.n_bits}
+        return [("GaussBPE", "gaussbpe", "GaussBPE", params("GaussBPE", **gauss, sigma=budget.sigma)),
                 (VAE_FIXED, "vae-fixed", "GaussianVAE",
                  params("GaussianVAE", epochs=budget.vae_epochs, obs_var=1.0)),
                 (VAE_LEARNED, "vae-learned", "GaussianVAE",
