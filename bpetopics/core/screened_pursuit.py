@@ -152,6 +152,8 @@ if numba is not None:
         first = np.empty(n_bits + 1, dtype=np.float32)
         mix_flat = np.empty(n_topics * n_bits, dtype=np.float32)   # f(z + e_j)_t, (T, width)
         score = np.empty(n_bits, dtype=np.float32)
+        totals = np.empty(n_bits, dtype=np.float32)            # sum_t exp_pre_t r_jt
+        inverse = np.empty(n_bits, dtype=np.float32)           # its inverse, 0 if not normal
         block = np.empty(n_bits, dtype=np.int64)                # the bits scored this step
         bound = np.empty(n_bits, dtype=np.float64)
         ratio = np.empty(n_bits, dtype=np.float32)
@@ -190,16 +192,22 @@ if numba is not None:
                     break
                 padded = min(-(-width // PAD) * PAD, n_bits)     # columns width.. are empty
                 mix = mix_flat[:n_topics * padded].reshape((n_topics, padded))
-                for b in range(width):                          # softmax(a + w_j), factored
-                    j = block[b]                                # (written out here: as an
-                    total = np.float32(0.0)                     # inlined function the step
-                    for t in range(n_topics):                   # took 1.3x as long)
-                        total += exp_pre[t] * exp_w[j, t]
-                    if total > np.float32(1e-30) and total < np.float32(1e30):
-                        inverse = np.float32(1.0) / total
-                        for t in range(n_topics):
-                            mix[t, b] = exp_pre[t] * exp_w[j, t] * inverse
-                    else:                                       # direct, stable softmax
+                for b in range(width):                          # softmax(a + w_j), factored,
+                    totals[b] = 0.0                             # in loops over the bits (as
+                for t in range(n_topics):                       # fused_pursuit's)
+                    e = exp_pre[t]
+                    for b in range(width):
+                        totals[b] += e * exp_w_t[t, block[b]]
+                for b in range(width):
+                    normal = totals[b] > np.float32(1e-30) and totals[b] < np.float32(1e30)
+                    inverse[b] = np.float32(1.0) / totals[b] if normal else np.float32(0.0)
+                for t in range(n_topics):
+                    e = exp_pre[t]
+                    for b in range(width):
+                        mix[t, b] = e * exp_w_t[t, block[b]] * inverse[b]
+                for b in range(width):
+                    if inverse[b] == np.float32(0.0):           # direct, stable softmax
+                        j = block[b]
                         peak = pre[0] + bit_w[j, 0]
                         for t in range(1, n_topics):
                             peak = max(peak, pre[t] + bit_w[j, t])
