@@ -11,13 +11,13 @@ The variants (PoissBPE, GaussBPE, BernBPE in :mod:`bpetopics.models`) only choos
 likelihood (:class:`~bpetopics.core.likelihoods.Likelihood`), its defaults and how
 parameters start. Minibatches come from a batch source (:mod:`bpetopics.core.batches`);
 several processes can share each step (``step_group``, :mod:`bpetopics.core.step_group`).
+Encoding new data with the model frozen is :mod:`bpetopics.core.encoding`'s.
 """
 
 from __future__ import annotations
 
 import time
 
-import numpy as np
 import torch
 from tqdm.auto import tqdm
 
@@ -28,6 +28,7 @@ from bpetopics.core.device import resolve_device
 from bpetopics.core.likelihoods import Likelihood
 from bpetopics.core.prior import BetaProcessPrior
 from bpetopics.core.saved_state import SavedState
+from bpetopics.core.encoding import Encoding
 from bpetopics.core.pursuit import DEFAULT_BUDGET, greedy_pursuit
 from bpetopics.core.step_group import LOCAL, shared_step
 from bpetopics.core import sizes
@@ -35,7 +36,7 @@ from bpetopics.core import sizes
 __all__ = ["BPEBase", "resolve_device"]
 
 
-class BPEBase(P.HyperParameters, SavedState):
+class BPEBase(P.HyperParameters, SavedState, Encoding):
     """Beta-Bernoulli-process sparse coding with a deep decoder (shared machinery).
 
     Hyperparameters are stored unchanged by ``__init__`` (scikit-learn's contract:
@@ -352,54 +353,3 @@ class BPEBase(P.HyperParameters, SavedState):
     def _theta_data(self, X_batch, batch, codes, out, weight, params):
         """(decoder outputs, batch) the theta step fits: the pursued codes' (MAP-EM)."""
         return out, batch
-
-    # --------------------------------------------------------------------- inference
-    def _check_fitted(self):
-        if not hasattr(self, "decoder_"):
-            raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit(X) first")
-
-    def transform(self, X, batch_size=1024):
-        """Codes for new data with everything global frozen.
-
-        Parameters
-        ----------
-        X : array-like, shape (N, D)
-
-        Returns
-        -------
-        np.ndarray of uint8, shape (N, K)
-        """
-        codes, _ = self._encode(self._check_X(X), batch_size)
-        return codes
-
-    def score(self, X, y=None, batch_size=1024):
-        """Mean per-point objective L(z) of the pursued codes (data term + prior term,
-        up to the prior's code-independent constant)."""
-        _, scores = self._encode(self._check_X(X), batch_size)
-        return float(scores.mean())
-
-    def _encode(self, X, batch_size):
-        self._check_fitted()
-        self.decoder_.eval()
-        order = self.likelihood_.batch_order(X)[self.step_group.encoding_rows()]   # shared: a part
-        codes = np.zeros((X.shape[0], self.code_length()), dtype=np.uint8)
-        scores = np.zeros(X.shape[0])
-        log_odds = self.prior_.bit_log_odds()
-        for begin in range(0, len(order), batch_size):
-            rows = order[begin:begin + batch_size]
-            batch = self.likelihood_.batch(X[rows], self.device_)
-            z, s = greedy_pursuit(self.decoder_, self.likelihood_, batch, log_odds,
-                                  self.max_bits, return_score=True)
-            codes[rows] = z.cpu().numpy()
-            scores[rows] = s.cpu().numpy()
-        if self.step_group.size > 1:    # each row was encoded by one process: sums assemble them
-            codes = self.step_group.sum_(torch.from_numpy(codes)).numpy()
-            scores = self.step_group.sum_(torch.from_numpy(scores)).numpy()
-        return codes, scores
-
-    def decode(self, codes) -> np.ndarray:
-        """Likelihood parameters f(z) for codes (N, K) -> (N, D_out)."""
-        self._check_fitted()
-        with torch.no_grad():
-            z = torch.as_tensor(np.asarray(codes), dtype=torch.float32, device=self.device_)
-            return self.likelihood_.link(self.decoder_(z)).cpu().numpy()
