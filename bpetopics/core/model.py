@@ -29,7 +29,7 @@ from bpetopics.core.likelihoods import Likelihood
 from bpetopics.core.prior import BetaProcessPrior
 from bpetopics.core.saved_state import SavedState
 from bpetopics.core.encoding import Encoding
-from bpetopics.core.pursuit import DEFAULT_BUDGET, greedy_pursuit
+from bpetopics.core.pursuit import default_budget, greedy_pursuit
 from bpetopics.core.step_group import LOCAL, shared_step
 from bpetopics.core import sizes
 
@@ -136,7 +136,8 @@ class BPEBase(P.HyperParameters, SavedState, Encoding):
         sizes.check_bits(self.code_length())
         topics = getattr(self, "n_topics", None)
         parts = sizes.estimate_fit_bytes(n_data, n_features, self.code_length(), self._n_out((n_data, n_features)),
-                                         tuple(self.hidden), self.batch_size, topics, DEFAULT_BUDGET)
+                                         tuple(self.hidden), self.batch_size, topics,
+                                         default_budget(resolve_device(self.device)))
         culprits = {"n_bits": (self.code_length(), ("pursuit", "codes")),
                     "batch_size": (self.batch_size, ("minibatch",))}
         if topics is not None:

@@ -32,10 +32,19 @@ from bpetopics.core.table_pursuit import table_pursuit
 
 # Largest number of float elements one candidate pass may hold (points x bits x width).
 DEFAULT_BUDGET = 1 << 22
+#: The same on a GPU (256 MiB of floats): at the CPU's budget an image minibatch of 128 is
+#: cut into chunks of 19 points at K = 200 and of 4 at K = 800, each chunk a dozen kernel
+#: launches and a gather, while the card has room for the whole minibatch in one pass.
+CUDA_BUDGET = 1 << 26
+
+
+def default_budget(device) -> int:
+    """The candidate passes' memory budget (float elements) on ``device``."""
+    return CUDA_BUDGET if torch.device(device).type == "cuda" else DEFAULT_BUDGET
 
 
 def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
-                   budget=DEFAULT_BUDGET, return_score=False, params=None):
+                   budget=None, return_score=False, params=None):
     """Codes for a batch of points by batched greedy pursuit.
 
     Parameters
@@ -51,8 +60,9 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
         weight during its ramp.
     max_bits : int, optional
         Cap on active bits per code.
-    budget : int
+    budget : int, optional
         Memory budget in float elements for one candidate pass; points are chunked.
+        Default: :func:`default_budget` of the decoder's device.
     return_score : bool
         Also return each code's score (data term + sum of its bits' log-odds).
     params : optional
@@ -68,6 +78,8 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
     codes : torch.BoolTensor, shape (P, K)
     score : torch.Tensor, shape (P,)  (only if ``return_score``)
     """
+    if budget is None:
+        budget = default_budget(decoder.bit_columns.device)
     if isinstance(batch, PackedCounts) and hasattr(likelihood, "topic_word"):
         return table_pursuit(decoder, likelihood, batch, log_odds, max_bits, budget,
                              return_score, beta=params)

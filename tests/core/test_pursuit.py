@@ -5,7 +5,8 @@ import itertools
 import numpy as np
 import torch
 
-from bpetopics.core.pursuit import greedy_pursuit, reference_pursuit
+from bpetopics.core.pursuit import (CUDA_BUDGET, DEFAULT_BUDGET, default_budget, greedy_pursuit,
+                                    reference_pursuit)
 
 from .conftest import make_case
 
@@ -76,9 +77,16 @@ def test_cap_on_active_bits_and_tiny_memory_budget(kind):
     capped = greedy_pursuit(decoder, lik, batch, log_odds, max_bits=2)
     assert capped.sum(1).max() <= 2
     assert torch.equal(capped, reference_pursuit(decoder, lik, batch, log_odds, max_bits=2))
-    # chunking by points (one point per pass) changes nothing
+    # chunking by points (one point per pass, or all in one as on a GPU) changes nothing
     assert torch.equal(greedy_pursuit(decoder, lik, batch, log_odds, budget=1),
                        greedy_pursuit(decoder, lik, batch, log_odds))
+    assert torch.equal(greedy_pursuit(decoder, lik, batch, log_odds, budget=CUDA_BUDGET),
+                       greedy_pursuit(decoder, lik, batch, log_odds))
+
+
+def test_a_gpu_gets_a_larger_candidate_pass_than_a_cpu():
+    assert default_budget("cpu") == DEFAULT_BUDGET
+    assert default_budget(torch.device("cuda:0")) == CUDA_BUDGET >= 16 * DEFAULT_BUDGET
 
 
 def test_a_hopeless_penalty_gives_the_empty_code(kind):
