@@ -27,6 +27,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from bpetopics.core import fused_posterior
+
 #: Largest number of float elements one pass may hold (non-zeros x (K + 1) x outputs).
 DEFAULT_BUDGET = 1 << 24
 
@@ -83,7 +85,11 @@ def local_posterior(decoder, likelihood, batch, codes, log_odds, max_bits=None, 
 def local_mean(decoder, likelihood, batch, codes, log_odds, max_bits=None, params=None,
                budget=DEFAULT_BUDGET) -> torch.Tensor:
     """sum_c q(c) link(decoder(c)) over each point's code and its one-bit neighbours,
-    (P, n_out); the points are taken in groups whose candidate pass fits ``budget``."""
+    (P, n_out); the points are taken in groups whose candidate pass fits ``budget``.
+    PoissBPE's packed batches with a linear decoder on the CPU go to the compiled
+    :func:`bpetopics.core.fused_posterior.local_mean` (the same quantity)."""
+    if params is None and fused_posterior.usable(decoder, likelihood, batch):
+        return fused_posterior.local_mean(decoder, likelihood, batch, codes, log_odds, max_bits)
     n_points, n_bits = codes.shape
     n_out = decoder(codes[:1].float()).shape[-1]
     if n_points == 0:

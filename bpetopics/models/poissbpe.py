@@ -14,7 +14,8 @@ from bpetopics.core import kernels
 from bpetopics.core import params as P
 from bpetopics.core.batches import RowStore
 from bpetopics.core.code_posterior import local_mean, soft_codes
-from bpetopics.core.packed import PaddedCounts
+from bpetopics.core import fused_pursuit
+from bpetopics.core.packed import PackedCounts, PaddedCounts
 from bpetopics.core.poisson import PoissonLikelihood
 from bpetopics.core.model import BPEBase
 from bpetopics.models.topic_repair import TopicRepair, corpus_frequencies, smoothed_log_topics
@@ -327,11 +328,14 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         out = np.zeros((X.shape[0], self.n_topics), dtype=np.float32)
         order = self.likelihood_.batch_order(X)
         log_odds = self.prior_.bit_log_odds()
+        # packed rows for the compiled path (core/fused_posterior.py); else padded rows
+        # (sorted by length, so little padding): the candidates' rates are then one
+        # batched product per document, (L, T) @ (T, K + 1)
+        rows_of = (PackedCounts if fused_pursuit.usable(self.decoder_, self.device_)
+                   else PaddedCounts).from_csr
         for begin in range(0, len(order), batch_size):     # a loop over batches
             rows = order[begin:begin + batch_size]
-            # padded rows (sorted by length, so little padding): the candidates' rates are
-            # then one batched product per document, (L, T) @ (T, K + 1)
-            batch = PaddedCounts.from_csr(X[rows], self.device_)
+            batch = rows_of(X[rows], self.device_)
             z = torch.as_tensor(codes[rows], device=self.device_).bool()
             out[rows] = local_mean(self.decoder_, self.likelihood_, batch, z, log_odds,
                                    self.max_bits).cpu().numpy()

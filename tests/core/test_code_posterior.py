@@ -4,9 +4,13 @@ one more bit would give (greedy pursuit stopped there), and the mean is taken al
 groups of any size."""
 
 import numpy as np
+import pytest
+import scipy.sparse as sp
 import torch
 
+from bpetopics.core import fused_posterior, kernels
 from bpetopics.core.code_posterior import local_mean, local_posterior, neighbour_codes
+from bpetopics.core.packed import PaddedCounts
 from bpetopics.core.pursuit import greedy_pursuit
 
 from .conftest import make_case
@@ -49,8 +53,33 @@ def test_max_bits_gives_longer_codes_no_mass():
     assert too_long.any() and (weights[too_long] == 0).all()
 
 
+def _padded(batch):
+    """The same documents as padded rows (the torch path of local_mean)."""
+    X = sp.csr_matrix((batch.vals.numpy(), batch.cols.numpy(), batch.indptr.numpy()))
+    return PaddedCounts.from_csr(X, "cpu")
+
+
+@pytest.mark.parametrize("max_bits", [None, 1, 2])
+def test_the_compiled_mean_is_the_torch_one(max_bits):
+    """PoissBPE's packed batches with a linear decoder take the compiled path
+    (core/fused_posterior.py): the same mixtures as the torch path on padded rows."""
+    if kernels.numba is None:
+        pytest.skip("numba is not installed")
+    decoder, lik, batch, log_odds, _ = _case("poisson", seed=5, hidden=())
+    log_odds = log_odds * 0.2                                  # codes of several bits
+    codes = greedy_pursuit(decoder, lik, batch, log_odds, max_bits=max_bits)
+    assert fused_posterior.usable(decoder, lik, batch) and not fused_posterior.usable(decoder, lik, _padded(batch))
+    assert codes.sum(1).max() >= min(2, max_bits or 2)
+    fast = local_mean(decoder, lik, batch, codes, log_odds, max_bits)
+    slow = local_mean(decoder, lik, _padded(batch), codes, log_odds, max_bits)
+    torch.testing.assert_close(fast, slow, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(fast.sum(1), torch.ones(len(batch)))
+    assert (fast - torch.softmax(decoder(codes.float()), 1)).abs().max() > 1e-3   # not f(z) alone
+
+
 def test_the_mean_is_the_same_in_groups_of_any_size():
-    decoder, lik, batch, log_odds, codes = _case("poisson", hidden=())
+    decoder, lik, packed, log_odds, codes = _case("poisson", hidden=())
+    batch = _padded(packed)                                    # the torch path, in groups
     whole = local_mean(decoder, lik, batch, codes, log_odds)
     one_at_a_time = local_mean(decoder, lik, batch, codes, log_odds, budget=1)
     torch.testing.assert_close(whole, one_at_a_time)
