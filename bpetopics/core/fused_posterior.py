@@ -75,7 +75,7 @@ def local_mean(decoder, likelihood, batch: PackedCounts, codes: torch.Tensor,
         args = (batch.indptr.numpy(), batch.cols.numpy(), batch.vals.float().numpy(),
                 beta.numpy(), bit_w.numpy(), up.numpy(), down.numpy(),
                 decoder.first.bias.detach().float().contiguous().numpy(),
-                log_odds.float().contiguous().numpy(), codes.numpy().view(np.uint8),
+                log_odds.float().contiguous().numpy(), codes.contiguous().numpy().view(np.uint8),
                 -1 if max_bits is None else int(max_bits), out.numpy())
         threads = kernels.threads() if threads is None else int(threads)
         work = batch.cols.shape[0] * (n_bits + 1) * n_topics
