@@ -58,16 +58,16 @@ if numba is not None:
 
     from bpetopics.core.pursuit_loops import _add_products, _first_step, _log_inplace
 
-    def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w, bias, log_odds, codes,
-                    data, prior, max_steps, exp_w_t, docs):  # pragma: no cover - compiled
+    def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds, codes,
+                    data, prior, max_steps, docs):  # pragma: no cover - compiled
         """The greedy pursuit of the documents ``docs`` of a batch, written into codes,
         data, prior (rows ``docs`` only: threads may share the outputs).
 
         indptr (P+1,), cols (nnz,) words in the batch's vocabulary, vals (nnz,) float32;
         beta (U, T); table (U, K+1) = ln [beta f(c)]_w for c = 0, e_1..e_K (step 1);
-        bit_w (K, T) = W^T; exp_w (K, T) = exp(w_jt - max_t w_jt); bias (T,); log_odds
-        (K,); codes (P, K) uint8, zero; data, prior (P,) float32 (outputs); exp_w_t (T, K)
-        = exp_w transposed; docs (S,) int64, the rows to pursue.
+        bit_w (K, T) = W^T; exp_w_t (T, K) = exp(w_jt - max_t w_jt), topic by topic; bias
+        (T,); log_odds (K,); codes (P, K) uint8, zero; data, prior (P,) float32 (outputs);
+        docs (S,) int64, the rows to pursue.
         """
         n_bits, n_topics = bit_w.shape
         longest = 0                                   # scratch, once a call
@@ -189,9 +189,9 @@ def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
                                                             work // max(1, MIN_PARALLEL_WORK // 2)))
     args = (batch.indptr.numpy(), batch.cols.numpy(), batch.vals.float().numpy(),
             beta_u.float().contiguous().numpy(), table.float().contiguous().numpy(),
-            bit_w.numpy(), exp_w.numpy(), bias.numpy(), log_odds.float().contiguous().numpy(),
-            codes.numpy().view(np.uint8), data.numpy(), prior_score.numpy(), int(max_steps),
-            exp_w.t().contiguous().numpy())
+            bit_w.numpy(), exp_w.t().contiguous().numpy(), bias.numpy(),
+            log_odds.float().contiguous().numpy(), codes.numpy().view(np.uint8), data.numpy(),
+            prior_score.numpy(), int(max_steps))
     kernel = _pursuit
     if screened_pursuit.screens(*bit_w.shape):                     # bound, then score
         kernel = screened_pursuit._screened_pursuit

@@ -139,12 +139,12 @@ if numba is not None:
             for b in range(width):
                 score[b] += x * phi[row + b]
 
-    def _screened_pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w, bias, log_odds,
-                             codes, data, prior, max_steps, exp_w_t, docs):  # pragma: no cover
+    def _screened_pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds,
+                             codes, data, prior, max_steps, docs):  # pragma: no cover
         """The greedy pursuit of the documents ``docs`` of a batch, as
-        :func:`bpetopics.core.fused_pursuit._pursuit_py` (same arguments, plus exp_w_t
-        (T, K) = exp_w transposed), with each later step scoring only the bits whose
-        bound (less a slack for float rounding) reaches the current score."""
+        :func:`bpetopics.core.fused_pursuit._pursuit_py` (the same arguments), with each
+        later step scoring only the bits whose bound (less a slack for float rounding)
+        reaches the current score."""
         n_bits, n_topics = bit_w.shape
         longest = 0                                             # scratch, once a call
         for q in range(docs.shape[0]):
