@@ -1,10 +1,15 @@
-import pickle, sys, numpy as np, torch, itertools
+"""doc_topic's posterior over the code and its one-bit neighbours, plus the codes that flip
+two of the M best single flips; completion perplexity against the library's. Usage:
+python results/quality/pair_neighbours_prototype.py T M (M = 1: the library's own)."""
+import sys, numpy as np, torch, itertools
 torch.set_num_threads(1)
+from bpetopics import PoissBPE
 from bpetopics.text import prepare_corpus
 from bpetopics.evaluation.perplexity import completion_perplexity
 T = int(sys.argv[1]); M = int(sys.argv[2])
-bpe = pickle.load(open(f"/tmp/ts/bpe{T}.pkl", "rb"))
-Xt = prepare_corpus("20newsgroups", vocab_size=2000)["test"].counts.tocsr()
+splits = prepare_corpus("20newsgroups", vocab_size=2000)
+bpe = PoissBPE(n_topics=T, random_state=0, device="cpu", progress=False).fit(splits["train"].counts)
+Xt = splits["test"].counts.tocsr()
 base = completion_perplexity(bpe, Xt, seed=0).perplexity
 W = bpe.decoder_.bit_columns.detach().double().numpy()       # (K, T)
 b = bpe.decoder_.first.bias.detach().double().numpy()
