@@ -40,8 +40,10 @@ def usable(decoder, likelihood, batch) -> bool:
 
 
 def local_mean(decoder, likelihood, batch: PackedCounts, codes: torch.Tensor,
-               log_odds: torch.Tensor, max_bits=None, threads=None) -> torch.Tensor:
-    """sum_c q(c) f(c) over each document's code and its one-bit neighbours.
+               log_odds: torch.Tensor, max_bits=None, threads=None, n_flips=8) -> torch.Tensor:
+    """sum_c q(c) f(c) over each document's code, its one-bit neighbours and the codes that
+    flip two of its ``n_flips`` best single flips (as
+    :func:`bpetopics.core.code_posterior.local_mean`).
 
     Parameters
     ----------
@@ -56,6 +58,8 @@ def local_mean(decoder, likelihood, batch: PackedCounts, codes: torch.Tensor,
     max_bits : int, optional
     threads : int, optional
         Default: :func:`bpetopics.core.kernels.threads`.
+    n_flips : int
+        Pairs of the best n_flips single flips join the neighbourhood (0 or 1: none).
 
     Returns
     -------
@@ -76,7 +80,8 @@ def local_mean(decoder, likelihood, batch: PackedCounts, codes: torch.Tensor,
                 beta.numpy(), bit_w.numpy(), up.numpy(), down.numpy(),
                 decoder.first.bias.detach().float().contiguous().numpy(),
                 log_odds.float().contiguous().numpy(), codes.contiguous().numpy().view(np.uint8),
-                -1 if max_bits is None else int(max_bits), out.numpy())
+                -1 if max_bits is None else int(max_bits),
+                min(int(n_flips), n_bits) if n_flips >= 2 else 0, out.numpy())
         threads = kernels.threads() if threads is None else int(threads)
         work = batch.cols.shape[0] * (n_bits + 1) * n_topics
         threads = 1 if work < fused_pursuit.MIN_PARALLEL_WORK else max(1, min(threads, len(batch)))
@@ -96,12 +101,13 @@ if numba is not None:
     from bpetopics.core.pursuit_loops import _add_products, _log_inplace
 
     def _local_mean_py(indptr, cols, vals, beta, bit_w, up, down, bias, log_odds, codes,
-                       max_bits, out, docs):  # pragma: no cover - compiled
+                       max_bits, n_flips, out, docs):  # pragma: no cover - compiled
         """out[d] = sum_c q(c) f(c) for the documents ``docs`` (the module's formula).
 
         indptr (P+1,), cols (nnz,) words, vals (nnz,) float32; beta (W, T); bit_w (K, T);
         up, down (T, K): exp(w_jt - max_t w_jt) and exp(min_t w_jt - w_jt); bias (T,);
-        log_odds (K,); codes (P, K) uint8; max_bits (-1: none); out (P, T) float32."""
+        log_odds (K,); codes (P, K) uint8; max_bits (-1: none); n_flips (0: no pairs);
+        out (P, T) float32."""
         n_bits, n_topics = bit_w.shape
         width = n_bits + 1                                      # column 0: the code itself
         padded = -(-width // PAD) * PAD
@@ -114,7 +120,14 @@ if numba is not None:
         phi = np.empty(longest * padded, dtype=np.float32)
         scratch = np.empty(longest * padded, dtype=np.float32)
         score = np.empty(padded, dtype=np.float32)
-        weight = np.empty(width, dtype=np.float64)
+        n_pairs = n_flips * (n_flips - 1) // 2
+        pair_padded = max(PAD, -(-n_pairs // PAD) * PAD)
+        pair_mix = np.empty((n_topics, pair_padded), dtype=np.float32)   # f(c)_t of the pairs
+        pair_phi = np.empty(longest * pair_padded, dtype=np.float32)
+        pair_scratch = np.empty(longest * pair_padded, dtype=np.float32)
+        pair_score = np.empty(pair_padded, dtype=np.float32)
+        best_flips = np.empty(max(n_flips, 1), dtype=np.int64)
+        weight = np.empty(width + n_pairs, dtype=np.float64)
         pre = np.empty(n_topics, dtype=np.float32)
         exp_pre = np.empty(n_topics, dtype=np.float32)
         for q in range(docs.shape[0]):
@@ -192,14 +205,91 @@ if numba is not None:
                         value += log_odds[j]
                 weight[c] = value
                 best = max(best, value)
+            if n_pairs > 0:
+                _pair_scores(d, start, n, cols, vals, beta, bit_w, up, down, pre, exp_pre,
+                             log_odds, codes, prior, bits, max_bits, n_flips, weight, width,
+                             best_flips, pair_mix, pair_phi, pair_scratch, pair_score)
+                for c in range(width, width + n_pairs):
+                    best = max(best, weight[c])
             total64 = 0.0
-            for c in range(width):                              # q(c), a softmax
+            for c in range(width + n_pairs):                    # q(c), a softmax
                 weight[c] = np.exp(weight[c] - best)
                 total64 += weight[c]
             for t in range(n_topics):
                 acc = 0.0
                 for c in range(width):
                     acc += weight[c] * mix[t, c]
+                for c in range(n_pairs):
+                    acc += weight[width + c] * pair_mix[t, c]
                 out[d, t] = acc / total64
+
+    @njit(nogil=True)
+    def _pair_scores(d, start, n, cols, vals, beta, bit_w, up, down, pre, exp_pre, log_odds,
+                     codes, prior, bits, max_bits, n_flips, weight, width, best_flips, mix,
+                     phi, scratch, score):  # pragma: no cover - compiled
+        """weight[width + p] = L of the code flipping bits a and b of document d, for the
+        pairs p = (a, b), a < b, of its n_flips best single flips (by weight[1:width], ties
+        to the lower bit), in code_posterior.pair_flips' order; mix (T, padded) their
+        mixtures softmax(a + s_a w_a + s_b w_b)."""
+        n_bits, n_topics = bit_w.shape
+        for m in range(n_flips):                                # the best flips, in order
+            pick, top = -1, -np.inf
+            for j in range(n_bits):
+                taken = False
+                for k in range(m):
+                    taken = taken or best_flips[k] == j
+                if not taken and (pick < 0 or weight[j + 1] > top):
+                    pick, top = j, weight[j + 1]
+            best_flips[m] = pick
+        padded = mix.shape[1]
+        p = 0
+        for a in range(n_flips):
+            for b in range(a + 1, n_flips):
+                ja, jb = best_flips[a], best_flips[b]
+                sa = np.float32(-1.0) if codes[d, ja] else np.float32(1.0)
+                sb = np.float32(-1.0) if codes[d, jb] else np.float32(1.0)
+                total = np.float32(0.0)                         # factored, as the flips'
+                for t in range(n_topics):
+                    fa = down[t, ja] if codes[d, ja] else up[t, ja]
+                    fb = down[t, jb] if codes[d, jb] else up[t, jb]
+                    mix[t, p] = exp_pre[t] * fa * fb
+                    total += mix[t, p]
+                if total > np.float32(1e-30) and total < np.float32(1e30):
+                    for t in range(n_topics):
+                        mix[t, p] /= total
+                else:                                           # direct, stable softmax
+                    peak = pre[0] + sa * bit_w[ja, 0] + sb * bit_w[jb, 0]
+                    for t in range(1, n_topics):
+                        peak = max(peak, pre[t] + sa * bit_w[ja, t] + sb * bit_w[jb, t])
+                    total = np.float32(0.0)
+                    for t in range(n_topics):
+                        mix[t, p] = np.exp(pre[t] + sa * bit_w[ja, t] + sb * bit_w[jb, t] - peak)
+                        total += mix[t, p]
+                    for t in range(n_topics):
+                        mix[t, p] /= total
+                value = prior + sa * log_odds[ja] + sb * log_odds[jb]
+                if max_bits >= 0 and bits + sa + sb > max_bits:
+                    value = -np.inf
+                weight[width + p] = value                       # the data term added below
+                p += 1
+        for t in range(n_topics):
+            for c in range(p, padded):
+                mix[t, c] = 0.0
+        for ii in range(n):                                     # sum_i x_i ln max(phi, 1e-30)
+            w, row = cols[start + ii], ii * padded
+            for c in range(padded):
+                phi[row + c] = 0.0
+            _add_products(phi, row, beta, w, mix)
+            for c in range(padded):
+                phi[row + c] = max(phi[row + c], np.float32(1e-30))
+        _log_inplace(phi, scratch, n * padded)
+        for c in range(padded):
+            score[c] = 0.0
+        for ii in range(n):
+            x, row = vals[start + ii], ii * padded
+            for c in range(padded):
+                score[c] += x * phi[row + c]
+        for c in range(p):
+            weight[width + c] += score[c]
 
     _local_mean = njit(cache=True, nogil=True)(_local_mean_py)

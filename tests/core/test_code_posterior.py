@@ -70,9 +70,10 @@ def test_the_compiled_mean_is_the_torch_one(max_bits):
     codes = greedy_pursuit(decoder, lik, batch, log_odds, max_bits=max_bits)
     assert fused_posterior.usable(decoder, lik, batch) and not fused_posterior.usable(decoder, lik, _padded(batch))
     assert codes.sum(1).max() >= min(2, max_bits or 2)
-    fast = local_mean(decoder, lik, batch, codes, log_odds, max_bits)
-    slow = local_mean(decoder, lik, _padded(batch), codes, log_odds, max_bits)
-    torch.testing.assert_close(fast, slow, rtol=1e-4, atol=1e-5)
+    for n_flips in (0, 3, 8):                                  # no pairs, some, all of them
+        fast = local_mean(decoder, lik, batch, codes, log_odds, max_bits, n_flips=n_flips)
+        slow = local_mean(decoder, lik, _padded(batch), codes, log_odds, max_bits, n_flips=n_flips)
+        torch.testing.assert_close(fast, slow, rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(fast.sum(1), torch.ones(len(batch)))
     assert (fast - torch.softmax(decoder(codes.float()), 1)).abs().max() > 1e-3   # not f(z) alone
 
@@ -86,9 +87,40 @@ def test_the_mean_is_the_same_in_groups_of_any_size():
     torch.testing.assert_close(whole.sum(1), torch.ones(15))
     none = torch.arange(0)
     assert local_mean(decoder, lik, batch.take(none), codes[none], log_odds).shape == (0, 5)
+    # without the pairs of best flips, the mean is local_posterior's weights times f
     weights, outputs = local_posterior(decoder, lik, batch, codes, log_odds)
-    np.testing.assert_allclose(whole.numpy(), (weights[..., None] * torch.softmax(outputs, -1)).sum(1).numpy(),
+    np.testing.assert_allclose(local_mean(decoder, lik, batch, codes, log_odds, n_flips=0).numpy(),
+                               (weights[..., None] * torch.softmax(outputs, -1)).sum(1).numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_pairs_of_the_best_flips_are_scored_like_any_code():
+    """With the pairs, the mean is the exp-L-weighted mean of f over the code, its one-bit
+    neighbours and the codes flipping two of its best flips, each scored directly."""
+    decoder, lik, packed, log_odds, codes = _case("poisson", hidden=())
+    batch = _padded(packed)
+    n_flips = 3
+    mean = local_mean(decoder, lik, batch, codes, log_odds, n_flips=n_flips)
+    near = neighbour_codes(codes).float()                      # (P, K + 1, K)
+    with torch.no_grad():
+        def score(c):                                          # L of codes c (P, K)
+            return lik.data_term(decoder(c), batch) + c @ log_odds
+        single = torch.stack([score(near[:, c]) for c in range(near.shape[1])], 1)
+        best = torch.sort(single[:, 1:], dim=1, descending=True, stable=True).indices[:, :n_flips]
+        pairs = []
+        for a in range(n_flips):
+            for b in range(a + 1, n_flips):
+                c = codes.float().clone()
+                rows = torch.arange(len(c))
+                c[rows, best[:, a]] = 1 - c[rows, best[:, a]]
+                c[rows, best[:, b]] = 1 - c[rows, best[:, b]]
+                pairs.append(c)
+        every = torch.cat([near, torch.stack(pairs, 1)], 1)     # (P, K + 1 + 3, K)
+        scores = torch.stack([score(every[:, c]) for c in range(every.shape[1])], 1)
+        mixes = torch.stack([torch.softmax(decoder(every[:, c]), -1) for c in range(every.shape[1])], 1)
+        expected = (torch.softmax(scores.double(), 1)[..., None] * mixes.double()).sum(1).float()
+    torch.testing.assert_close(mean, expected, rtol=1e-4, atol=1e-6)
+    assert (mean - local_mean(decoder, lik, batch, codes, log_odds, n_flips=0)).abs().max() > 1e-4
 
 
 def test_soft_codes_are_the_most_probable_neighbours_renormalised():
