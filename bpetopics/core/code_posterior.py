@@ -11,15 +11,21 @@ the mass of its one-bit neighbourhood. Predicting with f(z) alone throws that aw
 
 ``local_posterior`` restricts the posterior to z and its K one-bit neighbours z xor e_j
 (the codes one pursuit step away: adding a bit, or dropping one of z's), normalised over
-those K + 1 codes, and ``local_mean`` is the posterior mean of the decoder's link output,
+those K + 1 codes. ``local_mean`` is the posterior mean of the decoder's link output over
+those codes and the M (M - 1) / 2 codes z xor e_a xor e_b that flip two of the M most
+probable single flips (M = ``PAIR_FLIPS``, ties to the lower bit),
 
-    E[f(z') | x]  ~=  sum_{c in {z, z xor e_1, .., z xor e_K}} q(c) f(c),  q(c) propto exp L(c).
+    E[f(z') | x]  ~=  sum_{c in N(z)} q(c) f(c),   q(c) propto exp L(c),
+
+N(z) = {z, z xor e_1, .., z xor e_K} and those pairs: where a document's mass spreads
+over two flips, the code with both is probable too.
 
 ``soft_codes`` keeps the few most probable of those codes for training (PoissBPE's
 ``soft_codes``: the theta step then averages the data term over them, a soft E-step).
 
-Scoring the K neighbours costs what one pursuit step over every bit does. Neighbours
-with more than ``max_bits`` bits are left out, as the pursuit never reaches them.
+Scoring the K neighbours costs what one pursuit step over every bit does (the pairs add
+M (M - 1) / 2 codes). Codes with more than ``max_bits`` bits are left out, as the pursuit
+never reaches them.
 """
 
 from __future__ import annotations
@@ -133,8 +139,9 @@ def _pair_scores(decoder, likelihood, batch, codes, log_odds, score, max_bits, p
 
 def local_mean(decoder, likelihood, batch, codes, log_odds, max_bits=None, params=None,
                budget=DEFAULT_BUDGET, n_flips=PAIR_FLIPS) -> torch.Tensor:
-    """sum_c q(c) link(decoder(c)) over each point's code and its one-bit neighbours,
-    (P, n_out); the points are taken in groups whose candidate pass fits ``budget``.
+    """sum_c q(c) link(decoder(c)) over each point's code, its one-bit neighbours and the
+    codes flipping two of its ``n_flips`` best single flips (none below 2), (P, n_out);
+    the points are taken in groups whose candidate pass fits ``budget``.
     PoissBPE's packed batches with a linear decoder on the CPU go to the compiled
     :func:`bpetopics.core.fused_posterior.local_mean` (the same quantity)."""
     if params is None and fused_posterior.usable(decoder, likelihood, batch):

@@ -7,9 +7,10 @@ mixtures
     f(z xor e_j) = softmax(a + s_j w_j),   a = b + sum_(k in z) w_k,   s_j = 1 - 2 z_j,
 
 their scores L(c) = sum_i x_i ln max([beta f(c)]_(w_i), 1e-30) + sum_k c_k (psi(a_k) -
-psi(b_k)) (the pursuit's objective), and the prediction is sum_c q(c) f(c) with q(c)
-propto exp L(c) over those K + 1 codes (neighbours with more than ``max_bits`` bits get
-none). The same quantity as :func:`bpetopics.core.code_posterior.local_mean`, in one
+psi(b_k)) (the pursuit's objective); then the codes flipping two of the M best single
+flips get theirs (softmax(a + s_a w_a + s_b w_b)), and the prediction is sum_c q(c) f(c)
+with q(c) propto exp L(c) over all those codes (codes with more than ``max_bits`` bits
+get none). The same quantity as :func:`bpetopics.core.code_posterior.local_mean`, in one
 compiled pass over each document's real non-zeros, like the fused pursuit's later steps
 (:mod:`bpetopics.core.fused_pursuit`): scoring the K + 1 codes costs one pursuit step
 over every bit. The torch path (padded rows, a batched product per document) did the

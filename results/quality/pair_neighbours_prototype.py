@@ -52,3 +52,11 @@ w = Wrapped()
 check = completion_perplexity(w, Xt, seed=0).perplexity if M == 1 else None
 ppl = completion_perplexity(w, Xt, seed=0).perplexity
 print(f"T={T} M={M}: library {base:.1f}, prototype {ppl:.1f}" + (f" (M=1 check {check:.1f})" if check else ""))
+
+if len(sys.argv) > 3:                       # accuracy of the classifier on the mixtures
+    from bpetopics.evaluation.classification import classification_accuracy
+    tr, te = splits["train"], splits["test"]
+    for name, model in (("library", bpe), ("prototype", w)):
+        acc = classification_accuracy(np.asarray(model.doc_topic(tr.counts)), tr.labels,
+                                      np.asarray(model.doc_topic(te.counts)), te.labels, seed=0)
+        print(f"T={T} M={M}: accuracy {name} {acc:.4f}")
