@@ -99,7 +99,7 @@ def local_mean(decoder, likelihood, batch: PackedCounts, codes: torch.Tensor,
 if numba is not None:
     from numba import njit
 
-    from bpetopics.core.pursuit_loops import _add_products, _log_inplace
+    from bpetopics.core.pursuit_loops import _score_candidates
 
     def _local_mean_py(indptr, cols, vals, beta, bit_w, up, down, bias, log_odds, codes,
                        max_bits, n_flips, out, docs):  # pragma: no cover - compiled
@@ -179,20 +179,7 @@ if numba is not None:
                         mix[t, c] /= total
             # L(c) = sum_i x_i ln max(phi_ic, 1e-30) + the prior's score
             start, n = indptr[d], indptr[d + 1] - indptr[d]
-            for ii in range(n):
-                w, row = cols[start + ii], ii * padded
-                for c in range(padded):
-                    phi[row + c] = 0.0
-                _add_products(phi, row, beta, w, mix)
-                for c in range(padded):
-                    phi[row + c] = max(phi[row + c], np.float32(1e-30))
-            _log_inplace(phi, scratch, n * padded)
-            for c in range(padded):
-                score[c] = 0.0
-            for ii in range(n):
-                x, row = vals[start + ii], ii * padded
-                for c in range(padded):
-                    score[c] += x * phi[row + c]
+            _score_candidates(start, n, cols, vals, beta, mix, phi, scratch, score)
             best = -np.inf
             for c in range(width):
                 value = np.float64(score[c]) + prior
@@ -242,7 +229,6 @@ if numba is not None:
                 if not taken and (pick < 0 or weight[j + 1] > top):
                     pick, top = j, weight[j + 1]
             best_flips[m] = pick
-        padded = mix.shape[1]
         p = 0
         for a in range(n_flips):
             for b in range(a + 1, n_flips):
@@ -274,22 +260,9 @@ if numba is not None:
                 weight[width + p] = value                       # the data term added below
                 p += 1
         for t in range(n_topics):
-            for c in range(p, padded):
+            for c in range(p, mix.shape[1]):
                 mix[t, c] = 0.0
-        for ii in range(n):                                     # sum_i x_i ln max(phi, 1e-30)
-            w, row = cols[start + ii], ii * padded
-            for c in range(padded):
-                phi[row + c] = 0.0
-            _add_products(phi, row, beta, w, mix)
-            for c in range(padded):
-                phi[row + c] = max(phi[row + c], np.float32(1e-30))
-        _log_inplace(phi, scratch, n * padded)
-        for c in range(padded):
-            score[c] = 0.0
-        for ii in range(n):
-            x, row = vals[start + ii], ii * padded
-            for c in range(padded):
-                score[c] += x * phi[row + c]
+        _score_candidates(start, n, cols, vals, beta, mix, phi, scratch, score)
         for c in range(p):
             weight[width + c] += score[c]
 

@@ -56,7 +56,7 @@ def usable(decoder, device) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.core.pursuit_loops import _add_products, _first_step, _log_inplace
+    from bpetopics.core.pursuit_loops import _first_step, _score_candidates
 
     def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds, codes,
                     data, prior, max_steps, docs):  # pragma: no cover - compiled
@@ -121,20 +121,8 @@ if numba is not None:
                             total += mix[t, j]
                         for t in range(n_topics):
                             mix[t, j] /= total
-                n = indptr[d + 1] - indptr[d]                   # phi_j(w_i), all i and j
-                for ii in range(n):
-                    w, row = cols[indptr[d] + ii], ii * n_bits
-                    for j in range(n_bits):
-                        phi[row + j] = 0.0
-                    _add_products(phi, row, beta, w, mix)
-                    for j in range(n_bits):                     # as the reference: phi >= 1e-30
-                        phi[row + j] = max(phi[row + j], np.float32(1e-30))
-                _log_inplace(phi, scratch, n * n_bits)
-                score[:] = 0.0                                  # sum_i x_i ln phi_j(w_i)
-                for ii in range(n):
-                    x, row = vals[indptr[d] + ii], ii * n_bits
-                    for j in range(n_bits):
-                        score[j] += x * phi[row + j]
+                _score_candidates(indptr[d], indptr[d + 1] - indptr[d], cols, vals, beta, mix,
+                                  phi, scratch, score)                # every bit, one pass
                 best, arg = -np.inf, -1                         # first best, as argmax
                 for j in range(n_bits):
                     if not codes[d, j]:

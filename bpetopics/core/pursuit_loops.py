@@ -1,8 +1,10 @@
 """Compiled pieces the fused pursuits share (:mod:`bpetopics.core.fused_pursuit`, which
-scores every bit of a later step, and :mod:`bpetopics.core.screened_pursuit`, which
-bounds them first): step 1 from the batch's shared table, the products of the topics of
-a word with the candidates' mixtures, and a vectorised logarithm. numba functions inlined
-into the loops that call them (``inline="always"``); absent without numba.
+scores every bit of a later step, :mod:`bpetopics.core.screened_pursuit`, which bounds
+them first, and :mod:`bpetopics.core.fused_posterior`, which scores a code's
+neighbours): step 1 from the batch's shared table, the products of the topics of a word
+with the candidates' mixtures and a vectorised logarithm (inlined into the loops that
+call them, ``inline="always"``), and the candidates' data terms over a document's words
+(:func:`_score_candidates`, a function of its own); absent without numba.
 """
 
 from __future__ import annotations
@@ -101,3 +103,25 @@ if numba is not None:
         for t in range(n_topics):                               # a = b + sum_{k in z} w_k
             pre[t] = bias[t] + bit_w[arg, t]
         return arg
+
+    @njit(nogil=True)
+    def _score_candidates(start, n, cols, vals, beta, mix, phi, scratch, score):  # pragma: no cover
+        """score[b] = sum_i x_i ln max(sum_t beta[w_i, t] mix[t, b], 1e-30) for the
+        columns b of mix (T, width), over the document's n non-zeros from ``start``; phi
+        keeps the logarithms (n, width), flat. A function of its own: its loops run to
+        mix.shape, which LLVM vectorises (to a plain variable they run 4x slower)."""
+        width = mix.shape[1]
+        for ii in range(n):                                     # phi_b(w_i)
+            w, row = cols[start + ii], ii * width
+            for b in range(width):
+                phi[row + b] = 0.0
+            _add_products(phi, row, beta, w, mix)
+            for b in range(width):                              # as the reference: phi >= 1e-30
+                phi[row + b] = max(phi[row + b], np.float32(1e-30))
+        _log_inplace(phi, scratch, n * width)
+        for b in range(width):
+            score[b] = 0.0
+        for ii in range(n):                                     # sum_i x_i ln phi_b(w_i)
+            x, row = vals[start + ii], ii * width
+            for b in range(width):
+                score[b] += x * phi[row + b]

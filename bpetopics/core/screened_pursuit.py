@@ -53,7 +53,7 @@ def screens(n_bits: int, n_topics: int) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.core.pursuit_loops import _add_products, _first_step, _log_inplace
+    from bpetopics.core.pursuit_loops import _first_step, _log_inplace, _score_candidates
 
     @njit(nogil=True)
     def _candidate_bounds(start, n, cols, vals, beta, exp_pre, exp_w_t, log_odds, code,
@@ -116,28 +116,6 @@ if numba is not None:
                 bound[j] = np.inf
             else:
                 bound[j] = data + tokens * ratio[j] + log_odds[j]
-
-    @njit(nogil=True)
-    def _score_candidates(start, n, cols, vals, beta, mix, phi, scratch, score):  # pragma: no cover
-        """score[b] = sum_i x_i ln max(sum_t beta[w_i, t] mix[t, b], 1e-30) for the
-        columns b of mix (T, width), over the document's n non-zeros from ``start``; phi
-        keeps the logarithms (n, width), flat. A function of its own: its loops run to
-        mix.shape, which LLVM vectorises (to a plain variable they run 4x slower)."""
-        width = mix.shape[1]
-        for ii in range(n):                                     # phi_b(w_i)
-            w, row = cols[start + ii], ii * width
-            for b in range(width):
-                phi[row + b] = 0.0
-            _add_products(phi, row, beta, w, mix)
-            for b in range(width):                              # as the reference: phi >= 1e-30
-                phi[row + b] = max(phi[row + b], np.float32(1e-30))
-        _log_inplace(phi, scratch, n * width)
-        for b in range(width):
-            score[b] = 0.0
-        for ii in range(n):                                     # sum_i x_i ln phi_b(w_i)
-            x, row = vals[start + ii], ii * width
-            for b in range(width):
-                score[b] += x * phi[row + b]
 
     def _screened_pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds,
                              codes, data, prior, max_steps, docs):  # pragma: no cover
