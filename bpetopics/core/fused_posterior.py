@@ -99,7 +99,7 @@ def local_mean(decoder, likelihood, batch: PackedCounts, codes: torch.Tensor,
 if numba is not None:
     from numba import njit
 
-    from bpetopics.core.pursuit_loops import _score_candidates
+    from bpetopics.core.pursuit_loops import _factored_softmax, _score_candidates
 
     def _local_mean_py(indptr, cols, vals, beta, bit_w, up, down, bias, log_odds, codes,
                        max_bits, n_flips, out, docs):  # pragma: no cover - compiled
@@ -118,6 +118,7 @@ if numba is not None:
         factor = np.empty((n_topics, padded), dtype=np.float32)  # r^(s_c)_(j_c t)
         mix = np.empty((n_topics, padded), dtype=np.float32)     # f(c)_t, column c
         totals = np.empty(padded, dtype=np.float32)
+        inverse = np.empty(padded, dtype=np.float32)
         phi = np.empty(longest * padded, dtype=np.float32)
         scratch = np.empty(longest * padded, dtype=np.float32)
         score = np.empty(padded, dtype=np.float32)
@@ -151,21 +152,9 @@ if numba is not None:
                     factor[t, j + 1] = down[t, j] if codes[d, j] else up[t, j]
                 for c in range(width, padded):
                     factor[t, c] = 0.0
-            for c in range(padded):
-                totals[c] = 0.0
-            for t in range(n_topics):                           # softmax(a + s_j w_j), factored
-                e = exp_pre[t]
-                for c in range(padded):
-                    totals[c] += e * factor[t, c]
-            for c in range(padded):
-                normal = totals[c] > np.float32(1e-30) and totals[c] < np.float32(1e30)
-                totals[c] = np.float32(1.0) / totals[c] if normal else np.float32(0.0)
-            for t in range(n_topics):
-                e = exp_pre[t]
-                for c in range(padded):
-                    mix[t, c] = e * factor[t, c] * totals[c]
+            _factored_softmax(exp_pre, factor, totals, inverse, mix)   # softmax(a + s_j w_j)
             for c in range(1, width):                           # direct, where not normal
-                if totals[c] == np.float32(0.0):
+                if inverse[c] == np.float32(0.0):
                     j = c - 1
                     sign = np.float32(-1.0) if codes[d, j] else np.float32(1.0)
                     peak = pre[0] + sign * bit_w[j, 0]

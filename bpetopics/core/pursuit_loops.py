@@ -125,3 +125,26 @@ if numba is not None:
             x, row = vals[start + ii], ii * width
             for b in range(width):
                 score[b] += x * phi[row + b]
+
+    @njit(nogil=True)
+    def _factored_softmax(exp_pre, factor, totals, inverse, mix):  # pragma: no cover
+        """mix[:, c] = softmax(a + v_c) for the columns c of factor (T, width) =
+        exp(v_ct - const_c), from exp_pre (T,) = exp(a - max a): mix[t, c] = exp_pre_t
+        factor_tc / totals_c, totals_c = sum_t exp_pre_t factor_tc, in loops over the
+        columns (vectorised; a loop over topics per column waits on each add). inverse[c]
+        = 1 / totals_c, or 0 where totals_c is not a normal float: the caller computes
+        those columns directly."""
+        n_topics, width = factor.shape
+        for c in range(width):
+            totals[c] = 0.0
+        for t in range(n_topics):
+            e = exp_pre[t]
+            for c in range(width):
+                totals[c] += e * factor[t, c]
+        for c in range(width):
+            normal = totals[c] > np.float32(1e-30) and totals[c] < np.float32(1e30)
+            inverse[c] = np.float32(1.0) / totals[c] if normal else np.float32(0.0)
+        for t in range(n_topics):
+            e = exp_pre[t]
+            for c in range(width):
+                mix[t, c] = e * factor[t, c] * inverse[c]
