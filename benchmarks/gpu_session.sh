@@ -1,22 +1,23 @@
 #!/bin/bash
 # What a lent GPU should run next, prepared so that one device call (about 9 minutes) does
 # it all. The device machine gets the working tree but not ../shared, so the image data
-# travels in .gpu/ (ignored by git):
+# travels in .gpu/ (ignored by git, and kept here between sessions):
 #
-#   bash benchmarks/gpu_session.sh prepare        # here: .gpu/data <- ../shared/data images,
-#                                                 # .gpu/table1-full <- a previous session's
-#                                                 # table, unpacked from TABLE_TAR if given
+#   bash benchmarks/gpu_session.sh prepare        # here: .gpu/data <- ../shared/data images;
+#                                                 # TABLE_TAR=<files_at>/table1-full-parts.tgz.
+#                                                 # unpacks the pieces a call returned
 #   device run, carry [".gpu"]:  bash benchmarks/gpu_session.sh run
+#   bash benchmarks/gpu_session.sh merge          # here, once every piece has finished
 #
 # `run` writes into $OUT (the device tool returns 8 files, 64 MiB in all): log.txt (the
-# versions; GaussBPE MNIST epoch times on 20,000 images at K = 200 and 800, to compare
-# with results/table1-h100-session8/: 13.1 s at K = 200 before the GPU candidate-pass
-# budget; the `full` Table 1, started or resumed, stopped by SIGINT after TABLE_SECONDS
-# with its finished models and last checkpoints kept) and table1-full.tar.* (that table
-# folder in 15 MiB parts: `TABLE_TAR=<files_at>/table1-full.tar. bash
-# benchmarks/gpu_session.sh prepare` puts it back for the next session's --resume; the
-# whole table with CIFAR-10's VAEs comes to about 60 MiB). BUDGET=tiny DEVICE=cpu
-# OUT=/tmp/x try it on a CPU.
+# versions; GaussBPE MNIST epoch times on 20,000 images at K = 200 and 800, to compare with
+# results/table1-h100-session8/: 13.1 s at K = 200 before the GPU candidate-pass budget;
+# then the `full` Table 1, one table per data set in parallel processes sharing the card,
+# each started or resumed and stopped by SIGINT after TABLE_SECONDS with its finished
+# models and last checkpoints kept) and table1-full-parts.tgz.* (the pieces, gzipped in
+# 15 MiB parts, for `prepare`). `merge` moves the finished pieces' runs into
+# .gpu/table1-full and writes the one table from them (nothing trains: it refuses while a
+# model is unfinished). BUDGET=tiny DEVICE=cpu OUT=/tmp/x TIMING=0 try it on a CPU.
 set -u
 mode=${1:-run}
 if [ "$mode" = prepare ]; then
@@ -25,27 +26,67 @@ if [ "$mode" = prepare ]; then
         [ -d .gpu/data/$d ] || cp -r ../shared/data/$d .gpu/data/
     done
     if [ -n "${TABLE_TAR:-}" ]; then
-        cat "$TABLE_TAR"* | tar -x -C .gpu
+        cat "$TABLE_TAR"* | tar -xz -C .gpu
     fi
     grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo '/.gpu/' >> .git/info/exclude
     du -sh .gpu
     exit 0
 fi
 
+if [ "$mode" = merge ]; then
+    BUDGET=${BUDGET:-full}; PARTS=.gpu/table1-$BUDGET-parts; TABLE=.gpu/table1-$BUDGET
+    python3 - "$BUDGET" "$PARTS" "$TABLE" <<'PY' || exit 1
+import shutil, sys
+from pathlib import Path
+from bpetopics.experiments.image_table import BUDGETS, DATASETS
+from bpetopics.experiments.image_table_runs import RUNS, open_table, table_models
+budget, parts, table = BUDGETS[sys.argv[1]], Path(sys.argv[2]), Path(sys.argv[3])
+missing = [f"{ds}-{slug}" for ds in budget.datasets
+           for _, slug, _, _ in table_models(DATASETS[ds][1], budget, 0, "cpu")
+           if not (parts / ds / RUNS / f"{ds}-{slug}.json").is_file()]
+if missing:
+    sys.exit(f"not finished yet: {', '.join(missing)}; run the pieces again first")
+open_table(table, budget, 0, overwrite=True)
+for ds in budget.datasets:
+    for src in (parts / ds / RUNS).iterdir():
+        dst = table / RUNS / src.name
+        if not dst.exists():
+            (shutil.copytree if src.is_dir() else shutil.copy2)(src, dst)
+PY
+    exec python3 -m bpetopics images table --data-root .gpu/data --out "$TABLE" --budget "$BUDGET" \
+        --device cpu --resume --no-progress
+fi
+
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD BPETOPICS_DATA=$PWD/.gpu/data
-DEVICE=${DEVICE:-cuda}; BUDGET=${BUDGET:-full}; TABLE_SECONDS=${TABLE_SECONDS:-420}
+DEVICE=${DEVICE:-cuda}; BUDGET=${BUDGET:-full}; TABLE_SECONDS=${TABLE_SECONDS:-400}
 LOG=$OUT/log.txt
 { date; nvidia-smi -L 2>&1; python3 -c "import torch; print('torch', torch.__version__)"; } > "$LOG"
 E="python3 benchmarks/bench_image_epochs.py --data-root .gpu/data --device $DEVICE --dataset mnist --epochs 2 --report 2"
 if [ "$BUDGET" = full ]; then E="$E --train 20000 --test 2000"; else E="$E --train 300 --test 100"; fi
-{ timeout 90 $E; timeout 120 $E '{"n_bits": 800}'; } >> "$LOG" 2>&1
+if [ "${TIMING:-1}" = 1 ]; then
+    { timeout 60 $E; timeout 75 $E '{"n_bits": 800}'; } >> "$LOG" 2>&1
+fi
 
-TABLE=.gpu/table1-$BUDGET
-RESUME=""
-[ -f "$TABLE/table.json" ] && RESUME="--resume"
-timeout -s INT "$TABLE_SECONDS" python3 -m bpetopics images table --data-root .gpu/data --out "$TABLE" \
-    --budget "$BUDGET" --device "$DEVICE" $RESUME --no-progress >> "$LOG" 2>&1
-echo "table exit status $? (124: stopped at the deadline, resumable with the same command)" >> "$LOG"
-tar -c -C .gpu "$(basename "$TABLE")" | split -b 15m - "$OUT/$(basename "$TABLE").tar."
+# One table per data set, all at once (each process one model at a time; the card and its
+# 16 cores are far from full with one). `merge` joins the finished pieces into one table.
+PARTS=.gpu/table1-$BUDGET-parts
+DATASETS=${DATASETS:-$(python3 -c "from bpetopics.experiments.image_table import BUDGETS; print(' '.join(BUDGETS['$BUDGET'].datasets))")}
+for ds in $DATASETS; do
+    T=$PARTS/$ds; RESUME=""
+    [ -f "$T/table.json" ] && RESUME="--resume"
+    OMP_NUM_THREADS=4 timeout -s INT "$TABLE_SECONDS" python3 -m bpetopics images table --data-root .gpu/data \
+        --out "$T" --budget "$BUDGET" --datasets "$ds" --device "$DEVICE" $RESUME --no-progress \
+        > "$OUT/table-$ds.txt" 2>&1 &
+done
+wait
+for ds in $DATASETS; do
+    { echo "== $ds"; cat "$OUT/table-$ds.txt"; } >> "$LOG"; rm -f "$OUT/table-$ds.txt"
+done
+# the tables' records and the BPE runs first, so that a return cut at 64 MiB loses VAEs
+P=$(basename "$PARTS")
+( cd .gpu && { find "$P" -maxdepth 2 -type f; find "$P"/*/runs -maxdepth 1 -type f
+               find "$P"/*/runs -mindepth 1 -maxdepth 1 -type d -name '*bpe*'
+               find "$P"/*/runs -mindepth 1 -maxdepth 1 -type d ! -name '*bpe*'; } | tar -c -T - ) \
+    | gzip -1 | split -b 15m - "$OUT/$P.tgz."
 ls -la "$OUT"
-grep -E '^\| mnist|exit status|GaussBPE|BernBPE' "$LOG" | tail -n 20
+grep -E '^\| |^== |epoch|Error|error' "$LOG" | tail -n 60
