@@ -7,6 +7,9 @@
 #                                                 # TABLE_TAR=<files_at>/table1-full-parts.tgz.
 #                                                 # unpacks the pieces a call returned
 #   device run, carry [".gpu"]:  bash benchmarks/gpu_session.sh run
+#     (the carry is capped at 64 MiB: with pieces under way, carry .gpu/data/mnist and the
+#     three MNIST pieces with DATASETS="mnist scaled_mnist binary_mnist", and CIFAR-10 with
+#     .gpu/data/cifar10 in a call of its own)
 #   bash benchmarks/gpu_session.sh merge          # here, once every piece has finished
 #
 # `run` writes into $OUT (the device tool returns 8 files, 64 MiB in all): log.txt (the
