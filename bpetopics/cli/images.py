@@ -74,12 +74,15 @@ def _images_error(exc):
               help="Decoder hidden layer sizes, comma-separated [default: the model's, 256,512].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (model and subset).")
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when present), cpu or cuda.")
+@click.option("--tf32", is_flag=True,
+              help="On a GPU, matrix products in TF32 instead of float32: about 1.45x faster BPE epochs "
+                   "(measured on an H100, same test error); codes may differ from float32's at near ties.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted training of --out from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace a finished run (or an interrupted one) at --out.")
 @click.option("--quiet", is_flag=True, help="No line per epoch.")
 @click.pass_context
 def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_size, lr, hidden, seed, device,
-          resume, overwrite, quiet):
+          tf32, resume, overwrite, quiet):
     """Train one image model on DATASET and save it as a run folder.
 
     DATASET is mnist, scaled_mnist, binary_mnist or cifar10 (from --data-root; the
@@ -127,6 +130,9 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
         except ImageSourceError as exc:
             raise _images_error(exc) from None
     device_given = ctx.get_parameter_source("device") != click.core.ParameterSource.DEFAULT
+    if tf32:
+        from bpetopics.core.device import allow_tf32
+        allow_tf32()
     try:
         with run_errors():
             image_job.train_image_run(out, model, params, data, overwrite=overwrite, resume=resume,
@@ -221,13 +227,17 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="Override the budget's BPE epochs (e.g. to fit a lent GPU's time).")
 @click.option("--vae-epochs", type=click.IntRange(min=1), default=None,
               help="Override the budget's epochs of both VAE baselines.")
+@click.option("--tf32", is_flag=True,
+              help="On a GPU, matrix products in TF32 instead of float32: about 1.45x faster BPE epochs "
+                   "(measured on an H100, same test error); codes may differ from float32's at near ties.")
 @click.option("--progress/--no-progress", default=False, show_default=True,
               help="Show progress bars while training.")
 @click.option("--resume", is_flag=True,
               help="Continue the table in --out (same options): finished models are kept, an interrupted "
                    "one continues from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace the files of a table already in --out.")
-def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs, progress, resume, overwrite):
+def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs, tf32, progress, resume,
+          overwrite):
     """Train all models of the paper's Table 1 and write it next to ours.
 
     \b
@@ -246,7 +256,7 @@ def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs
     import sys
     from dataclasses import replace
 
-    from bpetopics.core.device import resolve_device
+    from bpetopics.core.device import allow_tf32, resolve_device
     from bpetopics.experiments.image_table import BUDGETS, run_table
 
     if resume and overwrite:
@@ -258,6 +268,8 @@ def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs
         resolve_device(device)
     except ValueError as err:
         raise UserError(str(err)) from None
+    if tf32:
+        allow_tf32()
     budget = BUDGETS[budget]
     if bpe_epochs:
         budget = replace(budget, bpe_epochs=bpe_epochs)
@@ -269,7 +281,7 @@ def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs
     given = {"--out": out, "--data-root": data_root, "--budget": budget.name, "--datasets": ",".join(datasets),
              "--device": device, "--seed": seed, "--bpe-epochs": bpe_epochs, "--vae-epochs": vae_epochs}
     hint = "bpetopics images table " + " ".join(f"{k} {shlex.quote(str(v))}" for k, v in given.items()
-                                                if v not in (None, "")) + " --resume"
+                                                if v not in (None, "")) + (" --tf32" if tf32 else "") + " --resume"
     try:
         rows, paths = run_table(data_root, out, budget, datasets or None, device, seed,
                                 progress, log=click.echo, resume=resume, overwrite=overwrite)

@@ -57,6 +57,23 @@ def test_train_encode_show(image_run, runner, tmp_path, data_root):  # noqa: F81
     assert runner.invoke(main, ["images", "show", str(image_run), "--out", str(bits), "--overwrite"]).exit_code == 0
 
 
+def test_tf32_switches_the_gpu_products_and_leaves_the_cpu_alone(image_run, runner, tmp_path, data_root):  # noqa: F811
+    from bpetopics.core.device import allow_tf32
+    from bpetopics.runs import load_run
+
+    before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    allow_tf32(False)
+    try:
+        out = tmp_path / "tf32"
+        result = runner.invoke(main, ["images", "train", "mnist", "--model", "gaussbpe", "--out", str(out),
+                                      "--data-root", str(data_root), *TINY, "--tf32"])
+        assert result.exit_code == 0, result.output
+        assert torch.backends.cuda.matmul.allow_tf32 and torch.backends.cudnn.allow_tf32
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = before
+    assert np.array_equal(load_run(out).codes(), load_run(image_run).codes())  # the CPU: float32 as before
+
+
 def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # noqa: F811
     root = ["--data-root", str(data_root)]
     train = ["images", "train"]
