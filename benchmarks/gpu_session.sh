@@ -72,7 +72,7 @@ fi
 
 # One table per data set, all at once (each process one model at a time; the card and its
 # 16 cores are far from full with one). `merge` joins the finished pieces into one table.
-# TF32 products from session 9's seventh epoch on (1.45x at the same MSE, README); TF32=0: float32
+# TF32 products for the epochs after session 9's (1.45x at the same MSE, README); TF32=0: float32
 TF32=$([ "${TF32:-1}" = 1 ] && echo --tf32)
 PARTS=.gpu/table1-$BUDGET-parts
 DATASETS=${DATASETS:-$(python3 -c "from bpetopics.experiments.image_table import BUDGETS; print(' '.join(BUDGETS['$BUDGET'].datasets))")}
