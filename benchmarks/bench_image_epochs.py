@@ -39,6 +39,9 @@ def main():
     parser.add_argument("--deadline", type=float, default=None, help="wall seconds in all")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--profile", action="store_true",
+                        help="profile the last epoch (torch.profiler): the top operators by self "
+                             "device time and by self CPU time, and the host synchronisations")
     args = parser.parse_args()
     start = time.perf_counter()
     full = BUDGETS["full"]
@@ -60,7 +63,10 @@ def main():
     epoch_seconds = []
     for epoch in range(1, args.epochs + 1):
         t = time.perf_counter()
-        model.partial_fit(X)
+        if args.profile and epoch == args.epochs:
+            _profiled(lambda: model.partial_fit(X))
+        else:
+            model.partial_fit(X)
         epoch_seconds.append(time.perf_counter() - t)
         elapsed = time.perf_counter() - start
         # stop while one more epoch and a scoring pass still fit before the deadline
@@ -75,6 +81,24 @@ def main():
         if last:
             print(f"stopped after epoch {epoch}: the deadline ({args.deadline:.0f} s) is near")
             break
+
+
+def _profiled(run, rows=25):
+    """Run ``run()`` under torch.profiler and print where its time went."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    with profile(activities=activities) as prof:
+        run()
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+    events = prof.key_averages()
+    if torch.cuda.is_available():
+        print(events.table(sort_by="self_cuda_time_total", row_limit=rows, max_name_column_width=60))
+    print(events.table(sort_by="self_cpu_time_total", row_limit=rows, max_name_column_width=60))
+    syncs = {e.key: e.count for e in events
+             if any(k in e.key for k in ("Synchronize", "_local_scalar_dense", "cudaMemcpy", "nonzero"))}
+    print("host synchronisations and copies:", syncs, flush=True)
 
 
 if __name__ == "__main__":

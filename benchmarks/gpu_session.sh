@@ -12,15 +12,15 @@
 #     .gpu/data/cifar10 in a call of its own)
 #   bash benchmarks/gpu_session.sh merge          # here, once every piece has finished
 #
-# `run` writes into $OUT (the device tool returns 8 files, 64 MiB in all): log.txt (the
-# versions; GaussBPE MNIST epoch times on 20,000 images at K = 200 and 800, to compare with
-# results/table1-h100-session8/: 13.1 s at K = 200 before the GPU candidate-pass budget;
-# then the `full` Table 1, one table per data set in parallel processes sharing the card,
-# each started or resumed and stopped by SIGINT after TABLE_SECONDS with its finished
-# models and last checkpoints kept) and table1-full-parts.tgz.* (the pieces, gzipped in
-# 15 MiB parts, for `prepare`). `merge` moves the finished pieces' runs into
-# .gpu/table1-full and writes the one table from them (nothing trains: it refuses while a
-# model is unfinished). BUDGET=tiny DEVICE=cpu OUT=/tmp/x TIMING=0 try it on a CPU.
+# `run` writes into $OUT (the device tool returns 8 files, 64 MiB in all): profile.txt
+# (PROFILE=1, the default: one GaussBPE epoch profiled), log.txt (the versions; with
+# TIMING=1 GaussBPE MNIST epoch times on 20,000 images at K = 200 and 800; then the `full`
+# Table 1, one table per data set in parallel processes sharing the card, each started or
+# resumed and stopped by SIGINT after TABLE_SECONDS with its finished models and last
+# checkpoints kept) and table1-full-parts.tgz.* (the pieces, gzipped in 15 MiB parts, for
+# `prepare`). `merge` moves the finished pieces' runs into .gpu/table1-full and writes the
+# one table from them (nothing trains: it refuses while a model is unfinished).
+# BUDGET=tiny DEVICE=cpu OUT=/tmp/x PROFILE=0 try it on a CPU.
 set -u
 mode=${1:-run}
 if [ "$mode" = prepare ]; then
@@ -66,8 +66,15 @@ LOG=$OUT/log.txt
 { date; nvidia-smi -L 2>&1; python3 -c "import torch; print('torch', torch.__version__)"; } > "$LOG"
 E="python3 benchmarks/bench_image_epochs.py --data-root .gpu/data --device $DEVICE --dataset mnist --epochs 2 --report 2"
 if [ "$BUDGET" = full ]; then E="$E --train 20000 --test 2000"; else E="$E --train 300 --test 100"; fi
-if [ "${TIMING:-1}" = 1 ]; then
+if [ "${TIMING:-0}" = 1 ]; then     # timed in session 9 (results/table1-h100-session9/)
     { timeout 60 $E; timeout 75 $E '{"n_bits": 800}'; } >> "$LOG" 2>&1
+fi
+# where a GaussBPE epoch's time goes on the card (about 50 of its 88 ms a minibatch at
+# K = 800 are neither matrix products nor memory traffic by our count): one epoch of
+# 5,000 images profiled, the top operators by device and by host time
+if [ "${PROFILE:-1}" = 1 ]; then
+    P="python3 benchmarks/bench_image_epochs.py --data-root .gpu/data --device $DEVICE --dataset mnist"
+    timeout 90 $P --epochs 2 --report 2 --train 5000 --test 500 --profile '{"n_bits": 800}' > "$OUT/profile.txt" 2>&1
 fi
 
 # One table per data set, all at once (each process one model at a time; the card and its
