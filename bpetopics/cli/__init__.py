@@ -235,8 +235,8 @@ MODEL_HELP = {
     "prior_ramp_epochs": "Epochs over which the prior's weight in the pursuit ramps from 0 to 1.",
     "topic_init_docs": "Start each topic from this many random documents (0: uniform topics).",
     "topic_repulsion": "Weight of the diversity prior on the topics: the cosine similarities "
-                       "between topics, summed over pairs (each topic's over at most 19 "
-                       "others: times 19 / (T - 1) above 20 topics) and weighted by use, are "
+                       "between topics, summed over pairs (each topic's over at most 59 "
+                       "others: times 59 / (T - 1) above 60 topics) and weighted by use, are "
                        "added to the per-token loss (0: maximum likelihood).",
     "soft_codes": "Codes per document the theta step fits: 1 the pursued code (MAP-EM); M > 1 the M "
                   "most probable of it and its one-bit neighbours, weighted (better topics, "

@@ -29,8 +29,8 @@ choices (README has the measurements behind them):
   u_t, like its data gradient.
 - A sum over pairs, as in Xie et al., not a mean: a mean dilutes the push between two
   overlapping topics as T grows. The sum grows the other way, each topic being pushed by
-  all T - 1 others, so PoissBPE sums over at most 19 partners a topic (T = 20) and
-  shares that push among them above 20 topics (``PoissBPE._penalty_weight``: at T = 50
+  all T - 1 others, so PoissBPE sums over at most 59 partners a topic (T = 60) and
+  shares that push among them above 60 topics (``PoissBPE._penalty_weight``: at T = 100
   the full sum cost NPMI, perplexity and accuracy for diversity). The default lambda is
   weak for a handful of topics: raise it there.
 """

@@ -25,8 +25,8 @@ from bpetopics.topwords import top_word_ids
 
 
 #: The diversity prior pushes each topic away from up to this many others at full weight
-#: (T = 20); with more topics the same push is shared among them (_penalty_weight).
-FULL_PUSH_PARTNERS = 19
+#: (T = 60); with more topics the same push is shared among them (_penalty_weight).
+FULL_PUSH_PARTNERS = 59
 
 
 class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
@@ -76,8 +76,8 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         lambda of the diversity prior on the topics (:mod:`bpetopics.core.topic_prior`):
         the theta step minimises the negative data term per token plus lambda times the
         cosine similarities between topics summed over all pairs (each pair weighted by
-        the two topics' use in the minibatch, weights averaging 1); above 20 topics, times
-        19 / (T - 1), so that no topic is pushed harder than at T = 20. 0 is maximum
+        the two topics' use in the minibatch, weights averaging 1); above 60 topics, times
+        59 / (T - 1), so that no topic is pushed harder than at T = 60. 0 is maximum
         likelihood (README measures the default against it).
     reseed_similarity : float or None
         In the first half of training, dead topics and topics whose cosine similarity to
@@ -136,7 +136,7 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
     def __init__(self, n_topics=20, *, n_bits=None, hidden=(), activation="relu", alpha=None,
                  gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
-                 topic_repulsion=0.0025, reseed_similarity=0.7, split_moves=True,
+                 topic_repulsion=0.0008, reseed_similarity=0.7, split_moves=True,
                  split_min_gain=0.1, soft_codes=1, random_state=0, device="auto", progress=True,
                  callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
@@ -235,17 +235,17 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
             return super()._train_step(X_batch)
 
     def _penalty_weight(self) -> float:
-        """lambda T min(T - 1, 19): the penalty is this times the use-weighted mean cosine.
-        Up to T = 20 that is the cosines summed over all ordered pairs (lambda T (T - 1));
-        above, the push on each topic stays what 19 partners give it, shared among its T - 1
-        (the full sum grew with T, and at T = 50 cost coherence, perplexity and accuracy for
-        diversity: README, "The diversity prior above 20 topics")."""
+        """lambda T min(T - 1, 59): the penalty is this times the use-weighted mean cosine.
+        Up to T = 60 that is the cosines summed over all ordered pairs (lambda T (T - 1));
+        above, the push on each topic stays what 59 partners give it, shared among its T - 1
+        (the full sum grows with T: at T = 100 it cost coherence, perplexity and accuracy
+        for diversity; README, "The diversity prior's strength")."""
         return self.topic_repulsion * self.n_topics * min(self.n_topics - 1, FULL_PUSH_PARTNERS)
 
     def _theta_penalty(self, out, params=None, usage=None):
         """lambda * R(beta): the use-weighted cosines summed over all ordered pairs of
-        topics, T (T - 1) times their weighted mean (topic_prior.py), times 19 / (T - 1)
-        above 20 topics (:meth:`_penalty_weight`); ``params`` is the
+        topics, T (T - 1) times their weighted mean (topic_prior.py), times 59 / (T - 1)
+        above 60 topics (:meth:`_penalty_weight`); ``params`` is the
         minibatch's beta when already computed, ``usage`` the topics' mean use in the
         minibatch when processes share it (else from ``out``)."""
         if not self.topic_repulsion:
