@@ -8,8 +8,8 @@
 #                                                 # unpacks the pieces a call returned
 #   device run, carry [".gpu"]:  bash benchmarks/gpu_session.sh run
 #     (the carry is capped at 64 MiB: with pieces under way, carry .gpu/data/mnist and the
-#     three MNIST pieces with DATASETS="mnist scaled_mnist binary_mnist", and CIFAR-10 with
-#     .gpu/data/cifar10 in a call of its own)
+#     three MNIST pieces, and CIFAR-10 (.gpu/data/cifar10 and its piece) in a call of its
+#     own; `run` trains the data sets whose images it finds)
 #   bash benchmarks/gpu_session.sh merge          # here, once every piece has finished
 #
 # `run` writes into $OUT (the device tool returns 8 files, 64 MiB in all): profile.txt
@@ -83,6 +83,13 @@ fi
 TF32=$([ "${TF32:-1}" = 1 ] && echo --tf32)
 PARTS=.gpu/table1-$BUDGET-parts
 DATASETS=${DATASETS:-$(python3 -c "from bpetopics.experiments.image_table import BUDGETS; print(' '.join(BUDGETS['$BUDGET'].datasets))")}
+# only the data sets whose images were carried (the carry decides: see the header)
+kept=""
+for ds in $DATASETS; do
+    d=mnist; [ "$ds" = cifar10 ] && d=cifar10
+    if [ -d ".gpu/data/$d" ]; then kept="$kept $ds"; else echo "skipping $ds: .gpu/data/$d was not carried" >> "$LOG"; fi
+done
+DATASETS=$kept
 for ds in $DATASETS; do
     T=$PARTS/$ds; RESUME=""
     [ -f "$T/table.json" ] && RESUME="--resume"
