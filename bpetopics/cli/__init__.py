@@ -238,6 +238,8 @@ MODEL_HELP = {
                        "between topics, summed over pairs (each topic's over at most 59 "
                        "others: times 59 / (T - 1) above 60 topics) and weighted by use, are "
                        "added to the per-token loss (0: maximum likelihood).",
+    "topic_smoothing": "Dirichlet pseudo-counts of every word in every topic (MAP), weighed "
+                       "against the corpus's tokens: helps small corpora (0: none).",
     "soft_codes": "Codes per document the theta step fits: 1 the pursued code (MAP-EM); M > 1 the M "
                   "most probable of it and its one-bit neighbours, weighted (better topics, "
                   "slower: README).",

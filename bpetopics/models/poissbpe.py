@@ -79,6 +79,12 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         the two topics' use in the minibatch, weights averaging 1); above 60 topics, times
         59 / (T - 1), so that no topic is pushed harder than at T = 60. 0 is maximum
         likelihood (README measures the default against it).
+    topic_smoothing : float
+        eta of a Dirichlet(1 + eta) prior on each topic's word distribution: the theta step
+        is MAP with eta pseudo-counts for every word of every topic, weighed against the
+        corpus's N_tok tokens (the per-token loss gains -(eta / N_tok) sum_t sum_w
+        ln beta_wt), so it matters on small corpora and fades on large ones. 0 (the
+        default) is no prior; README measures 0.5.
     reseed_similarity : float or None
         In the first half of training, dead topics and topics whose cosine similarity to
         a more used one exceeds this are restarted (None: never, and no split moves
@@ -129,14 +135,15 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
 
     _parameter_rules = {**BPEBase._parameter_rules, "n_topics": P.POSITIVE_INT,
                         "n_bits": P.POSITIVE_INT_OR_NONE, "topic_init_docs": P.Rule("int", low=0),
-                        "topic_repulsion": P.NON_NEGATIVE, "reseed_similarity": P.NON_NEGATIVE_OR_NONE,
+                        "topic_repulsion": P.NON_NEGATIVE, "topic_smoothing": P.NON_NEGATIVE,
+                        "reseed_similarity": P.NON_NEGATIVE_OR_NONE,
                         "split_moves": P.BOOL, "split_min_gain": P.NON_NEGATIVE,
                         "soft_codes": P.POSITIVE_INT}
 
     def __init__(self, n_topics=20, *, n_bits=None, hidden=(), activation="relu", alpha=None,
                  gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
-                 topic_repulsion=0.0008, reseed_similarity=0.7, split_moves=True,
+                 topic_repulsion=0.0008, topic_smoothing=0.0, reseed_similarity=0.7, split_moves=True,
                  split_min_gain=0.1, soft_codes=1, random_state=0, device="auto", progress=True,
                  callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
@@ -148,6 +155,7 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         self.n_topics = n_topics
         self.topic_init_docs = topic_init_docs
         self.topic_repulsion = topic_repulsion
+        self.topic_smoothing = topic_smoothing
         self.reseed_similarity = reseed_similarity
         self.split_moves = split_moves
         self.split_min_gain = split_min_gain
@@ -216,6 +224,7 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
 
     def _init_params(self, X, generator):
         """Seed each topic from the smoothed word counts of a few random documents."""
+        self.n_tokens_ = self._corpus_tokens(X)
         if self.topic_init_docs <= 0:
             return
         picks = torch.randint(X.shape[0], (self.n_topics, self.topic_init_docs),
@@ -256,9 +265,36 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         overlap = topic_overlap(beta, usage)
         return self._penalty_weight() * overlap
 
+    def _corpus_tokens(self, X) -> float:
+        """N_tok, the corpus's tokens: X's (a chunk of the corpus under ``partial_fit``:
+        scaled to the corpus's N documents)."""
+        return float(X.sum()) * self.n_data_ / max(X.shape[0], 1)
+
+    def _train(self, X, n_epochs):
+        if self.topic_smoothing and getattr(self, "n_tokens_", None) is None:
+            self.n_tokens_ = self._corpus_tokens(X)        # a loaded model, trained further
+        return super()._train(X, n_epochs)
+
+    def _smoothing_backward(self, params=None) -> None:
+        """The gradient of the topics' Dirichlet prior (``topic_smoothing``) into
+        ``topic_logits.grad``: with beta_t = softmax(l_t) over W words,
+        d/dl_tv [-(eta / N_tok) sum_w ln beta_wt] = (eta / N_tok) (W beta_vt - 1)."""
+        if not self.topic_smoothing:
+            return
+        logits = self.likelihood_.topic_logits
+        with torch.no_grad():
+            beta_t = (self.likelihood_.minibatch_params() if params is None else params).t()   # (T, W)
+            grad = beta_t * (beta_t.shape[1] * self.topic_smoothing / self.n_tokens_)
+            grad.sub_(self.topic_smoothing / self.n_tokens_)
+            if logits.grad is None:
+                logits.grad = grad.to(logits.dtype)
+            else:
+                logits.grad.add_(grad)
+
     def _penalty_backward(self, out, params=None, usage=None) -> None:
-        """The gradient of :meth:`_theta_penalty`, written out (topic_prior.py), into
-        ``topic_logits.grad``."""
+        """The gradients of :meth:`_theta_penalty` (the diversity prior, written out:
+        topic_prior.py) and of the topics' Dirichlet prior into ``topic_logits.grad``."""
+        self._smoothing_backward(params)
         if not self.topic_repulsion:
             return
         if usage is None:
