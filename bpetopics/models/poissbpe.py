@@ -83,8 +83,8 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         eta of a Dirichlet(1 + eta) prior on each topic's word distribution: the theta step
         is MAP with eta pseudo-counts for every word of every topic, weighed against the
         corpus's N_tok tokens (the per-token loss gains -(eta / N_tok) sum_t sum_w
-        ln beta_wt), so it matters on small corpora and fades on large ones. 0 (the
-        default) is no prior; README measures 0.5.
+        ln beta_wt), so it matters most on small corpora. 0 is no prior; README measures
+        the default, 0.1, against it.
     reseed_similarity : float or None
         In the first half of training, dead topics and topics whose cosine similarity to
         a more used one exceeds this are restarted (None: never, and no split moves
@@ -143,7 +143,7 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
     def __init__(self, n_topics=20, *, n_bits=None, hidden=(), activation="relu", alpha=None,
                  gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
-                 topic_repulsion=0.0008, topic_smoothing=0.0, reseed_similarity=0.7, split_moves=True,
+                 topic_repulsion=0.0008, topic_smoothing=0.1, reseed_similarity=0.7, split_moves=True,
                  split_min_gain=0.1, soft_codes=1, random_state=0, device="auto", progress=True,
                  callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
@@ -256,14 +256,18 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         topics, T (T - 1) times their weighted mean (topic_prior.py), times 59 / (T - 1)
         above 60 topics (:meth:`_penalty_weight`); ``params`` is the
         minibatch's beta when already computed, ``usage`` the topics' mean use in the
-        minibatch when processes share it (else from ``out``)."""
+        minibatch when processes share it (else from ``out``); plus the topics' Dirichlet
+        prior, -(eta / N_tok) sum ln beta (``topic_smoothing``)."""
+        beta = self.likelihood_.topic_word() if params is None else params
+        penalty = 0.0
+        if self.topic_smoothing:
+            penalty = -(self.topic_smoothing / self.n_tokens_) * torch.log(beta).sum()
         if not self.topic_repulsion:
-            return 0.0
+            return penalty
         if usage is None:
             usage = self.likelihood_.link(out).detach().mean(0)         # (T,)
-        beta = self.likelihood_.topic_word() if params is None else params
         overlap = topic_overlap(beta, usage)
-        return self._penalty_weight() * overlap
+        return penalty + self._penalty_weight() * overlap
 
     def _corpus_tokens(self, X) -> float:
         """N_tok, the corpus's tokens: X's (a chunk of the corpus under ``partial_fit``:
