@@ -131,7 +131,8 @@ def shared_step(model, codes: torch.Tensor, score: torch.Tensor, out: torch.Tens
     stats.on = totals[begin:begin + n_bits].to(stats.on.dtype)
     stats.n_codes = int(round(n_codes))
     prior.apply(stats)
-    if usage is not None:
-        mean_usage = totals[begin + n_bits + 4:] / max(n_codes, 1.0)
-        model._penalty_backward(None, params, usage=mean_usage)
+    # the priors on theta (PoissBPE: the diversity prior, from the summed use, and the
+    # topics' Dirichlet prior), once, on the summed gradient
+    mean_usage = None if usage is None else totals[begin + n_bits + 4:] / max(n_codes, 1.0)
+    model._penalty_backward(None, params, usage=mean_usage)
     return total_score, total_bits
