@@ -53,7 +53,8 @@ def screens(n_bits: int, n_topics: int) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.core.pursuit_loops import _first_step, _log_inplace, _score_candidates
+    from bpetopics.core.pursuit_loops import (_factored_softmax, _first_step, _log_inplace,
+                                              _score_candidates)
 
     @njit(nogil=True)
     def _candidate_bounds(start, n, cols, vals, beta, exp_pre, exp_w_t, log_odds, code,
@@ -129,6 +130,7 @@ if numba is not None:
             longest = max(longest, indptr[docs[q] + 1] - indptr[docs[q]])
         first = np.empty(n_bits + 1, dtype=np.float32)
         mix_flat = np.empty(n_topics * n_bits, dtype=np.float32)   # f(z + e_j)_t, (T, width)
+        factor_flat = np.empty(n_topics * n_bits, dtype=np.float32)  # r_jt of those bits
         score = np.empty(n_bits, dtype=np.float32)
         totals = np.empty(n_bits, dtype=np.float32)            # sum_t exp_pre_t r_jt
         inverse = np.empty(n_bits, dtype=np.float32)           # its inverse, 0 if not normal
@@ -170,19 +172,13 @@ if numba is not None:
                     break
                 padded = min(-(-width // PAD) * PAD, n_bits)     # columns width.. are empty
                 mix = mix_flat[:n_topics * padded].reshape((n_topics, padded))
-                for b in range(width):                          # softmax(a + w_j), factored,
-                    totals[b] = 0.0                             # in loops over the bits (as
-                for t in range(n_topics):                       # fused_pursuit's)
-                    e = exp_pre[t]
-                    for b in range(width):
-                        totals[b] += e * exp_w_t[t, block[b]]
-                for b in range(width):
-                    normal = totals[b] > np.float32(1e-30) and totals[b] < np.float32(1e30)
-                    inverse[b] = np.float32(1.0) / totals[b] if normal else np.float32(0.0)
-                for t in range(n_topics):
-                    e = exp_pre[t]
-                    for b in range(width):
-                        mix[t, b] = e * exp_w_t[t, block[b]] * inverse[b]
+                factor = factor_flat[:n_topics * padded].reshape((n_topics, padded))
+                for t in range(n_topics):                       # the scored bits' r_jt; the
+                    for b in range(width):                      # empty columns give mix 0
+                        factor[t, b] = exp_w_t[t, block[b]]
+                    for b in range(width, padded):
+                        factor[t, b] = 0.0
+                _factored_softmax(exp_pre, factor, totals, inverse, mix)   # softmax(a + w_j)
                 for b in range(width):
                     if inverse[b] == np.float32(0.0):           # direct, stable softmax
                         j = block[b]
@@ -195,9 +191,6 @@ if numba is not None:
                             total += mix[t, b]
                         for t in range(n_topics):
                             mix[t, b] /= total
-                for t in range(n_topics):
-                    for b in range(width, padded):
-                        mix[t, b] = 0.0
                 _score_candidates(indptr[d], n, cols, vals, beta, mix, phi, scratch, score)
                 best, arg, chosen = -np.inf, -1, 0
                 for b in range(width):                          # first best, as argmax
