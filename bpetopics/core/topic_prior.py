@@ -1,4 +1,6 @@
-"""A diversity-inducing prior on the topics of PoissBPE (MAP in the theta step).
+"""Priors on the topics of PoissBPE (MAP in the theta step): a diversity-inducing prior
+(most of this module) and a symmetric Dirichlet prior (:func:`dirichlet_penalty`,
+``topic_smoothing``).
 
 Maximum likelihood does not pin the topics down: with near one-hot codes a code's mixture
 is shared by every document that has it, so each topic has to carry the generic words
@@ -125,3 +127,19 @@ through beta's softmax needs come from the Gram matrix, without another pass ove
         d_gram = d_gram + d_gram.t()
         grad = d_gram @ beta_t                                                 # (T, W)
         return weighted_cos.sum(), grad, (d_gram * gram).sum(1)
+
+
+def dirichlet_penalty(beta: torch.Tensor, strength: float) -> torch.Tensor:
+    """-strength sum_t sum_w ln beta_wt: a symmetric Dirichlet prior's negative log density
+    (up to a constant) with strength = eta / N_tok per token (``PoissBPE.topic_smoothing``).
+
+    beta : torch.Tensor, shape (W, T) -> scalar (differentiable)."""
+    return -strength * torch.log(beta).sum()
+
+
+def dirichlet_logit_grad(beta: torch.Tensor, strength: float) -> torch.Tensor:
+    """d/dl_tv of :func:`dirichlet_penalty` for beta_t = softmax(l_t) over W words:
+    strength (W beta_vt - 1), (T, W) (topic by topic, as the topic logits)."""
+    with torch.no_grad():
+        beta_t = beta.t()
+        return (beta_t * (beta_t.shape[1] * strength)).sub_(strength)

@@ -19,7 +19,8 @@ from bpetopics.core.packed import PackedCounts, PaddedCounts
 from bpetopics.core.poisson import PoissonLikelihood
 from bpetopics.core.model import BPEBase
 from bpetopics.models.topic_repair import TopicRepair, corpus_frequencies, smoothed_log_topics
-from bpetopics.core.topic_prior import topic_overlap, topic_overlap_grad
+from bpetopics.core.topic_prior import (dirichlet_logit_grad, dirichlet_penalty, topic_overlap,
+                                        topic_overlap_grad)
 from bpetopics.topwords import top_word_ids
 
 
@@ -261,7 +262,7 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         beta = self.likelihood_.topic_word() if params is None else params
         penalty = 0.0
         if self.topic_smoothing:
-            penalty = -(self.topic_smoothing / self.n_tokens_) * torch.log(beta).sum()
+            penalty = dirichlet_penalty(beta, self.topic_smoothing / self.n_tokens_)
         if not self.topic_repulsion:
             return penalty
         if usage is None:
@@ -280,20 +281,14 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         return super()._train(X, n_epochs)
 
     def _smoothing_backward(self, params=None) -> None:
-        """The gradient of the topics' Dirichlet prior (``topic_smoothing``) into
-        ``topic_logits.grad``: with beta_t = softmax(l_t) over W words,
-        d/dl_tv [-(eta / N_tok) sum_w ln beta_wt] = (eta / N_tok) (W beta_vt - 1)."""
+        """The gradient of the topics' Dirichlet prior (``topic_smoothing``,
+        topic_prior.dirichlet_logit_grad) into ``topic_logits.grad``."""
         if not self.topic_smoothing:
             return
         logits = self.likelihood_.topic_logits
-        with torch.no_grad():
-            beta_t = (self.likelihood_.minibatch_params() if params is None else params).t()   # (T, W)
-            grad = beta_t * (beta_t.shape[1] * self.topic_smoothing / self.n_tokens_)
-            grad.sub_(self.topic_smoothing / self.n_tokens_)
-            if logits.grad is None:
-                logits.grad = grad.to(logits.dtype)
-            else:
-                logits.grad.add_(grad)
+        beta = self.likelihood_.minibatch_params() if params is None else params
+        grad = dirichlet_logit_grad(beta, self.topic_smoothing / self.n_tokens_).to(logits.dtype)
+        logits.grad = grad if logits.grad is None else logits.grad.add_(grad)
 
     def _penalty_backward(self, out, params=None, usage=None) -> None:
         """The gradients of :meth:`_theta_penalty` (the diversity prior, written out:
