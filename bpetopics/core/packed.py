@@ -104,9 +104,15 @@ class PackedCounts:
 
 def unique_ints(keys: torch.Tensor, n_keys: int) -> tuple[torch.Tensor, torch.Tensor]:
     """torch.unique(keys, return_inverse=True) for integer keys in [0, n_keys): sorted
-    distinct keys and each key's position among them. When the range is small against
-    the number of keys, a presence mask and its running count replace the sort."""
-    if n_keys > 2 * keys.numel() + 4096:
+    distinct keys and each key's position among them.
+
+    torch's CPU sort of more than 4,096 int64 keys (on one thread) costs 30-40 ns a key
+    against 8 below, so past that size, or when the range is small against the number
+    of keys, a presence mask over the range and its running count replace the sort
+    (5,000 keys in a range of 15,609: 44 us against 157)."""
+    n = keys.numel()
+    sort_is_cheap = n <= 4096 and n_keys > 2 * n + 4096
+    if sort_is_cheap or n_keys > 16 * n + 4096:
         return torch.unique(keys, return_inverse=True)
     present = torch.zeros(n_keys, dtype=torch.bool, device=keys.device)
     present[keys] = True

@@ -9,7 +9,7 @@ import torch
 from bpetopics.core import kernels
 from bpetopics.core.decoder import CodeDecoder
 from bpetopics.core.likelihoods import PaddedCounts, PoissonLikelihood
-from bpetopics.core.packed import PackedCounts
+from bpetopics.core.packed import PackedCounts, unique_ints
 from bpetopics.core.pursuit import greedy_pursuit, reference_pursuit
 from bpetopics.core import table_pursuit as table_pursuit_module
 from bpetopics.core.table_pursuit import table_pursuit
@@ -114,6 +114,16 @@ def test_packed_rows_round_trip():
     dense = torch.zeros(3, 4).index_put_((sub.rows, sub.cols), sub.vals)
     assert dense.tolist() == X[[3, 1, 0]].toarray().tolist()
     assert sub.to_sparse(4).to_dense().tolist() == X[[3, 1, 0]].toarray().tolist()
+
+
+@pytest.mark.parametrize("n_keys, n_range", [(300, 50_000), (3_000, 2_000), (6_000, 15_609),
+                                            (2_000, 1_000_000)])
+def test_unique_ints_equals_torch_unique(n_keys, n_range):
+    """Each branch (sort, presence mask) gives torch.unique's distinct keys and inverse."""
+    keys = torch.from_numpy(np.random.default_rng(n_keys).integers(0, n_range, n_keys))
+    words, position = unique_ints(keys, n_range)
+    expected_words, expected_position = torch.unique(keys, return_inverse=True)
+    assert torch.equal(words, expected_words) and torch.equal(position, expected_position)
 
 
 @pytest.mark.parametrize("n_bits", [64, 70])
