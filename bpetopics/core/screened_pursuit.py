@@ -53,26 +53,25 @@ def screens(n_bits: int, n_topics: int) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.core.pursuit_loops import (_factored_softmax, _first_step, _log_inplace,
-                                              _score_candidates)
+    from bpetopics.core.pursuit_loops import _first_step, _log_inplace, _score_candidates
 
     @njit(nogil=True)
     def _candidate_bounds(start, n, cols, vals, beta, exp_pre, exp_w_t, log_odds, code,
-                          log_phi0, data, bound, q, ratio, scratch):  # pragma: no cover
+                          log_phi0, data, bound, q, r_sum, ratio, scratch):  # pragma: no cover
         """bound[j] >= data(z + e_j) + log_odds[j] for every bit j off in ``code`` (-inf for
-        bits on, +inf where no bound is known), by the module's inequality.
+        bits on, +inf where no bound is known), by the module's inequality; and r_sum[j] =
+        sum_t exp_pre_t r_jt, the candidates' softmax denominators (the mixtures reuse them).
 
         start, n: the document's non-zeros in cols (words), vals (counts); beta (U, T);
         exp_pre (T,) = exp(a - max a); exp_w_t (T, K) = exp(w_jt - max_t w_jt); log_odds (K,);
         code (K,) uint8; log_phi0 (n,) ln phi_i0 of the current code at the words; data its
-        data term S_0; outputs bound (K,) float64; q (T,), ratio and scratch (K,) float32
-        scratch. Float32 sums of positive terms: the caller's slack covers their rounding."""
+        data term S_0; outputs bound (K,) float64 and r_sum (K,) float32; q (T,), ratio and
+        scratch (K,) float32 scratch. Float32 sums of positive terms: the caller's slack
+        covers their rounding."""
         n_topics, n_bits = exp_w_t.shape
-        p_total = np.float32(0.0)
-        for t in range(n_topics):
-            p_total += exp_pre[t]
-            q[t] = 0.0
         tokens, c_sum, valid = np.float32(0.0), np.float32(0.0), True
+        for t in range(n_topics):
+            q[t] = 0.0
         for ii in range(n):
             if log_phi0[ii] < np.float32(-60.0):                # phi_i0 near the floor c
                 valid = False
@@ -84,24 +83,43 @@ if numba is not None:
             c_sum += weight
             for t in range(n_topics):
                 q[t] += weight * beta[w, t]
-        if not valid or not tokens > 0.0:
+        valid = valid and tokens > 0.0
+        scale = np.float32(1.0) / tokens if valid else np.float32(0.0)
+        for t in range(n_topics):                               # N qbar_t / N p_total
+            q[t] *= exp_pre[t] * scale
+        # r_sum_j = sum_t exp_pre_t r_jt = R_j p_total and scratch_j = M_j p_total, 8 topics
+        # a pass over the bits (as pursuit_loops._word_rates)
+        for j in range(n_bits):
+            r_sum[j] = 0.0
+            scratch[j] = 0.0
+        t = 0
+        while t + 8 <= n_topics:
+            e0, e1, e2, e3 = exp_w_t[t], exp_w_t[t + 1], exp_w_t[t + 2], exp_w_t[t + 3]
+            e4, e5, e6, e7 = exp_w_t[t + 4], exp_w_t[t + 5], exp_w_t[t + 6], exp_w_t[t + 7]
+            p0, p1, p2, p3 = exp_pre[t], exp_pre[t + 1], exp_pre[t + 2], exp_pre[t + 3]
+            p4, p5, p6, p7 = exp_pre[t + 4], exp_pre[t + 5], exp_pre[t + 6], exp_pre[t + 7]
+            q0, q1, q2, q3 = q[t], q[t + 1], q[t + 2], q[t + 3]
+            q4, q5, q6, q7 = q[t + 4], q[t + 5], q[t + 6], q[t + 7]
+            for j in range(n_bits):
+                r_sum[j] += (((p0 * e0[j] + p1 * e1[j]) + (p2 * e2[j] + p3 * e3[j]))
+                             + ((p4 * e4[j] + p5 * e5[j]) + (p6 * e6[j] + p7 * e7[j])))
+                scratch[j] += (((q0 * e0[j] + q1 * e1[j]) + (q2 * e2[j] + q3 * e3[j]))
+                               + ((q4 * e4[j] + q5 * e5[j]) + (q6 * e6[j] + q7 * e7[j])))
+            t += 8
+        while t < n_topics:
+            e0, p0, q0 = exp_w_t[t], exp_pre[t], q[t]
+            for j in range(n_bits):
+                r_sum[j] += p0 * e0[j]
+                scratch[j] += q0 * e0[j]
+            t += 1
+        if not valid:
             for j in range(n_bits):
                 bound[j] = -np.inf if code[j] else np.inf
             return
-        for t in range(n_topics):                               # qbar_t = p_t q_t / N
-            q[t] *= exp_pre[t] / (p_total * tokens)
-        for j in range(n_bits):
-            ratio[j] = 0.0
-            scratch[j] = 0.0
-        for t in range(n_topics):                               # R_j and M_j
-            pt, qt = exp_pre[t] / p_total, q[t]
-            for j in range(n_bits):
-                ratio[j] += pt * exp_w_t[t, j]
-                scratch[j] += qt * exp_w_t[t, j]
         c_mean = np.float32(1e-30) * c_sum / tokens             # C
         for j in range(n_bits):
-            if ratio[j] > np.float32(1e-30):
-                ratio[j] = scratch[j] / ratio[j] + c_mean       # M_j / R_j + C
+            if r_sum[j] > np.float32(1e-30):
+                ratio[j] = scratch[j] / r_sum[j] + c_mean       # M_j / R_j + C
             else:
                 ratio[j] = np.float32(-1.0)                     # no bound for this bit
         for j in range(n_bits):
@@ -130,10 +148,9 @@ if numba is not None:
             longest = max(longest, indptr[docs[q] + 1] - indptr[docs[q]])
         first = np.empty(n_bits + 1, dtype=np.float32)
         mix_flat = np.empty(n_topics * n_bits, dtype=np.float32)   # f(z + e_j)_t, (T, width)
-        factor_flat = np.empty(n_topics * n_bits, dtype=np.float32)  # r_jt of those bits
         score = np.empty(n_bits, dtype=np.float32)
-        totals = np.empty(n_bits, dtype=np.float32)            # sum_t exp_pre_t r_jt
-        inverse = np.empty(n_bits, dtype=np.float32)           # its inverse, 0 if not normal
+        r_sum = np.empty(n_bits, dtype=np.float32)             # sum_t exp_pre_t r_jt, all bits
+        inverse = np.empty(n_bits, dtype=np.float32)           # 1 / r_sum of the scored bits
         block = np.empty(n_bits, dtype=np.int64)                # the bits scored this step
         bound = np.empty(n_bits, dtype=np.float64)
         ratio = np.empty(n_bits, dtype=np.float32)
@@ -160,7 +177,8 @@ if numba is not None:
                 for t in range(n_topics):
                     exp_pre[t] = np.exp(pre[t] - top)
                 _candidate_bounds(indptr[d], n, cols, vals, beta, exp_pre, exp_w_t, log_odds,
-                                  codes[d], log_phi0, data[d], bound, q32, ratio, ratio_scratch)
+                                  codes[d], log_phi0, data[d], bound, q32, r_sum, ratio,
+                                  ratio_scratch)
                 threshold = data[d] + prior[d]                  # a bit must improve on it
                 slack = np.float32(1e-4) * abs(threshold) + np.float32(1e-2)
                 width = 0                                       # the bits that still can
@@ -172,13 +190,16 @@ if numba is not None:
                     break
                 padded = min(-(-width // PAD) * PAD, n_bits)     # columns width.. are empty
                 mix = mix_flat[:n_topics * padded].reshape((n_topics, padded))
-                factor = factor_flat[:n_topics * padded].reshape((n_topics, padded))
-                for t in range(n_topics):                       # the scored bits' r_jt; the
-                    for b in range(width):                      # empty columns give mix 0
-                        factor[t, b] = exp_w_t[t, block[b]]
+                for b in range(width):                          # softmax(a + w_j), factored:
+                    total = r_sum[block[b]]                     # exp_pre_t r_jt / r_sum_j
+                    normal = total > np.float32(1e-30) and total < np.float32(1e30)
+                    inverse[b] = np.float32(1.0) / total if normal else np.float32(0.0)
+                for t in range(n_topics):
+                    e = exp_pre[t]
+                    for b in range(width):
+                        mix[t, b] = e * exp_w_t[t, block[b]] * inverse[b]
                     for b in range(width, padded):
-                        factor[t, b] = 0.0
-                _factored_softmax(exp_pre, factor, totals, inverse, mix)   # softmax(a + w_j)
+                        mix[t, b] = 0.0
                 for b in range(width):
                     if inverse[b] == np.float32(0.0):           # direct, stable softmax
                         j = block[b]

@@ -240,9 +240,10 @@ def test_candidate_bounds_are_upper_bounds_on_the_exact_scores():
     from bpetopics.core import screened_pursuit
 
     rng = np.random.default_rng(0)
-    n_topics, n_bits, n_words = 7, 10, 40
+    n_bits, n_words = 10, 40
     tight = 0
     for trial in range(20):
+        n_topics = (7, 19)[trial % 2]             # under and over a block of 8 topics
         beta = rng.dirichlet(np.full(n_words, 0.3), n_topics).T.astype(np.float32)   # (U, T)
         bit_w = rng.normal(0, 2, (n_bits, n_topics)).astype(np.float32)
         pre = rng.normal(0, 2, n_topics).astype(np.float32)
@@ -256,11 +257,13 @@ def test_candidate_bounds_are_upper_bounds_on_the_exact_scores():
         log_phi0 = np.log(beta[cols] @ p).astype(np.float32)
         data = np.float32((vals * log_phi0).sum())
         exp_w = np.exp(bit_w - bit_w.max(1, keepdims=True)).astype(np.float32)
-        bound = np.empty(n_bits)
+        bound, r_sum = np.empty(n_bits), np.empty(n_bits, np.float32)
+        exp_pre = np.exp(pre - pre.max()).astype(np.float32)
         screened_pursuit._candidate_bounds(
-            0, n, cols, vals, beta, np.exp(pre - pre.max()).astype(np.float32),
-            np.ascontiguousarray(exp_w.T), log_odds, code, log_phi0, data, bound,
-            np.empty(n_topics, np.float32), np.empty(n_bits, np.float32), np.empty(n_bits, np.float32))
+            0, n, cols, vals, beta, exp_pre, np.ascontiguousarray(exp_w.T), log_odds, code,
+            log_phi0, data, bound, np.empty(n_topics, np.float32), r_sum,
+            np.empty(n_bits, np.float32), np.empty(n_bits, np.float32))
+        np.testing.assert_allclose(r_sum, exp_w @ exp_pre, rtol=1e-5)   # softmax denominators
         for j in range(n_bits):
             if code[j]:
                 assert bound[j] == -np.inf
