@@ -88,7 +88,8 @@ if numba is not None:
         for t in range(n_topics):                               # N qbar_t / N p_total
             q[t] *= exp_pre[t] * scale
         # r_sum_j = sum_t exp_pre_t r_jt = R_j p_total and scratch_j = M_j p_total, 8 topics
-        # a pass over the bits (as pursuit_loops._word_rates)
+        # a pass over the bits (as pursuit_loops._word_rates); r_sum topic after topic, the
+        # order the mixtures' softmax has always summed in (same mixtures, same training)
         for j in range(n_bits):
             r_sum[j] = 0.0
             scratch[j] = 0.0
@@ -101,8 +102,14 @@ if numba is not None:
             q0, q1, q2, q3 = q[t], q[t + 1], q[t + 2], q[t + 3]
             q4, q5, q6, q7 = q[t + 4], q[t + 5], q[t + 6], q[t + 7]
             for j in range(n_bits):
-                r_sum[j] += (((p0 * e0[j] + p1 * e1[j]) + (p2 * e2[j] + p3 * e3[j]))
-                             + ((p4 * e4[j] + p5 * e5[j]) + (p6 * e6[j] + p7 * e7[j])))
+                r = r_sum[j] + p0 * e0[j]
+                r = r + p1 * e1[j]
+                r = r + p2 * e2[j]
+                r = r + p3 * e3[j]
+                r = r + p4 * e4[j]
+                r = r + p5 * e5[j]
+                r = r + p6 * e6[j]
+                r_sum[j] = r + p7 * e7[j]
                 scratch[j] += (((q0 * e0[j] + q1 * e1[j]) + (q2 * e2[j] + q3 * e3[j]))
                                + ((q4 * e4[j] + q5 * e5[j]) + (q6 * e6[j] + q7 * e7[j])))
             t += 8
