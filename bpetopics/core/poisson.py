@@ -166,7 +166,7 @@ class PoissonLikelihood(nn.Module):
             beta = self.minibatch_params() if params is None else params.detach()   # (W, T)
             mix = self.link(out.detach())                                          # (P, T)
             words, local = batch.vocabulary(self.n_words)                          # (U,), (nnz,)
-            beta_u = topic_rows(beta, words)                                       # (U, T)
+            beta_u = batch.topic_rows(beta)                                        # (U, T)
             beta_nz = beta_u.index_select(0, local)                                # (nnz, T)
             mix_nz = mix.index_select(0, batch.rows)                               # (nnz, T)
             phi = (beta_nz * mix_nz).sum(-1).clamp_min_(1e-30)                     # (nnz,)
@@ -237,12 +237,3 @@ class PoissonLikelihood(nn.Module):
         doc_lengths = np.asarray(doc_lengths, dtype=np.float64)
         return self.scale_shape + doc_lengths, np.full_like(doc_lengths, self.scale_rate + 1.0)
 
-
-def topic_rows(beta: torch.Tensor, words: torch.Tensor) -> torch.Tensor:
-    """beta[words], shape (U, T), from beta (W, T): gathered along the contiguous rows of
-    beta^T when beta is the transposed view :meth:`PoissonLikelihood.topic_word` gives
-    (faster than indexing the view), contiguous."""
-    beta_t = beta.t()
-    if beta_t.is_contiguous():
-        return beta_t.index_select(1, words).t().contiguous()
-    return beta.index_select(0, words)

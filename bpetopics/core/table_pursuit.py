@@ -33,7 +33,6 @@ import torch
 from bpetopics.core import fused_pursuit, kernels
 from bpetopics.core.greedy_step import accept_best
 from bpetopics.core.packed import PackedCounts, unique_ints
-from bpetopics.core.poisson import topic_rows
 
 # Largest number of float elements one candidate pass may hold (pairs x bits x topics).
 DEFAULT_BUDGET = 1 << 22
@@ -82,7 +81,7 @@ def _pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_scor
         # The batch in its own vocabulary: words (U,), and each non-zero's position in it.
         words, local = batch.vocabulary(beta.shape[0])
         local_batch = PackedCounts(batch.indptr, local, batch.vals, batch.rows)
-        beta_u = topic_rows(beta, words)                                # (U, T)
+        beta_u = batch.topic_rows(beta)                                 # (U, T)
 
         # Step 1, shared: codes 0, e_1..e_K for all; table_wc = ln [beta f(c)]_w.
         pre0 = decoder.first_layer(torch.zeros(1, n_bits, device=device))          # (1, H1)

@@ -116,10 +116,16 @@ def test_packed_rows_round_trip():
     assert sub.to_sparse(4).to_dense().tolist() == X[[3, 1, 0]].toarray().tolist()
 
 
+@pytest.mark.parametrize("compiled", [True, False])
 @pytest.mark.parametrize("n_keys, n_range", [(300, 50_000), (3_000, 2_000), (6_000, 15_609),
                                             (2_000, 1_000_000)])
-def test_unique_ints_equals_torch_unique(n_keys, n_range):
-    """Each branch (sort, presence mask) gives torch.unique's distinct keys and inverse."""
+def test_unique_ints_equals_torch_unique(n_keys, n_range, compiled, monkeypatch):
+    """Each branch (sort; presence mask compiled or by torch ops) gives torch.unique's
+    distinct keys and inverse."""
+    if compiled and kernels.numba is None:
+        pytest.skip("numba is not installed")
+    from bpetopics.core import packed
+    monkeypatch.setattr(packed.kernels, "available", lambda device: compiled)
     keys = torch.from_numpy(np.random.default_rng(n_keys).integers(0, n_range, n_keys))
     words, position = unique_ints(keys, n_range)
     expected_words, expected_position = torch.unique(keys, return_inverse=True)
