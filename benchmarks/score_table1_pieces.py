@@ -1,0 +1,64 @@
+"""Score the unfinished BPE models of a Table 1 run on the CPU, at their last checkpoint.
+
+The ``full`` Table 1 is trained in pieces on lent GPUs (``benchmarks/gpu_session.sh``):
+between sessions each BPE model is a checkpoint of a partly trained run
+(``<parts>/<data set>/runs/<data set>-<model>.partial/checkpoint.safetensors``). This script
+loads each checkpoint on the CPU (loading executes no code: safetensors plus JSON), encodes
+the data set's test images and prints the test metric the table reports (GaussBPE: MSE,
+BernBPE: NLL), the codes' Hoyer sparsity and bits per image, next to the epochs done, so
+that the trend over epochs can be read between lent sessions. One thread, CPU seconds.
+
+Run (offline data as in README):
+
+    python benchmarks/score_table1_pieces.py --parts .gpu/table1-full-parts \\
+        --data-root ../shared/data [--test 10000] [--datasets mnist,binary_mnist]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import torch
+
+from bpetopics.experiments.image_table import _evaluate_bpe, load_split
+from bpetopics.runs.checkpoints import load_checkpoint
+
+PAPER = {"mnist": 8.51, "scaled_mnist": 9.18, "binary_mnist": 82.16, "cifar10": 75.88}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", default=".gpu/table1-full-parts",
+                        help="folder with one Table 1 output folder per data set")
+    parser.add_argument("--data-root", default=None)
+    parser.add_argument("--test", type=int, default=None,
+                        help="test images (class-balanced subset; default: all)")
+    parser.add_argument("--datasets", default=None, help="comma-separated (default: all found)")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    wanted = None if args.datasets is None else set(args.datasets.split(","))
+    checkpoints = sorted(Path(args.parts).glob("*/runs/*.partial/checkpoint.safetensors"))
+    if not checkpoints:
+        raise SystemExit(f"Error: no checkpoint under {args.parts}/*/runs/*.partial/; "
+                         "prepare the pieces first (benchmarks/gpu_session.sh prepare)")
+    print("| data set | model | epochs done / planned | test images | metric | ours | paper "
+          "| Hoyer | bits/img | CPU s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for path in checkpoints:
+        dataset = path.parent.name.rsplit("-", 1)[0]
+        if wanted is not None and dataset not in wanted:
+            continue
+        model, _ = load_checkpoint(path, device="cpu")
+        Xt, _ = load_split(dataset, "test", args.data_root, args.test)
+        start = time.process_time()
+        row, _ = _evaluate_bpe(model, "bern" if dataset == "binary_mnist" else "gauss", Xt)
+        print(f"| {dataset} | {type(model).__name__} (K = {model.n_bits}) | {model.epoch_} / "
+              f"{model.total_epochs()} | {len(Xt):,} | {row['metric']} | {row['value']:.2f} | "
+              f"{PAPER.get(dataset, float('nan')):.2f} | {row['sparsity']:.3f} | "
+              f"{row['active_bits']:.2f} | {time.process_time() - start:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
