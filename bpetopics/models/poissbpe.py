@@ -308,7 +308,8 @@ class PoissBPE(TopicRepair, BPEBase, TransformerMixin, BaseEstimator):
         return self.likelihood_.link(out).detach().sum(0) if self.topic_repulsion else None
 
     def _end_of_epoch(self, X) -> dict:
-        info = self._restart_topics(X)
+        with kernels.numpy_blas_on_one_thread():
+            info = self._restart_topics(X)
         with torch.no_grad():
             info["topic_overlap"] = float(topic_overlap(self.likelihood_.topic_word()))
         return info

@@ -146,6 +146,28 @@ def test_documents_are_grouped_exactly_by_code(n_bits):
     assert len(uniq) == len(torch.unique(codes, dim=0))
 
 
+def test_numpy_blas_runs_on_one_thread_inside_the_topic_moves_block(monkeypatch):
+    """PoissBPE's end-of-epoch topic moves run inside kernels.numpy_blas_on_one_thread:
+    every BLAS library threadpoolctl sees is limited to one thread there, and restored
+    after."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from bpetopics import PoissBPE
+
+    def blas_threads():
+        return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        seen = []
+        monkeypatch.setattr(PoissBPE, "_restart_topics",
+                            lambda self, X: seen.append(blas_threads()) or {"restarted_topics": 0})
+        X = sp.random(40, 30, density=0.3, format="csr", random_state=0) * 10
+        PoissBPE(n_topics=3, epochs=2, device="cpu", progress=False).fit(X.ceil())
+        assert seen and all(threads == [1] * len(before) for threads in seen)
+        assert blas_threads() == before
+
+
 def test_kernels_run_serially_below_the_parallel_threshold(monkeypatch):
     """Two threads use the parallel build only for calls of MIN_PARALLEL_WORK multiply-adds
     or more (measured slower below it), and both builds give the same numbers."""
