@@ -31,6 +31,7 @@ import scipy.sparse as sp
 import torch
 from torch import nn
 
+from bpetopics.core import fused_gradient
 from bpetopics.core.batches import RowStore
 from bpetopics.core.packed import PackedCounts, PaddedCounts
 
@@ -167,13 +168,17 @@ class PoissonLikelihood(nn.Module):
             mix = self.link(out.detach())                                          # (P, T)
             words, local = batch.vocabulary(self.n_words)                          # (U,), (nnz,)
             beta_u = batch.topic_rows(beta)                                        # (U, T)
-            beta_nz = beta_u.index_select(0, local)                                # (nnz, T)
-            mix_nz = mix.index_select(0, batch.rows)                               # (nnz, T)
-            phi = (beta_nz * mix_nz).sum(-1).clamp_min_(1e-30)                     # (nnz,)
             tokens = batch.vals.sum().clamp_min(1.0) if normaliser is None else normaliser
-            g = (batch.vals.to(phi.dtype) / tokens).div_(phi).neg_()               # d loss/d phi_i
-            d_mix = torch.zeros_like(mix).index_add_(0, batch.rows, beta_nz.mul_(g[:, None]))
-            d_beta_u = torch.zeros_like(beta_u).index_add_(0, local, mix_nz.mul_(g[:, None]))
+            if fused_gradient.usable(mix) and beta_u.dtype == mix.dtype:           # one pass
+                d_mix, d_beta_u = fused_gradient.data_gradient(batch.rows, local, batch.vals,
+                                                               beta_u, mix, float(tokens))
+            else:
+                beta_nz = beta_u.index_select(0, local)                            # (nnz, T)
+                mix_nz = mix.index_select(0, batch.rows)                           # (nnz, T)
+                phi = (beta_nz * mix_nz).sum(-1).clamp_min_(1e-30)                 # (nnz,)
+                g = (batch.vals.to(phi.dtype) / tokens).div_(phi).neg_()           # d loss/d phi_i
+                d_mix = torch.zeros_like(mix).index_add_(0, batch.rows, beta_nz.mul_(g[:, None]))
+                d_beta_u = torch.zeros_like(beta_u).index_add_(0, local, mix_nz.mul_(g[:, None]))
             d_out = mix * (d_mix - (mix * d_mix).sum(-1, keepdim=True))            # (P, T)
         self.add_topic_word_grad(d_beta_u.t(), beta, words, beta_u.t())
         out.backward(d_out.to(out.dtype))

@@ -53,6 +53,34 @@ def test_poisson_theta_backward_equals_autograd(hidden, normaliser):
     assert expected[-1].abs().max() > 1e-3           # the topics do get a gradient
 
 
+@pytest.mark.parametrize("n_topics", [5, 21])
+@pytest.mark.parametrize("normaliser", [None, 1.0])
+def test_compiled_data_gradient_equals_the_torch_path_in_float32(n_topics, normaliser,
+                                                                   monkeypatch):
+    """theta_backward's one-pass compiled data gradient (float32, CPU) gives the torch
+    path's gradients to float32 rounding, and autograd's of the loss."""
+    from bpetopics.core import fused_gradient, kernels
+
+    if kernels.numba is None:
+        pytest.skip("numba is not installed")
+    decoder, lik, batch, codes = poisson_case(2, n_topics=n_topics, n_docs=30, n_words=60)
+    decoder, lik, codes = decoder.float(), lik.float(), codes.float()
+    batch = PackedCounts(batch.indptr, batch.cols, batch.vals.float(), batch.rows)
+    runs = []
+    for compiled in (True, False):
+        monkeypatch.setattr(fused_gradient, "usable", lambda mix, on=compiled: on)
+        zero(decoder, lik)
+        lik.theta_backward(decoder(codes), batch, lik.minibatch_params(), normaliser=normaliser)
+        runs.append(grads(decoder, lik))
+    zero(decoder, lik)
+    lik.theta_loss(decoder(codes), batch, normaliser=normaliser).backward()
+    for ours, torch_path, ref in zip(*runs, grads(decoder, lik)):
+        scale = ref.abs().max()
+        assert torch.allclose(ours, torch_path, rtol=1e-5, atol=1e-6 * scale)
+        assert torch.allclose(ours, ref, rtol=1e-4, atol=1e-5 * scale)
+    assert runs[0][-1].abs().max() > 1e-3
+
+
 def test_theta_loss_reaches_the_topics_even_given_detached_params():
     decoder, lik, batch, codes = poisson_case(1)
     lik.theta_loss(decoder(codes), batch, lik.minibatch_params()).backward()
