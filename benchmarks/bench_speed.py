@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from threadpoolctl import threadpool_limits
 
 from bpetopics import PoissBPE
 from bpetopics.core import kernels, table_pursuit
@@ -156,6 +157,9 @@ def main():
     parser.add_argument("--out", default=None, help="folder for the table (markdown)")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    # numpy's and scipy's BLAS on one thread too (gensim's E-step, the topic moves): every
+    # model on one thread, as the table says (gensim's time was the same either way at T = 20)
+    threadpool_limits(1, user_api="blas")
 
     splits = prepare_corpus("20newsgroups", vocab_size=args.vocab_size)
     train, test = splits["train"], splits["test"]
