@@ -109,8 +109,7 @@ def numpy_blas_on_one_thread():
     The end-of-epoch topic moves make thousands of small products over the vocabulary
     (dot products of W-vectors, W x T matrix-vector products); OpenBLAS hands vectors
     past about 10,000 elements to its other threads, and waking them for each costs more
-    than it saves: at 15,609 words one end-of-epoch check took 0.64 CPU s on two BLAS
-    threads against 0.23 on one (0.55 against 0.24 s of wall time)."""
+    than it saves (README, "Speed and memory", has the figures)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
