@@ -5,12 +5,14 @@ The theta step minimises loss = -(1/N) sum_i x_i ln phi_i over the batch's non-z
 Its gradients with respect to the mixtures f (P, T) and to the batch's topic rows beta_u
 (U, T) (:meth:`bpetopics.core.poisson.PoissonLikelihood.theta_backward` chains them on) are
 
-    g_i = -x_i / (N phi_i),   dL/df_n = sum_{i in n} g_i beta[w_i],   dL/dbeta_w = sum_{i: w_i = w} g_i f(z_{n_i}).
+    g_i = -x_i / (N phi_i),
+    dL/df_n = sum_{i in n} g_i beta[w_i],      dL/dbeta_w = sum_{i: w_i = w} g_i f(z_{n_i}).
 
 In torch that is about ten operations over (nnz, T) arrays (two gathers, a product and
 its row sums, two scatter-adds); here one loop over the non-zeros does it without the
-(nnz, T) temporaries, in about half the time (README, "Speed and memory"). The sums are taken in another order than torch's, so the gradients
-agree to float rounding (tests check them against the torch path).
+(nnz, T) temporaries, in about half the time (README, "Speed and memory"). The sums are
+taken in another order than torch's, so the gradients agree to float rounding (tests
+check them against the torch path and autograd) and training drifts like another seed.
 """
 
 from __future__ import annotations
