@@ -83,7 +83,8 @@ def _pair_weights(usage, gram: torch.Tensor) -> torch.Tensor:
     return usage[:, None] * usage[None, :] * off
 
 
-def topic_overlap_grad(beta: torch.Tensor, usage: torch.Tensor | None = None):
+def topic_overlap_grad(beta: torch.Tensor, usage: torch.Tensor | None = None,
+                       scale: float = 1.0):
     """:func:`topic_overlap` and its gradient with respect to beta, written out (one
     T x T x W product forward, one back; autograd's graph cost more than the products).
 
@@ -102,12 +103,16 @@ through beta's softmax needs come from the Gram matrix, without another pass ove
         Topics as columns (a transposed view of a contiguous (T, W) tensor is fastest).
     usage : torch.Tensor, shape (T,), optional
         As for :func:`topic_overlap`.
+    scale : float
+        Multiplies the gradient and the inner products (the penalty's weight, applied to
+        the T x T matrix A before the product with beta: no pass over W x T).
 
     Returns
     -------
     value : torch.Tensor, scalar
+        R, unscaled.
     grad : torch.Tensor, shape (T, W)
-        dR/dbeta, transposed (topic by topic, contiguous).
+        scale dR/dbeta, transposed (topic by topic, contiguous).
     inner : torch.Tensor, shape (T,)
         <beta_t, grad_t> for each topic t.
     """
@@ -124,7 +129,7 @@ through beta's softmax needs come from the Gram matrix, without another pass ove
         weighted_cos = gram * d_gram                                           # w_ts cos_ts / sum w
         d_norms = -(weighted_cos.sum(1) + weighted_cos.sum(0)) / norms
         d_gram.diagonal().add_(d_norms / (2 * norms))
-        d_gram = d_gram + d_gram.t()
+        d_gram = (d_gram + d_gram.t()) * scale
         grad = d_gram @ beta_t                                                 # (T, W)
         return weighted_cos.sum(), grad, (d_gram * gram).sum(1)
 

@@ -121,10 +121,13 @@ def test_softmax_chain_into_the_logits_equals_autograd(sparse):
     assert torch.allclose(lik.topic_logits.grad, 2 * expected, rtol=1e-10, atol=1e-14)  # accumulates
 
 
-def test_a_poissbpe_step_gets_autograds_gradient_of_loss_plus_prior():
+@pytest.mark.parametrize("repulsion, smoothing", [(0.05, 0.1), (0.05, 0.0), (0.0, 0.1)])
+def test_a_poissbpe_step_gets_autograds_gradient_of_loss_plus_prior(repulsion, smoothing):
+    """Both topic priors' written-out gradients (chained through the softmax together, or
+    either alone) and the data term's equal autograd's of the loss plus the penalty."""
     X = sp.csr_matrix(np.random.default_rng(4).poisson(0.4, size=(30, 25)))
-    model = PoissBPE(n_topics=4, n_bits=6, epochs=1, topic_repulsion=0.05, device="cpu",
-                     progress=False).fit(X)
+    model = PoissBPE(n_topics=4, n_bits=6, epochs=1, topic_repulsion=repulsion,
+                     topic_smoothing=smoothing, device="cpu", progress=False).fit(X)
     batch = model.likelihood_.batch(X[:16], "cpu")
     codes = torch.as_tensor(model.codes_[:16]).float()
     params = model.likelihood_.minibatch_params()
