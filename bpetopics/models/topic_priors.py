@@ -1,0 +1,82 @@
+"""The theta step's priors on PoissBPE's topics, as a mixin of
+:class:`~bpetopics.models.poissbpe.PoissBPE`: the diversity prior (``topic_repulsion``)
+and the Dirichlet prior (``topic_smoothing``), their penalty (autograd) and their
+gradients written out (:mod:`bpetopics.core.topic_prior` has the functions and the
+reasoning behind them)."""
+
+from __future__ import annotations
+
+from bpetopics.core.topic_prior import (dirichlet_logit_grad, dirichlet_penalty, topic_overlap,
+                                        topic_overlap_grad)
+
+#: The diversity prior pushes each topic away from up to this many others at full weight
+#: (T = 60); with more topics the same push is shared among them (_penalty_weight).
+FULL_PUSH_PARTNERS = 59
+
+
+class TopicPriors:
+    """The penalty hooks of :class:`~bpetopics.core.model.BPEBase` for PoissBPE (needs its
+    ``likelihood_``, ``n_topics``, ``topic_repulsion``, ``topic_smoothing`` and, with
+    smoothing, ``n_tokens_``)."""
+
+    def _penalty_weight(self) -> float:
+        """lambda T min(T - 1, 59): the penalty is this times the use-weighted mean cosine.
+        Up to T = 60 that is the cosines summed over all ordered pairs (lambda T (T - 1));
+        above, the push on each topic stays what 59 partners give it, shared among its T - 1
+        (the full sum grows with T: at T = 100 it cost coherence, perplexity and accuracy
+        for diversity; README, "The diversity prior's strength")."""
+        return self.topic_repulsion * self.n_topics * min(self.n_topics - 1, FULL_PUSH_PARTNERS)
+
+    def _theta_penalty(self, out, params=None, usage=None):
+        """lambda * R(beta): the use-weighted cosines summed over all ordered pairs of
+        topics, T (T - 1) times their weighted mean (topic_prior.py), times 59 / (T - 1)
+        above 60 topics (:meth:`_penalty_weight`); ``params`` is the
+        minibatch's beta when already computed, ``usage`` the topics' mean use in the
+        minibatch when processes share it (else from ``out``); plus the topics' Dirichlet
+        prior, -(eta / N_tok) sum ln beta (``topic_smoothing``)."""
+        beta = self.likelihood_.topic_word() if params is None else params
+        penalty = 0.0
+        if self.topic_smoothing:
+            penalty = dirichlet_penalty(beta, self.topic_smoothing / self.n_tokens_)
+        if not self.topic_repulsion:
+            return penalty
+        if usage is None:
+            usage = self.likelihood_.link(out).detach().mean(0)         # (T,)
+        overlap = topic_overlap(beta, usage)
+        return penalty + self._penalty_weight() * overlap
+
+    def _smoothing_backward(self, params=None) -> None:
+        """The gradient of the topics' Dirichlet prior (``topic_smoothing``,
+        topic_prior.dirichlet_logit_grad) into ``topic_logits.grad``."""
+        if not self.topic_smoothing:
+            return
+        logits = self.likelihood_.topic_logits
+        beta = self.likelihood_.minibatch_params() if params is None else params
+        grad = dirichlet_logit_grad(beta, self.topic_smoothing / self.n_tokens_).to(logits.dtype)
+        logits.grad = grad if logits.grad is None else logits.grad.add_(grad)
+
+    def _penalty_backward(self, out, params=None, usage=None) -> None:
+        """The gradients of :meth:`_theta_penalty` (the diversity prior, written out:
+        topic_prior.py) and of the topics' Dirichlet prior into ``topic_logits.grad``.
+
+        Both reach the logits through beta's softmax in one chain: the Dirichlet prior's
+        logit gradient s (W beta_tv - 1) is beta_tv (g_tv - <beta_t, g_t>) - s for the
+        diversity prior's g with s W taken off its inner products, so the two cost three
+        passes over the W x T logits instead of seven."""
+        if not self.topic_repulsion:
+            self._smoothing_backward(params)
+            return
+        if usage is None:
+            usage = self.likelihood_.link(out).detach().mean(0)         # (T,)
+        beta = self.likelihood_.minibatch_params() if params is None else params
+        _, grad, inner = topic_overlap_grad(beta, usage, scale=self._penalty_weight())
+        strength = self.topic_smoothing / self.n_tokens_ if self.topic_smoothing else 0.0
+        if strength:
+            inner = inner - strength * beta.shape[0]                    # <beta_t, g_t> - s W
+        self.likelihood_.add_topic_word_grad(grad, beta, inner=inner)
+        if strength:
+            self.likelihood_.topic_logits.grad.sub_(strength)
+
+    def _penalty_statistics(self, out):
+        """The summed mixtures sum_n f(z_n) (T,) that the diversity prior's use reads."""
+        return self.likelihood_.link(out).detach().sum(0) if self.topic_repulsion else None
