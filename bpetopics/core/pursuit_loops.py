@@ -4,7 +4,12 @@ them first, and :mod:`bpetopics.core.fused_posterior`, which scores a code's
 neighbours): step 1 from the batch's shared table, a document's word rates under the
 candidates' mixtures (:func:`_word_rates`) and a vectorised logarithm (inlined into the
 loops that call them, ``inline="always"``), and the candidates' data terms over a
-document's words (:func:`_score_candidates`, a function of its own); absent without numba."""
+document's words (:func:`_score_candidates`, a function of its own); absent without numba.
+
+After editing this file in a working copy, delete ``bpetopics/core/__pycache__/*.nbi`` and
+``*.nbc``: numba keys its on-disk cache of a compiled function by that function's own
+file, so the kernels that inline these pieces (fused_pursuit.py, screened_pursuit.py)
+would otherwise keep their old builds (an installed package is fresh throughout)."""
 
 from __future__ import annotations
 
