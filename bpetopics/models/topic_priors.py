@@ -27,6 +27,10 @@ class TopicPriors:
         for diversity; README, "The diversity prior's strength")."""
         return self.topic_repulsion * self.n_topics * min(self.n_topics - 1, FULL_PUSH_PARTNERS)
 
+    def _smoothing_strength(self) -> float:
+        """s = eta / N_tok, the Dirichlet prior's weight per token (0 without smoothing)."""
+        return self.topic_smoothing / self.n_tokens_ if self.topic_smoothing else 0.0
+
     def _theta_penalty(self, out, params=None, usage=None):
         """lambda * R(beta): the use-weighted cosines summed over all ordered pairs of
         topics, T (T - 1) times their weighted mean (topic_prior.py), times 59 / (T - 1)
@@ -37,7 +41,7 @@ class TopicPriors:
         beta = self.likelihood_.topic_word() if params is None else params
         penalty = 0.0
         if self.topic_smoothing:
-            penalty = dirichlet_penalty(beta, self.topic_smoothing / self.n_tokens_)
+            penalty = dirichlet_penalty(beta, self._smoothing_strength())
         if not self.topic_repulsion:
             return penalty
         if usage is None:
@@ -52,7 +56,7 @@ class TopicPriors:
             return
         logits = self.likelihood_.topic_logits
         beta = self.likelihood_.minibatch_params() if params is None else params
-        grad = dirichlet_logit_grad(beta, self.topic_smoothing / self.n_tokens_).to(logits.dtype)
+        grad = dirichlet_logit_grad(beta, self._smoothing_strength()).to(logits.dtype)
         logits.grad = grad if logits.grad is None else logits.grad.add_(grad)
 
     def _penalty_backward(self, out, params=None, usage=None) -> None:
@@ -70,7 +74,7 @@ class TopicPriors:
             usage = self.likelihood_.link(out).detach().mean(0)         # (T,)
         beta = self.likelihood_.minibatch_params() if params is None else params
         _, grad, inner = topic_overlap_grad(beta, usage, scale=self._penalty_weight())
-        strength = self.topic_smoothing / self.n_tokens_ if self.topic_smoothing else 0.0
+        strength = self._smoothing_strength()
         if strength:
             inner = inner - strength * beta.shape[0]                    # <beta_t, g_t> - s W
         self.likelihood_.add_topic_word_grad(grad, beta, inner=inner)
