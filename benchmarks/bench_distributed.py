@@ -3,8 +3,9 @@
 Trains PoissBPE (defaults, CPU, one torch thread a process) on 20 Newsgroups (train
 split, default vocabulary) and, unless ``--quick``, on a larger corpus resampled from its
 rows (``--scale`` times the documents, seeded), each with 1 process and with
-``--nproc`` processes sharing every minibatch (``bpetopics.runs.distributed``, gloo),
-and prints a markdown table per corpus:
+``--nproc`` processes sharing every minibatch (``bpetopics.runs.distributed``: the
+step's sums through shared memory, or through gloo with ``BPETOPICS_DIST_SUM=gloo`` in
+the environment), and prints a markdown table per corpus:
 
 * epoch wall seconds (median of the epochs after the first, which pays for start-up),
   per rank; the speed-up is 1 process's over P processes' (issue #15 asks for >= 1.7x
@@ -138,8 +139,9 @@ def main() -> None:
             sections.append(table(f"{name}, minibatch {batch_size}", results, args.nproc))
             print(sections[-1], flush=True)
     load_after = os.getloadavg()
+    transport = "gloo" if os.environ.get("BPETOPICS_DIST_SUM", "").lower() == "gloo" else "shared memory"
     header = (f"## Data-parallel training: 1 vs {args.nproc} processes (PoissBPE defaults but the minibatch, CPU, 1 torch thread "
-              f"a process, gloo; {epochs} epochs, median of epochs 2-{epochs})\n\n"
+              f"a process, sums through {transport}; {epochs} epochs, median of epochs 2-{epochs})\n\n"
               f"Machine: {os.cpu_count()} cores; load average (1 min) {load_before[0]:.2f} before, "
               f"{load_after[0]:.2f} after. A load above 0 means other work shared the cores: the wall-clock "
               "speed-ups are then pessimistic; compare the CPU times.\n")

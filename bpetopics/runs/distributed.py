@@ -42,10 +42,28 @@ BLOCK_ROWS = 16384
 
 class TorchGroup:
     """The :class:`~bpetopics.core.step_group.StepGroup` of a torch.distributed job (the
-    default process group, initialised): sums by all-reduce on the model's device."""
+    default process group, initialised): sums by all-reduce on the model's device, CPU
+    tensors through shared memory when every rank is on this machine
+    (:mod:`bpetopics.runs.shared_memory_sum`, ``shared=True``; about 20 times less
+    latency than gloo over TCP)."""
 
-    def __init__(self):
+    def __init__(self, shared: bool = False):
         self.rank, self.size = dist.get_rank(), dist.get_world_size()
+        self._shared_sum = None
+        if shared:
+            from bpetopics.runs.shared_memory_sum import open_shared_sum
+
+            self._shared_sum = open_shared_sum(self.rank, self.size, timeout_seconds())
+
+    @property
+    def transport(self) -> str:
+        """How CPU tensors are summed: 'shared memory' or the backend's name."""
+        return "shared memory" if self._shared_sum is not None else str(dist.get_backend())
+
+    def close(self) -> None:
+        if self._shared_sum is not None:
+            self._shared_sum.close()
+            self._shared_sum = None
 
     def batches(self, X, batch_size: int, seed: int, epoch: int) -> "RankBatches":
         return RankBatches(X, batch_size, seed, epoch, self.rank, self.size)
@@ -59,6 +77,8 @@ class TorchGroup:
         return tensor
 
     def sum_(self, tensor: torch.Tensor) -> torch.Tensor:
+        if self._shared_sum is not None and tensor.device.type == "cpu" and tensor.is_contiguous():
+            return self._shared_sum.sum_(tensor)
         return self._all_reduce(tensor)
 
     def encoding_rows(self) -> slice:
@@ -130,10 +150,21 @@ def init_group(device="auto") -> TorchGroup:
             torch.cuda.set_device(local % torch.cuda.device_count())
             backend = "cpu:gloo,cuda:nccl"
         dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_seconds()))
-    return TorchGroup()
+    global _GROUP
+    if _GROUP is None:
+        _GROUP = TorchGroup(shared=str(device) == "cpu" or not torch.cuda.is_available())
+    return _GROUP
+
+
+#: This process's group once joined (one per process, as torch.distributed's default group).
+_GROUP = None
 
 
 def close_group() -> None:
+    global _GROUP
+    if _GROUP is not None:
+        _GROUP.close()
+        _GROUP = None
     if dist.is_initialized():
         dist.destroy_process_group()
 
