@@ -15,8 +15,37 @@ import mmap
 import numpy as np
 import scipy.sparse as sp
 
+try:
+    import numba
+except ImportError:                                   # pragma: no cover - numba optional
+    numba = None
+
 #: Rows gathered at once by the batch source (rounded to whole minibatches).
 BLOCK_ROWS = 16384
+
+
+def _copy_rows_py(indptr, indices, data, rows, out_begin, out_indices, out_data):
+    """Row ``rows[i]`` of one shard's CSR (indptr, indices, data) to the output's
+    positions from ``out_begin[i]``, for each i (rows in file order: the maps are read
+    forward)."""
+    for i in range(rows.shape[0]):
+        begin, end, out = indptr[rows[i]], indptr[rows[i] + 1], out_begin[i]
+        for j in range(end - begin):
+            out_indices[out + j] = indices[begin + j]
+            out_data[out + j] = data[begin + j]
+
+
+def _copy_rows_numpy(indptr, indices, data, rows, out_begin, out_indices, out_data):
+    """:func:`_copy_rows_py` with numpy's gathers (no numba)."""
+    starts, n = indptr[rows], indptr[rows + 1] - indptr[rows]
+    shift = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)                 # 0..n_r-1 in each row
+    source = np.repeat(starts, n) + shift
+    target = np.repeat(out_begin, n) + shift
+    out_indices[target] = indices[source]
+    out_data[target] = data[source]
+
+
+_copy_rows = numba.njit(nogil=True, cache=True)(_copy_rows_py) if numba is not None else _copy_rows_numpy
 
 
 class ShardedCounts:
@@ -78,29 +107,26 @@ class ShardedCounts:
         order = np.argsort(rows, kind="stable")          # read each shard in file order
         ordered = rows[order]
         shard_of = np.searchsorted(self.row_offsets, ordered, side="right") - 1
-        lengths, parts_i, parts_d = [], [], []
-        for s in np.unique(shard_of):
-            local = ordered[shard_of == s] - self.row_offsets[s]
-            indptr = self.shards[s]["indptr"]
-            starts, ends = np.asarray(indptr[local]), np.asarray(indptr[local + 1])
-            n = ends - starts
-            # flat positions of every non-zero of these rows: start_r + 0..n_r-1
-            pos = np.repeat(starts - np.concatenate([[0], np.cumsum(n)[:-1]]), n) + np.arange(n.sum())
-            lengths.append(n)
-            parts_i.append(np.asarray(self.shards[s]["indices"][pos]))
-            parts_d.append(np.asarray(self.shards[s]["data"][pos]))
-        n_all = np.concatenate(lengths) if lengths else np.zeros(0, np.int64)
-        indptr = np.concatenate([[0], np.cumsum(n_all)]).astype(np.int64)
-        sorted_rows = sp.csr_matrix(
-            (np.concatenate(parts_d).astype(np.int64) if parts_d else np.zeros(0, np.int64),
-             np.concatenate(parts_i).astype(np.int32) if parts_i else np.zeros(0, np.int32), indptr),
-            shape=(len(rows), self.shape[1]))
-        inverse = np.empty_like(order)
-        inverse[order] = np.arange(len(order))
+        runs = np.searchsorted(shard_of, np.arange(len(self.shards) + 1))       # shard s: runs[s]:runs[s+1]
+        lengths = np.zeros(len(rows), dtype=np.int64)
+        for s in np.flatnonzero(np.diff(runs)):
+            local = ordered[runs[s]:runs[s + 1]] - self.row_offsets[s]
+            indptr = np.asarray(self.shards[s]["indptr"])
+            lengths[order[runs[s]:runs[s + 1]]] = indptr[local + 1] - indptr[local]
+        indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=indptr[1:])
+        indices = np.empty(indptr[-1], dtype=np.int32)
+        data = np.empty(indptr[-1], dtype=np.int64)
+        for s in np.flatnonzero(np.diff(runs)):
+            shard = self.shards[s]
+            local = ordered[runs[s]:runs[s + 1]] - self.row_offsets[s]
+            _copy_rows(np.asarray(shard["indptr"]), np.asarray(shard["indices"]), np.asarray(shard["data"]),
+                       local, indptr[order[runs[s]:runs[s + 1]]], indices, data)
+        gathered = sp.csr_matrix((data, indices, indptr), shape=(len(rows), self.shape[1]))
         self._gathered += len(rows)
         if self._gathered >= BLOCK_ROWS:    # copies made above: the maps can be let go
             self.release()
-        return sorted_rows[inverse]
+        return gathered
 
     def sum(self, axis=None):
         """Column sums ``axis=0`` ((1, W) int64, computed once by streaming the shards),

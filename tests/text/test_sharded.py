@@ -147,6 +147,21 @@ def test_the_batch_source_yields_the_in_memory_minibatches(built, in_memory):
             assert np.array_equal(a.data, b.data)
 
 
+@pytest.mark.parametrize("copy", ["compiled", "numpy"])
+def test_rows_gathered_in_any_order_are_those_in_memory(built, in_memory, monkeypatch, copy):
+    if copy == "numpy":                                      # the path without numba
+        monkeypatch.setattr(SC, "_copy_rows", SC._copy_rows_numpy)
+    counts = S.open_sharded(built).counts
+    n = counts.shape[0]
+    rng = np.random.default_rng(0)
+    for rows in (rng.permutation(n)[:50], np.array([n - 1, 0, 5, 5, -1, 37, 36]), np.zeros(0, np.int64),
+                 slice(30, 80, 3)):
+        ours, theirs = counts[rows], in_memory.counts[rows]
+        assert ours.shape == theirs.shape
+        assert np.array_equal(ours.indptr, theirs.indptr) and np.array_equal(ours.indices, theirs.indices)
+        assert np.array_equal(ours.data, theirs.data) and ours.data.dtype == theirs.data.dtype
+
+
 def test_training_from_the_shards_equals_training_in_memory(built, in_memory, monkeypatch):
     monkeypatch.setattr(SC, "BLOCK_ROWS", 40)   # several blocks per epoch
     params = dict(n_topics=3, n_bits=8, epochs=3, batch_size=16, device="cpu", progress=False, random_state=2)
