@@ -15,41 +15,16 @@ import mmap
 import numpy as np
 import scipy.sparse as sp
 
-try:
-    import numba
-except ImportError:                                   # pragma: no cover - numba optional
-    numba = None
+from bpetopics.text import shard_rows
 
 #: Rows gathered at once by the batch source (rounded to whole minibatches).
 BLOCK_ROWS = 16384
 
 
-def _copy_rows_py(indptr, indices, data, rows, out_begin, out_indices, out_data):
-    """Row ``rows[i]`` of one shard's CSR (indptr, indices, data) to the output's
-    positions from ``out_begin[i]``, for each i (rows in file order: the maps are read
-    forward)."""
-    for i in range(rows.shape[0]):
-        begin, end, out = indptr[rows[i]], indptr[rows[i] + 1], out_begin[i]
-        for j in range(end - begin):
-            out_indices[out + j] = indices[begin + j]
-            out_data[out + j] = data[begin + j]
-
-
-def _copy_rows_numpy(indptr, indices, data, rows, out_begin, out_indices, out_data):
-    """:func:`_copy_rows_py` with numpy's gathers (no numba)."""
-    starts, n = indptr[rows], indptr[rows + 1] - indptr[rows]
-    shift = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)                 # 0..n_r-1 in each row
-    source = np.repeat(starts, n) + shift
-    target = np.repeat(out_begin, n) + shift
-    out_indices[target] = indices[source]
-    out_data[target] = data[source]
-
-
-_copy_rows = numba.njit(nogil=True, cache=True)(_copy_rows_py) if numba is not None else _copy_rows_numpy
-
-
 class ShardedCounts:
-    """The N x W counts of a sharded corpus, memory-mapped (rows never all in memory).
+    """The N x W counts of a sharded corpus, memory-mapped (rows never all in memory);
+    gathered rows are read from the files by ``pread`` (:mod:`bpetopics.text.shard_rows`:
+    reading random rows through the maps would map most of the corpus into the process).
 
     Parameters
     ----------
@@ -66,6 +41,9 @@ class ShardedCounts:
         sizes = [len(s["indptr"]) - 1 for s in shards]
         self.row_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)   # (S + 1,)
         self._column_sums = None
+        #: Read gathered rows from the files by pread (:mod:`bpetopics.text.shard_rows`);
+        #: False: through the memory maps.
+        self.by_pread = True
 
     def release(self) -> None:
         """Drop the shards' pages from this process's resident memory (``madvise``
@@ -115,13 +93,15 @@ class ShardedCounts:
             lengths[order[runs[s]:runs[s + 1]]] = indptr[local + 1] - indptr[local]
         indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
+        # the files' own dtypes (pread copies bytes), as csr[rows]'s int32 / int64 after
+        data_types = {np.dtype(shard["data"].dtype) for shard in self.shards}
         indices = np.empty(indptr[-1], dtype=np.int32)
-        data = np.empty(indptr[-1], dtype=np.int64)
+        data = np.empty(indptr[-1], dtype=data_types.pop() if len(data_types) == 1 else np.int64)
         for s in np.flatnonzero(np.diff(runs)):
-            shard = self.shards[s]
             local = ordered[runs[s]:runs[s + 1]] - self.row_offsets[s]
-            _copy_rows(np.asarray(shard["indptr"]), np.asarray(shard["indices"]), np.asarray(shard["data"]),
-                       local, indptr[order[runs[s]:runs[s + 1]]], indices, data)
+            shard_rows.copy_rows(self.shards[s], local, indptr[order[runs[s]:runs[s + 1]]], indices, data,
+                                 by_pread=self.by_pread)
+        data = data.astype(np.int64, copy=False)
         gathered = sp.csr_matrix((data, indices, indptr), shape=(len(rows), self.shape[1]))
         self._gathered += len(rows)
         if self._gathered >= BLOCK_ROWS:    # copies made above: the maps can be let go

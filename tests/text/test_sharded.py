@@ -147,11 +147,16 @@ def test_the_batch_source_yields_the_in_memory_minibatches(built, in_memory):
             assert np.array_equal(a.data, b.data)
 
 
-@pytest.mark.parametrize("copy", ["compiled", "numpy"])
-def test_rows_gathered_in_any_order_are_those_in_memory(built, in_memory, monkeypatch, copy):
-    if copy == "numpy":                                      # the path without numba
-        monkeypatch.setattr(SC, "_copy_rows", SC._copy_rows_numpy)
+@pytest.mark.parametrize("read", ["pread", "maps", "maps without numba"])
+def test_rows_gathered_in_any_order_are_those_in_memory(built, in_memory, monkeypatch, read):
+    from bpetopics.text import shard_rows
+
+    if read == "maps without numba":
+        monkeypatch.setattr(shard_rows, "_copy_from_maps", shard_rows._copy_rows_numpy)
     counts = S.open_sharded(built).counts
+    counts.by_pread = read == "pread"
+    if read == "pread":
+        assert shard_rows._file_backed(counts.shards[0]["indices"], np.zeros(0, counts.shards[0]["indices"].dtype))
     n = counts.shape[0]
     rng = np.random.default_rng(0)
     for rows in (rng.permutation(n)[:50], np.array([n - 1, 0, 5, 5, -1, 37, 36]), np.zeros(0, np.int64),
@@ -171,6 +176,19 @@ def test_training_from_the_shards_equals_training_in_memory(built, in_memory, mo
     assert np.array_equal(memory.topic_word_, disk.topic_word_)
     assert np.array_equal(memory.codes_, disk.codes_)
     assert [h["objective"] for h in memory.history_] == [h["objective"] for h in disk.history_]
+
+
+def test_a_shard_cut_short_after_opening_is_named_when_its_rows_are_read(built, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(built, copy)
+    counts = S.open_sharded(copy).counts
+    shard = copy / "shard-00001.data.npy"
+    with open(shard, "r+b") as f:
+        f.truncate(shard.stat().st_size - 4)        # the last row's last value is gone
+    last = int(counts.row_offsets[2]) - 1           # shard 1's last row
+    counts[np.arange(last)]                        # rows before it still read
+    with pytest.raises(CorpusError, match=r"shard-00001.data.npy ends before row .*: the shard changed"):
+        counts[np.array([0, last])]
 
 
 def test_a_truncated_or_altered_shard_is_refused(built, tmp_path):

@@ -1,0 +1,130 @@
+"""Rows of one shard's CSR arrays copied into a gathered block (``ShardedCounts[rows]``).
+
+A block of training rows is 16,384 random documents, a few from every part of every
+shard. Read through the memory maps, each row's first touch of a page maps the 16 pages
+around it as well (the kernel's fault-around), so one block maps almost the whole corpus
+into the process (331 MiB of the 1,000,000-document corpus's 300 MiB of shards and row
+pointers) until the maps are let go, and letting them go makes the next block fault them
+back: 22.7 ms a block. Read by ``pread`` instead, one call a row and array from a
+compiled loop (the C library's ``pread`` through ctypes, called by numba), a row costs
+two system calls and maps nothing: 12.8 ms a block, and the process's memory stays that
+of the rows it holds. The maps stay for what reads whole shards (sums) and for arrays
+that are not files (:func:`copy_rows` falls back to them, and without numba).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+import numpy as np
+
+from bpetopics.text.errors import CorpusError
+
+try:
+    import numba
+except ImportError:                                   # pragma: no cover - numba optional
+    numba = None
+
+
+def _copy_rows_py(indptr, indices, data, rows, out_begin, out_indices, out_data):
+    """Row ``rows[i]`` of one shard's CSR (indptr, indices, data) to the output's
+    positions from ``out_begin[i]``, for each i (rows in file order: the maps are read
+    forward)."""
+    for i in range(rows.shape[0]):
+        begin, end, out = indptr[rows[i]], indptr[rows[i] + 1], out_begin[i]
+        for j in range(end - begin):
+            out_indices[out + j] = indices[begin + j]
+            out_data[out + j] = data[begin + j]
+
+
+def _copy_rows_numpy(indptr, indices, data, rows, out_begin, out_indices, out_data):
+    """:func:`_copy_rows_py` with numpy's gathers (no numba)."""
+    starts, n = indptr[rows], indptr[rows + 1] - indptr[rows]
+    shift = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)                 # 0..n_r-1 in each row
+    source = np.repeat(starts, n) + shift
+    target = np.repeat(out_begin, n) + shift
+    out_indices[target] = indices[source]
+    out_data[target] = data[source]
+
+
+_copy_from_maps = numba.njit(nogil=True, cache=True)(_copy_rows_py) if numba is not None else _copy_rows_numpy
+
+
+def _libc_pread():
+    """The C library's ``pread(fd, buffer, count, offset)`` for numba to call, the buffer
+    passed as an integer address (64-bit platforms with numba only), or None."""
+    if numba is None or not hasattr(os, "pread") or ctypes.sizeof(ctypes.c_void_p) != 8:
+        return None
+    try:
+        function = ctypes.CDLL(None, use_errno=True).pread
+    except (OSError, AttributeError):                # pragma: no cover - no C library symbol
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int64]
+    function.restype = ctypes.c_ssize_t
+    return function
+
+
+_pread = _libc_pread()
+
+if _pread is not None:
+    # not cached: the call embeds the C function's address, which differs between runs
+    @numba.njit(nogil=True)
+    def _read_rows(fd, base, starts, lengths, out, out_begin):  # pragma: no cover - compiled
+        """Elements ``starts[i]:starts[i] + lengths[i]`` of the array stored from byte
+        ``base`` of file ``fd`` into ``out[out_begin[i]:...]``, for each i. Returns -1,
+        or the first i whose bytes could not all be read."""
+        size = out.itemsize
+        address = out.ctypes.data
+        for i in range(starts.shape[0]):
+            done, wanted = 0, lengths[i] * size
+            while done < wanted:
+                got = _pread(fd, address + out_begin[i] * size + done, wanted - done,
+                             base + starts[i] * size + done)
+                if got <= 0:
+                    return i
+                done += got
+        return -1
+
+
+def _file_backed(array, out) -> bool:
+    """Whether ``array`` is a whole .npy file's memory map that ``pread`` can fill ``out``
+    from (same dtype, C order)."""
+    return (_pread is not None and isinstance(array, np.memmap) and getattr(array, "filename", None) is not None
+            and array.dtype == out.dtype and array.flags.c_contiguous)
+
+
+def copy_rows(shard: dict, rows: np.ndarray, out_begin: np.ndarray, out_indices: np.ndarray,
+              out_data: np.ndarray, by_pread: bool = True) -> None:
+    """Rows ``rows`` of one shard into a gathered block.
+
+    Parameters
+    ----------
+    shard : dict
+        ``indptr`` (n_s + 1,), ``indices`` and ``data`` (nnz_s,): the shard's arrays
+        (memory maps of its .npy files, or arrays).
+    rows : np.ndarray of int64, shape (R,)
+        Rows of the shard, ascending (the files are read forward).
+    out_begin : np.ndarray of int64, shape (R,)
+        Where each row's non-zeros go in the outputs.
+    out_indices, out_data : np.ndarray, shape (nnz,)
+        The block's arrays, filled at ``out_begin[i]:out_begin[i] + length`` of each row.
+    by_pread : bool
+        Read the files by ``pread`` where they allow it (else through the maps).
+    """
+    indptr = np.asarray(shard["indptr"])
+    indices, data = shard["indices"], shard["data"]
+    if not (by_pread and _file_backed(indices, out_indices) and _file_backed(data, out_data)):
+        _copy_from_maps(indptr, np.asarray(indices), np.asarray(data), rows, out_begin, out_indices, out_data)
+        return
+    starts = indptr[rows]
+    lengths = indptr[rows + 1] - starts
+    for array, out in ((indices, out_indices), (data, out_data)):
+        fd = os.open(array.filename, os.O_RDONLY)
+        try:
+            failed = _read_rows(fd, array.offset, starts, lengths, out, out_begin)
+        finally:
+            os.close(fd)
+        if failed >= 0:
+            raise CorpusError(f"{array.filename} ends before row {int(rows[failed])}'s values: the shard "
+                              "changed after the corpus was opened; build the corpus again")
