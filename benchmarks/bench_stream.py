@@ -10,6 +10,11 @@ raw, with replacement, seeded), then prints a markdown table of:
   at a small size (the first ``--small`` documents, built as their own corpus) and at N:
   wall and CPU seconds, seconds per million non-zeros, peak resident memory, and the
   ratio of the two peaks (issue #15 asks for at most 1.5x from 100 k to 1 M documents);
+* data-parallel training at N: ``bpetopics train --nproc P`` on the sharded corpus for
+  P = 1 and 2 (``--processes``), one torch thread a process, ``--process-epochs`` epochs
+  of ``--process-batch`` documents a step; the last epoch's wall seconds (history.csv,
+  rank 0's clock: the first epoch pays for start-up) and the speed-up (issue #15 asks
+  for >= 1.7x with 2 processes on the 2 cores here);
 * the final encoding of every training document from that model's checkpoint, as
   ``bpetopics train`` does it for a sharded corpus (block by block, sparse code shards:
   ``runs/sharded_codes.write_codes``) against the in-memory way (``transform`` into a
@@ -22,9 +27,11 @@ forked, which hid these peaks under the parent's); of the build's workers (forke
 the build): ``ru_maxrss`` of its children; the encoding's peak is measured from the size
 before it (``clear_refs``).
 
-Run: ``python benchmarks/bench_stream.py [--docs 1000000] [--small 100000] [--workdir DIR]``
-(offline data: SCIKIT_LEARN_DATA, NLTK_DATA as in README). Disk: about 2 KB per
-document for the JSONL, plus the shards. ``--docs 20000 --small 5000`` is a quick check.
+Run: ``python benchmarks/bench_stream.py [--docs 1000000] [--small 100000] [--workdir DIR]
+[--parts build,train,processes,encode]`` (offline data: SCIKIT_LEARN_DATA, NLTK_DATA as in
+README). Disk: about 2 KB per document for the JSONL, plus the shards. ``--docs 20000
+--small 5000`` is a quick check; ``--parts processes`` (or ``train,encode``) reuses the
+shards an earlier run built in the work directory.
 """
 
 from __future__ import annotations
@@ -143,6 +150,27 @@ def child_encode(corpus: str, checkpoint: str, how: str) -> dict:
     return {"cpu": time.process_time() - cpu, "base": base, "peak": peak, "added": peak - base, "bits": bits}
 
 
+def train_processes(corpus: Path, nproc: int, epochs: int, batch_size: int) -> dict:
+    """``bpetopics train --nproc P`` (one torch thread a process) on a sharded corpus:
+    the last epoch's wall seconds from the run's history.csv (rank 0's clock)."""
+    import csv
+    import os
+    import tempfile
+
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    with tempfile.TemporaryDirectory(dir=corpus.parent) as folder:
+        out = Path(folder) / "run"
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "bpetopics", "train", str(corpus), "--epochs", str(epochs),
+                               "--batch-size", str(batch_size), "--nproc", str(nproc), "--out", str(out)],
+                              capture_output=True, text=True, env=env)
+        if done.returncode != 0:
+            raise SystemExit(f"bpetopics train --nproc {nproc} failed:\n{done.stderr}")
+        with open(out / "history.csv") as f:
+            epochs_s = [float(row["seconds"]) for row in csv.DictReader(f)]
+    return {"epochs": epochs_s, "command": time.perf_counter() - start}
+
+
 def _run_child(*args) -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", *map(str, args)], capture_output=True, text=True)
     if out.returncode != 0:
@@ -156,6 +184,13 @@ def main() -> None:
     parser.add_argument("--small", type=int, default=100_000, help="documents of the small training corpus")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/bpetopics-bench-stream"))
     parser.add_argument("--jobs", default="1,2", help="worker counts of the build to time (comma-separated)")
+    parser.add_argument("--parts", default="build,train,processes,encode",
+                        help="what to measure (comma-separated); without build, the shards of an earlier run are used")
+    parser.add_argument("--processes", default="1,2", help="process counts of the data-parallel epochs")
+    parser.add_argument("--process-epochs", type=int, default=2)
+    parser.add_argument("--process-batch", type=int, default=4096, help="documents a step of the data-parallel epochs")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="times the process counts are measured, alternated (the host's noise moves single runs)")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -166,46 +201,98 @@ def main() -> None:
         return
 
     work = args.workdir
+    parts = set(args.parts.split(","))
     work.mkdir(parents=True, exist_ok=True)
     big, small = work / f"docs-{args.docs}.jsonl", work / f"docs-{args.small}.jsonl"
-    for path, n in ((big, args.docs), (small, args.small)):
-        if not path.exists():
-            start = time.perf_counter()
-            write_jsonl(path, n)
-            print(f"wrote {path} ({path.stat().st_size / 2**20:,.0f} MiB) in {time.perf_counter() - start:.0f} s",
-                  file=sys.stderr)
-
-    builds = {jobs: _run_child("build", big, work / f"sharded-{args.docs}", jobs)
-              for jobs in map(int, args.jobs.split(","))}
-    _run_child("build", small, work / f"sharded-{args.small}", 1)
+    builds = {}
+    if "build" in parts:
+        for path, n in ((big, args.docs), (small, args.small)):
+            if not path.exists():
+                start = time.perf_counter()
+                write_jsonl(path, n)
+                print(f"wrote {path} ({path.stat().st_size / 2**20:,.0f} MiB) in {time.perf_counter() - start:.0f} s",
+                      file=sys.stderr)
+        builds = {jobs: _run_child("build", big, work / f"sharded-{args.docs}", jobs)
+                  for jobs in map(int, args.jobs.split(","))}
+        _run_child("build", small, work / f"sharded-{args.small}", 1)
+    for n in (args.small, args.docs):
+        if not (work / f"sharded-{n}").exists():
+            raise SystemExit(f"no sharded corpus {work / f'sharded-{n}'}: run with --parts build first")
     trains = {n: _run_child("train", work / f"sharded-{n}", work / f"model-{n}.safetensors")
-              for n in (args.small, args.docs)}
+              for n in (args.small, args.docs)} if parts & {"train", "encode"} else {}
+    processes = [{p: train_processes(work / f"sharded-{args.docs}", p, args.process_epochs, args.process_batch)
+                  for p in map(int, args.processes.split(","))}
+                 for _ in range(args.repeats)] if "processes" in parts else []
     encodes = {(n, how): _run_child("encode", work / f"sharded-{n}", work / f"model-{n}.safetensors", how)
-               for n in (args.small, args.docs) for how in ("sharded", "dense")}
+               for n in (args.small, args.docs) for how in ("sharded", "dense")} if "encode" in parts else {}
 
+    if builds:
+        print_builds(builds, args.docs)
+    if trains:
+        print_trains(trains, args.docs, args.small)
+    if processes:
+        print_processes(processes, args)
+    if encodes:
+        print_encodes(encodes)
+
+
+def print_builds(builds: dict, n_docs: int) -> None:
     first = next(iter(builds.values()))
-    print(f"## Sharded corpus build, {args.docs:,} documents resampled from 20 Newsgroups "
+    print(f"## Sharded corpus build, {n_docs:,} documents resampled from 20 Newsgroups "
           f"({first['docs']:,} kept, {first['nnz']:,} non-zeros)\n")
     print("| jobs | wall s | CPU s (all) | CPU s (main process) | docs/s (wall) | peak RSS main MiB | "
           "peak RSS worker MiB |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for jobs, b in builds.items():
         worker = f"{b['peak_worker']:.0f}" if jobs > 1 else "-"
-        print(f"| {jobs} | {b['wall']:.1f} | {b['cpu']:.1f} | {b['cpu_main']:.1f} | {args.docs / b['wall']:,.0f} | "
+        print(f"| {jobs} | {b['wall']:.1f} | {b['cpu']:.1f} | {b['cpu_main']:.1f} | {n_docs / b['wall']:,.0f} | "
               f"{b['peak_main']:.0f} | {worker} |")
     if 1 in builds and 2 in builds:
         print(f"\nspeed-up with 2 jobs (wall): {builds[1]['wall'] / builds[2]['wall']:.2f}x (only meaningful on "
               "idle cores; the main process's CPU share bounds it)")
     print()
+
+
+def print_trains(trains: dict, n_docs: int, n_small: int) -> None:
     print("## One training epoch from the shards (PoissBPE defaults, CPU, 1 torch thread)\n")
     print("| documents | non-zeros | wall s | CPU s | us per non-zero | RSS after open MiB | peak RSS MiB |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
     for n, t in trains.items():
         print(f"| {t['docs']:,} | {t['nnz']:,} | {t['wall']:.1f} | {t['cpu']:.1f} | {1e6 * t['cpu'] / t['nnz']:.2f} | "
               f"{t['after_open']:.0f} | {t['peak']:.0f} |")
-    ratio = trains[args.docs]["peak"] / trains[args.small]["peak"]
-    print(f"\npeak memory of training, {args.docs:,} vs {args.small:,} documents: {ratio:.2f}x "
+    ratio = trains[n_docs]["peak"] / trains[n_small]["peak"]
+    print(f"\npeak memory of training, {n_docs:,} vs {n_small:,} documents: {ratio:.2f}x "
           "(the epoch alone; the final encoding is measured below)\n")
+
+
+def print_processes(repeats: list, args) -> None:
+    import os
+    import statistics
+
+    transport = "gloo" if os.environ.get("BPETOPICS_DIST_SUM", "").lower() == "gloo" else "shared memory"
+    print(f"## Data-parallel training on the {args.docs:,}-document shards (`bpetopics train --nproc P "
+          f"--batch-size {args.process_batch} --epochs {args.process_epochs}`, 1 torch thread a process, "
+          f"the step's sums through {transport}; {len(repeats)} rounds, the process counts alternated)\n")
+    print("| round | processes | " + " | ".join(f"epoch {e + 1} wall s" for e in range(args.process_epochs)) +
+          " | speed-up, last epoch | command wall s (with start-up and the final encoding) |")
+    print("|---:|---:|" + "---:|" * args.process_epochs + "---:|---:|")
+    speedups = {}
+    for i, processes in enumerate(repeats):
+        one = processes.get(1)
+        for p, r in processes.items():
+            speed = ""
+            if one is not None and p != 1:
+                speedups.setdefault(p, []).append(one["epochs"][-1] / r["epochs"][-1])
+                speed = f"{speedups[p][-1]:.2f}x"
+            print(f"| {i + 1} | {p} | " + " | ".join(f"{s:.1f}" for s in r["epochs"]) +
+                  f" | {speed} | {r['command']:.1f} |")
+    for p, values in speedups.items():
+        print(f"\nspeed-up with {p} processes, last epoch: median **{statistics.median(values):.2f}x** "
+              f"(range {min(values):.2f}-{max(values):.2f}x)")
+    print(f"\nload average (1 min) after: {os.getloadavg()[0]:.2f} (above 0: other work shared the cores)\n")
+
+
+def print_encodes(encodes: dict) -> None:
     print("## The final encoding of every document (from the epoch's checkpoint; 1 torch thread)\n")
     print("| documents | how | CPU s | RSS before MiB | peak RSS MiB | added MiB | mean active bits |")
     print("|---:|---|---:|---:|---:|---:|---:|")

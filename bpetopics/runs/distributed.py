@@ -44,8 +44,8 @@ class TorchGroup:
     """The :class:`~bpetopics.core.step_group.StepGroup` of a torch.distributed job (the
     default process group, initialised): sums by all-reduce on the model's device, CPU
     tensors through shared memory when every rank is on this machine
-    (:mod:`bpetopics.runs.shared_memory_sum`, ``shared=True``; about 20 times less
-    latency than gloo over TCP)."""
+    (:mod:`bpetopics.runs.shared_memory_sum`, ``shared=True``: a small fraction of gloo's
+    latency over TCP)."""
 
     def __init__(self, shared: bool = False):
         self.rank, self.size = dist.get_rank(), dist.get_world_size()

@@ -1,9 +1,10 @@
 """The step's all-reduce for training processes on one machine, through shared memory.
 
-A gloo ``all_reduce`` over TCP costs about 1.1 ms on this 2-core machine, whatever its
-size from 1,000 to 50,000 floats (``benchmarks/bench_allreduce.py``): gloo's threads wake
-each other several times a call. Processes on one machine can instead meet in memory they
-share, the way NCCL does between GPUs of one node. Each of the P ranks copies its vector
+A gloo ``all_reduce`` over TCP costs about a millisecond whatever its size (gloo's threads
+wake each other several times a call), as much as a small training step
+(``benchmarks/bench_allreduce.py``; README, "Training with several processes").
+Processes on one machine can instead meet in memory they share, the way NCCL does
+between the GPUs of one node. Each of the P ranks copies its vector
 into its own slot of a shared buffer, tells every other rank so by a byte through a named
 pipe, waits for the others' bytes, and sums the P slots in rank order, 0 to P-1: every
 rank computes the same sums, bit for bit (the ranks must keep the same model).

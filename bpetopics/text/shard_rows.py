@@ -1,15 +1,15 @@
 """Rows of one shard's CSR arrays copied into a gathered block (``ShardedCounts[rows]``).
 
 A block of training rows is 16,384 random documents, a few from every part of every
-shard. Read through the memory maps, each row's first touch of a page maps the 16 pages
+shard. Read through the memory maps, each row's first touch of a page maps the pages
 around it as well (the kernel's fault-around), so one block maps almost the whole corpus
-into the process (331 MiB of the 1,000,000-document corpus's 300 MiB of shards and row
-pointers) until the maps are let go, and letting them go makes the next block fault them
-back: 22.7 ms a block. Read by ``pread`` instead, one call a row and array from a
-compiled loop (the C library's ``pread`` through ctypes, called by numba), a row costs
-two system calls and maps nothing: 12.8 ms a block, and the process's memory stays that
-of the rows it holds. The maps stay for what reads whole shards (sums) and for arrays
-that are not files (:func:`copy_rows` falls back to them, and without numba).
+into the process until the maps are let go, and letting them go makes the next block
+fault them back. Read by ``pread`` instead, one call a row and array from a compiled loop
+(the C library's ``pread`` through ctypes, called by numba), a row costs two system calls
+and maps nothing: about as fast, and the process's memory stays that of the rows it
+holds (README, "Corpora larger than memory", has the figures). The maps stay for what
+reads whole shards (sums) and for arrays that are not files (:func:`copy_rows` falls back
+to them, and without numba).
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ def test_train_nproc_2_on_a_sharded_corpus_equals_one_process(sharded, tmp_path)
         assert result.exit_code == 0, result.output
         assert "Saved run to" in result.output
         # a minibatch of 16 is far too small for processes to pay: said once, not an error
-        assert ("trains slower than one process" in result.output) == bool(extra)
+        assert ("trains little faster than one process, or slower" in result.output) == bool(extra)
     _same_model(tmp_path / "two", tmp_path / "one")
     assert not (tmp_path / "two.partial").exists()
 
