@@ -272,7 +272,7 @@ def print_processes(repeats: list, args) -> None:
     transport = "gloo" if os.environ.get("BPETOPICS_DIST_SUM", "").lower() == "gloo" else "shared memory"
     print(f"## Data-parallel training on the {args.docs:,}-document shards (`bpetopics train --nproc P "
           f"--batch-size {args.process_batch} --epochs {args.process_epochs}`, 1 torch thread a process, "
-          f"the step's sums through {transport}; {len(repeats)} rounds, the process counts alternated)\n")
+          f"the step's sums through {transport}; {len(repeats)} round(s), the process counts alternated)\n")
     print("| round | processes | " + " | ".join(f"epoch {e + 1} wall s" for e in range(args.process_epochs)) +
           " | speed-up, last epoch | command wall s (with start-up and the final encoding) |")
     print("|---:|---:|" + "---:|" * args.process_epochs + "---:|---:|")
