@@ -291,7 +291,7 @@ def _train(ctx, o: dict, group=None) -> None:
         vars(job.model).pop("step_group", None)    # saving the run is rank 0's alone
     try:
         with run_errors():
-            jobs.finish_job(job, overwrite=overwrite)
+            jobs.finish_job(job, overwrite=overwrite, group=group)
     except OSError as exc:  # the run's temp folder is removed; the last checkpoint is kept
         raise UserError(describe_os_error(exc, f"save the trained model from its checkpoint, which is "
                                                f"kept: {o['resume_hint']}", out)) from None

@@ -259,9 +259,17 @@ def share_job(job, group: TorchGroup):
 
 def follow_job(group: TorchGroup) -> bool:
     """A rank other than 0 in ``bpetopics train``: receive the job from rank 0
-    (:func:`share_job`) and train its share; False when rank 0 had no job to send."""
+    (:func:`share_job`) and train its share, then, for a sharded corpus, encode its share
+    of the rows while rank 0 saves the run; False when rank 0 had no job to send."""
     shared = share_job(None, group)
     if shared is None:
         return False
-    distributed_fit(*shared, group)
+    model, X = shared
+    distributed_fit(model, X, group)
+    from bpetopics.core.batches import RowStore
+
+    if isinstance(X, RowStore):     # rank 0 saves the run: the codes of every row, shared out
+        from bpetopics.runs.sharded_codes import share_encoding
+
+        share_encoding(model, X, group)
     return True

@@ -155,7 +155,7 @@ def _build_model(name, params, state, n_data, n_features, training, device, wher
 
 # ------------------------------------------------------------------------ save_run
 def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=None, corpus_info=None,
-             overwrite: bool = False, n_top_words: int = 20) -> Path:
+             overwrite: bool = False, n_top_words: int = 20, group=None) -> Path:
     """Write a fitted text model and its corpus settings to the run folder ``out``, atomically.
 
     ``model`` (a fitted PoissBPE) was fitted on ``corpus.counts``; ``corpus`` gives the
@@ -165,6 +165,8 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
     ``corpus_info`` (JSON-safe) is merged into ``config["corpus"]``; ``overwrite``
     replaces a finished run at ``out``; ``n_top_words`` per topic go to topics.csv and
     summary.json. Returns ``out``; raises RunError when ``out`` may not be written.
+    ``group``: the processes of a data-parallel job, which share the encoding of a sharded
+    corpus (this is rank 0; the others call ``sharded_codes.share_encoding``).
     """
     out = check_run_destination(out, overwrite)
     vocabulary = list(vocabulary if vocabulary is not None else corpus.vocabulary)
@@ -198,7 +200,8 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
         if on_disk:     # codes/: written shard by shard (runs/sharded_codes.py), never dense
             from bpetopics.runs.sharded_codes import code_summary, write_codes
 
-            config["codes"], distinct = write_codes(tmp, model, counts, progress=getattr(model, "progress", False))
+            config["codes"], distinct = write_codes(tmp, model, counts, progress=getattr(model, "progress", False),
+                                                    group=group)
             coded = code_summary(distinct, model.code_topic)
         else:
             doc_topic = model.code_topic(codes).astype(np.float32)

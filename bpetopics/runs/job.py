@@ -242,12 +242,14 @@ def run_job(job: TrainingJob, after_epoch=None, X=None):
     return model
 
 
-def finish_job(job: TrainingJob, *, overwrite: bool = False) -> Path:
+def finish_job(job: TrainingJob, *, overwrite: bool = False, group=None) -> Path:
     """Write the run folder ``job.out`` (atomically), remove ``RUN.partial/`` and release
     the job's lock. On an OSError (a full disk) the run's temporary folder is removed and
-    ``RUN.partial/`` with its last checkpoint is kept (the lock is released)."""
-    return finish_with(job, lambda: save_run(job.out, job.model, job.corpus,
-                                             corpus_info=job.record["corpus"], overwrite=overwrite))
+    ``RUN.partial/`` with its last checkpoint is kept (the lock is released). ``group``:
+    a data-parallel job's processes, which share a sharded corpus's encoding
+    (:func:`~bpetopics.runs.folder.save_run`)."""
+    return finish_with(job, lambda: save_run(job.out, job.model, job.corpus, corpus_info=job.record["corpus"],
+                                             overwrite=overwrite, group=group))
 
 
 def finish_with(job: TrainingJob, save) -> Path:

@@ -118,7 +118,7 @@ def code_summary(distinct: DistinctCodes, code_topic) -> dict:
             "bits_used": int((distinct.bit_documents() > 0).sum()), "topic_share": share}
 
 
-def write_codes(folder, model, counts, progress: bool = False) -> tuple[dict, DistinctCodes]:
+def write_codes(folder, model, counts, progress: bool = False, group=None) -> tuple[dict, DistinctCodes]:
     """Encode every row of a sharded corpus's ``counts`` with the fitted ``model`` and
     write ``folder/codes/`` (module docstring); returns (the ``config["codes"]``
     record, the :class:`DistinctCodes`).
@@ -133,38 +133,77 @@ def write_codes(folder, model, counts, progress: bool = False) -> tuple[dict, Di
         The run's staging folder.
     model : fitted PoissBPE
     counts : ShardedCounts, shape (N, W)
+    group : StepGroup, optional
+        The processes of a data-parallel job (rank 0 writes; every other rank calls
+        :func:`share_encoding` at the same time): each encodes every P-th row of a block.
     """
     from tqdm.auto import tqdm
 
     codes_dir = Path(folder) / CODES_DIR
     codes_dir.mkdir()
     tally = _DistinctTally(model.code_length())
-    term_frequency = np.zeros(counts.shape[1], np.int64)
-    offsets = np.asarray(counts.row_offsets)
     shards = []
     bar = tqdm(total=counts.shape[0], desc="encoding", unit="doc", disable=not progress, leave=False)
-    for s in range(len(offsets) - 1):
-        parts = []
-        for begin in range(int(offsets[s]), int(offsets[s + 1]), ENCODE_ROWS):
-            block = counts[np.arange(begin, min(begin + ENCODE_ROWS, int(offsets[s + 1])))]
-            codes = model.transform(block)                          # (b, K) uint8
-            lengths = np.asarray(block.sum(axis=1)).ravel()
+    parts = []
+    for s, codes, lengths, last in _encoded_blocks(model, counts, group):
+        if len(lengths):
             tally.add(codes, lengths)
-            term_frequency += np.bincount(block.indices, weights=block.data,
-                                          minlength=counts.shape[1]).astype(np.int64)
             parts.append(sp.csr_matrix(codes))
             bar.update(len(lengths))
-        shard = sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, model.code_length()), dtype=np.uint8)
-        name = f"shard-{s:05d}.npz"
-        sp.save_npz(codes_dir / name, shard.astype(np.uint8), compressed=True)
-        shards.append({"file": name, "documents": int(shard.shape[0]), "nnz": int(shard.nnz)})
+        if last:
+            shards.append(_write_shard(codes_dir, s, parts, model.code_length()))
+            parts = []
     bar.close()
+    term_frequency = np.asarray(counts.sum(axis=0), dtype=np.int64).ravel()     # streamed once, then kept
     distinct = DistinctCodes(tally.codes(), tally.documents, tally.tokens, term_frequency)
     np.savez_compressed(codes_dir / DISTINCT_FILE, codes=distinct.codes, documents=distinct.documents,
                         tokens=distinct.tokens, term_frequency=distinct.term_frequency)
     record = {"format": CODES_FORMAT, "folder": CODES_DIR, "n_bits": model.code_length(), "shards": shards,
               "distinct": DISTINCT_FILE}
     return record, distinct
+
+
+def share_encoding(model, counts, group) -> None:
+    """A rank other than 0 of a data-parallel job: encode its rows of every block while
+    rank 0 runs :func:`write_codes` with the same ``group`` (nothing is written here)."""
+    for _ in _encoded_blocks(model, counts, group):
+        pass
+
+
+def _encoded_blocks(model, counts, group):
+    """(shard s, codes (b, K) uint8, lengths (b,) int64, whether the block ends the
+    shard) for each block of :data:`ENCODE_ROWS` rows of every shard, in order. With a
+    ``group`` of P processes, rank r encodes rows r, r + P, ... of each block and the
+    block's codes and lengths are summed across the processes (every row is one rank's)."""
+    import torch
+
+    offsets = np.asarray(counts.row_offsets)
+    rank, size = (0, 1) if group is None else (group.rank, group.size)
+    for s in range(len(offsets) - 1):
+        begin_s, end_s = int(offsets[s]), int(offsets[s + 1])
+        if end_s == begin_s:
+            yield s, np.zeros((0, model.code_length()), np.uint8), np.zeros(0, np.int64), True
+            continue
+        for begin in range(begin_s, end_s, ENCODE_ROWS):
+            rows = np.arange(begin, min(begin + ENCODE_ROWS, end_s))
+            mine = rows[rank::size]
+            block = counts[mine]
+            codes = np.zeros((len(rows), model.code_length()), np.uint8)
+            lengths = np.zeros(len(rows), np.int64)
+            if len(mine):
+                codes[rank::size] = model.transform(block)                   # (b / P, K) uint8
+                lengths[rank::size] = np.asarray(block.sum(axis=1)).ravel()
+            if size > 1:
+                group.sum_(torch.from_numpy(codes))
+                group.sum_(torch.from_numpy(lengths))
+            yield s, codes, lengths, rows[-1] + 1 == end_s
+
+
+def _write_shard(codes_dir: Path, s: int, parts: list, n_bits: int) -> dict:
+    shard = sp.vstack(parts, format="csr") if parts else sp.csr_matrix((0, n_bits), dtype=np.uint8)
+    name = f"shard-{s:05d}.npz"
+    sp.save_npz(codes_dir / name, shard.astype(np.uint8), compressed=True)
+    return {"file": name, "documents": int(shard.shape[0]), "nnz": int(shard.nnz)}
 
 
 # ---------------------------------------------------------------------------- reading

@@ -45,6 +45,18 @@ def test_train_nproc_2_on_a_sharded_corpus_equals_one_process(sharded, tmp_path)
         assert ("trains little faster than one process, or slower" in result.output) == bool(extra)
     _same_model(tmp_path / "two", tmp_path / "one")
     assert not (tmp_path / "two.partial").exists()
+    # the two processes shared the final encoding: each row's code is the one the run's
+    # model gives it, and the distinct codes' weights add up to the corpus
+    from bpetopics.runs.sharded_codes import read_distinct
+    from bpetopics.text.sharded import open_sharded
+
+    two = run_io.load_run(tmp_path / "two")
+    counts = open_sharded(sharded).counts
+    rows = counts[np.arange(counts.shape[0])]
+    assert np.array_equal(two.doc_codes().toarray(), two.model.transform(rows))
+    distinct = read_distinct(two)
+    assert distinct.documents.sum() == counts.shape[0] and distinct.tokens.sum() == rows.sum()
+    assert np.array_equal(distinct.term_frequency, np.asarray(rows.sum(axis=0)).ravel())
 
 
 def _spawned_children(pid: int) -> list[int]:
