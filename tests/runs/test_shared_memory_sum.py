@@ -1,7 +1,8 @@
 """The all-reduce through shared memory of processes on one machine
 (runs/shared_memory_sum.py): every rank gets the same sums, bit for bit, those of the
 ranks' vectors added in rank order, whatever the vector's length against a slot's; a rank
-that stops answering is given up with one line; nothing is left in the shared directory."""
+that stops answering is given up with one line; where one rank cannot map the buffer (on
+another machine) none uses it; nothing is left in the shared directory."""
 
 from __future__ import annotations
 
@@ -42,6 +43,13 @@ def _sum_rank(out_dir: str) -> None:
     os.environ["BPETOPICS_DIST_SUM"] = "gloo"
     results["off"] = np.array([open_shared_sum(rank, size, timeout=60) is None])
     del os.environ["BPETOPICS_DIST_SUM"]
+    from bpetopics.runs import shared_memory_sum
+
+    attach = shared_memory_sum._attach_buffer
+    if rank == size - 1:                # as a rank on another machine: rank 0's folder is not there
+        shared_memory_sum._attach_buffer = lambda directory, token: None
+    results["elsewhere"] = np.array([open_shared_sum(rank, size, timeout=60) is None])
+    shared_memory_sum._attach_buffer = attach
     group = TorchGroup(shared=True)
     results["transport"] = np.array([group.transport == "shared memory"])
     group.close()
@@ -76,6 +84,7 @@ def test_every_rank_gets_the_rank_order_sums(tmp_path):
                 assert got.dtype == expected.dtype
                 assert np.array_equal(got, expected), (call, i, r)
     assert all(bool(ranks[r]["off"][0]) for r in range(3))        # BPETOPICS_DIST_SUM=gloo
+    assert all(bool(ranks[r]["elsewhere"][0]) for r in range(3))  # one rank cannot see the buffer: none use it
     assert all(bool(ranks[r]["transport"][0]) for r in range(3))
     after = set(glob.glob("/dev/shm/bpetopics-sum-*")) | set(glob.glob("/tmp/bpetopics-sum-*"))
     assert after <= before                                        # the directory is gone
