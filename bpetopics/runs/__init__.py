@@ -4,9 +4,10 @@
 :class:`Run`), :mod:`~bpetopics.runs.checkpoints` (one safetensors file per checkpoint),
 :mod:`~bpetopics.runs.job` (start, checkpoint every epoch, resume, finish atomically:
 what ``bpetopics train`` runs, callable from a notebook); image runs (GaussBPE, BernBPE,
-the VAE baselines) in ``image_folder``, ``image_job``, ``image_codes``, ``image_explore``. A multi-process trainer would
-live beside them, in ``runs/distributed.py``, summing the prior's statistics
-(:meth:`bpetopics.core.prior.BetaProcessPrior.statistics`) across workers.
+the VAE baselines) in ``image_folder``, ``image_job``, ``image_codes``, ``image_explore``;
+training across processes in ``distributed`` (torch.distributed: each rank's share of
+every minibatch, the step's sums; ``shared_memory_sum`` carries them between the
+processes of one machine) and ``launch`` (``--nproc``).
 """
 
 import importlib
