@@ -5,7 +5,7 @@ shard. Read through the memory maps, each row's first touch of a page maps the p
 around it as well (the kernel's fault-around), so one block maps almost the whole corpus
 into the process until the maps are let go, and letting them go makes the next block
 fault them back. Read by ``pread`` instead, one call a row and array from a compiled loop
-(the C library's ``pread`` through ctypes, called by numba), a row costs two system calls
+(the C library's ``pread``, called by numba), a row costs two system calls
 and maps nothing: about as fast, and the process's memory stays that of the rows it
 holds (README, "Corpora larger than memory", has the figures). The maps stay for what
 reads whole shards (sums) and for arrays that are not files (:func:`copy_rows` falls back
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 
 import numpy as np
 
@@ -51,25 +52,17 @@ def _copy_rows_numpy(indptr, indices, data, rows, out_begin, out_indices, out_da
 _copy_from_maps = numba.njit(nogil=True, cache=True)(_copy_rows_py) if numba is not None else _copy_rows_numpy
 
 
-def _libc_pread():
-    """The C library's ``pread(fd, buffer, count, offset)`` for numba to call, the buffer
-    passed as an integer address (64-bit platforms with numba only), or None."""
-    if numba is None or not hasattr(os, "pread") or ctypes.sizeof(ctypes.c_void_p) != 8:
-        return None
-    try:
-        function = ctypes.CDLL(None, use_errno=True).pread
-    except (OSError, AttributeError):                # pragma: no cover - no C library symbol
-        return None
-    function.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_int64]
-    function.restype = ctypes.c_ssize_t
-    return function
+#: Whether rows are read by the C library's ``pread`` (64-bit Linux and macOS, with numba).
+PREAD = (numba is not None and hasattr(os, "pread") and sys.platform.startswith(("linux", "darwin"))
+         and ctypes.sizeof(ctypes.c_void_p) == 8)
 
+if PREAD:
+    # pread(fd, buffer, count, offset), the buffer's address passed as an integer (the same
+    # register on these platforms); bound by name, so the compiled loop can be cached
+    _pread = numba.types.ExternalFunction(
+        "pread", numba.types.intp(numba.types.int32, numba.types.uintp, numba.types.uintp, numba.types.int64))
 
-_pread = _libc_pread()
-
-if _pread is not None:
-    # not cached: the call embeds the C function's address, which differs between runs
-    @numba.njit(nogil=True)
+    @numba.njit(nogil=True, cache=True)
     def _read_rows(fd, base, starts, lengths, out, out_begin):  # pragma: no cover - compiled
         """Elements ``starts[i]:starts[i] + lengths[i]`` of the array stored from byte
         ``base`` of file ``fd`` into ``out[out_begin[i]:...]``, for each i. Returns -1,
@@ -90,7 +83,7 @@ if _pread is not None:
 def _file_backed(array, out) -> bool:
     """Whether ``array`` is a whole .npy file's memory map that ``pread`` can fill ``out``
     from (same dtype, C order)."""
-    return (_pread is not None and isinstance(array, np.memmap) and getattr(array, "filename", None) is not None
+    return (PREAD and isinstance(array, np.memmap) and getattr(array, "filename", None) is not None
             and array.dtype == out.dtype and array.flags.c_contiguous)
 
 
