@@ -75,6 +75,23 @@ def test_table_command_epoch_overrides(data_root, tmp_path):
     assert epochs == {"BernBPE": 1, "GS-VAE": 3}
 
 
+def test_table_command_sigma_override_is_part_of_the_table(data_root, tmp_path):
+    import json
+
+    from bpetopics.cli import main
+
+    out = tmp_path / "sigma"
+    args = ["images", "table", "--data-root", str(data_root), "--out", str(out), "--budget", "tiny",
+            "--datasets", "mnist", "--bpe-epochs", "1", "--vae-epochs", "1", "--device", "cpu"]
+    result = CliRunner().invoke(main, args + ["--sigma", "0.2"])
+    assert result.exit_code == 0, result.output
+    config = json.loads((out / "runs" / "mnist-gaussbpe" / "config.json").read_text())
+    assert config["params"]["sigma"] == 0.2
+    assert "sigma 0.2" in (out / "table1.md").read_text()
+    again = CliRunner().invoke(main, args + ["--resume"])            # the budget's sigma is not the table's
+    assert again.exit_code == 2 and "other settings (sigma)" in again.output
+
+
 def test_table_command_rejects_bad_input(tmp_path):
     from bpetopics.cli import main
 
