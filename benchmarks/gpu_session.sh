@@ -20,7 +20,9 @@
 # checkpoints kept) and table1-full-parts.tgz.* (the pieces, gzipped in 15 MiB parts, for
 # `prepare`). `merge` moves the finished pieces' runs into .gpu/table1-full and writes the
 # one table from them (nothing trains: it refuses while a model is unfinished).
-# BUDGET=tiny DEVICE=cpu OUT=/tmp/x PROFILE=0 try it on a CPU.
+# BUDGET=tiny DEVICE=cpu OUT=/tmp/x PROFILE=0 try it on a CPU. SIGMA=0.15 (run and merge)
+# trains GaussBPE at that noise (`images table --sigma`) in pieces of their own
+# (.gpu/table1-full-sigma0.15-parts): pieces resume only with the sigma they started with.
 set -u
 mode=${1:-run}
 if [ "$mode" = prepare ]; then
@@ -37,13 +39,17 @@ if [ "$mode" = prepare ]; then
 fi
 
 if [ "$mode" = merge ]; then
-    BUDGET=${BUDGET:-full}; PARTS=.gpu/table1-$BUDGET-parts; TABLE=.gpu/table1-$BUDGET
-    python3 - "$BUDGET" "$PARTS" "$TABLE" <<'PY' || exit 1
+    BUDGET=${BUDGET:-full}; SIGMA=${SIGMA:-}
+    PARTS=.gpu/table1-$BUDGET${SIGMA:+-sigma$SIGMA}-parts; TABLE=.gpu/table1-$BUDGET${SIGMA:+-sigma$SIGMA}
+    python3 - "$BUDGET" "$PARTS" "$TABLE" "$SIGMA" <<'PY' || exit 1
 import shutil, sys
+from dataclasses import replace
 from pathlib import Path
 from bpetopics.experiments.image_table import BUDGETS, DATASETS
 from bpetopics.experiments.image_table_runs import RUNS, open_table, table_models
 budget, parts, table = BUDGETS[sys.argv[1]], Path(sys.argv[2]), Path(sys.argv[3])
+if sys.argv[4]:
+    budget = replace(budget, sigma=float(sys.argv[4]))
 missing = [f"{ds}-{slug}" for ds in budget.datasets
            for _, slug, _, _ in table_models(DATASETS[ds][1], budget, 0, "cpu")
            if not (parts / ds / RUNS / f"{ds}-{slug}.json").is_file()]
@@ -57,7 +63,7 @@ for ds in budget.datasets:
             (shutil.copytree if src.is_dir() else shutil.copy2)(src, dst)
 PY
     exec python3 -m bpetopics images table --data-root .gpu/data --out "$TABLE" --budget "$BUDGET" \
-        --device cpu --resume --no-progress
+        --device cpu --resume --no-progress ${SIGMA:+--sigma $SIGMA}
 fi
 
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD BPETOPICS_DATA=$PWD/.gpu/data
@@ -81,7 +87,8 @@ fi
 # 16 cores are far from full with one). `merge` joins the finished pieces into one table.
 # TF32 products for the epochs after session 9's (1.45x at the same MSE, README); TF32=0: float32
 TF32=$([ "${TF32:-1}" = 1 ] && echo --tf32)
-PARTS=.gpu/table1-$BUDGET-parts
+SIGMA=${SIGMA:-}
+PARTS=.gpu/table1-$BUDGET${SIGMA:+-sigma$SIGMA}-parts
 DATASETS=${DATASETS:-$(python3 -c "from bpetopics.experiments.image_table import BUDGETS; print(' '.join(BUDGETS['$BUDGET'].datasets))")}
 # only the data sets whose images were carried (the carry decides: see the header)
 kept=""
@@ -94,7 +101,8 @@ for ds in $DATASETS; do
     T=$PARTS/$ds; RESUME=""
     [ -f "$T/table.json" ] && RESUME="--resume"
     OMP_NUM_THREADS=4 timeout -s INT "$TABLE_SECONDS" python3 -m bpetopics images table --data-root .gpu/data \
-        --out "$T" --budget "$BUDGET" --datasets "$ds" --device "$DEVICE" $RESUME $TF32 --no-progress \
+        --out "$T" --budget "$BUDGET" --datasets "$ds" --device "$DEVICE" $RESUME $TF32 ${SIGMA:+--sigma $SIGMA} \
+        --no-progress \
         > "$OUT/table-$ds.txt" 2>&1 &
 done
 wait
