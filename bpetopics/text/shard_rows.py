@@ -28,25 +28,22 @@ except ImportError:                                   # pragma: no cover - numba
     numba = None
 
 
-def _copy_rows_py(indptr, indices, data, rows, out_begin, out_indices, out_data):
-    """Row ``rows[i]`` of one shard's CSR (indptr, indices, data) to the output's
-    positions from ``out_begin[i]``, for each i (rows in file order: the maps are read
-    forward)."""
-    for i in range(rows.shape[0]):
-        begin, end, out = indptr[rows[i]], indptr[rows[i] + 1], out_begin[i]
-        for j in range(end - begin):
+def _copy_rows_py(indices, data, starts, lengths, out_begin, out_indices, out_data):
+    """Values ``starts[i]:starts[i] + lengths[i]`` of one shard's ``indices`` and ``data``
+    to the outputs from ``out_begin[i]``, for each row i (rows in file order: the maps are
+    read forward)."""
+    for i in range(starts.shape[0]):
+        begin, out = starts[i], out_begin[i]
+        for j in range(lengths[i]):
             out_indices[out + j] = indices[begin + j]
             out_data[out + j] = data[begin + j]
 
 
-def _copy_rows_numpy(indptr, indices, data, rows, out_begin, out_indices, out_data):
+def _copy_rows_numpy(indices, data, starts, lengths, out_begin, out_indices, out_data):
     """:func:`_copy_rows_py` with numpy's gathers (no numba)."""
-    starts, n = indptr[rows], indptr[rows + 1] - indptr[rows]
-    shift = np.arange(n.sum()) - np.repeat(np.cumsum(n) - n, n)                 # 0..n_r-1 in each row
-    source = np.repeat(starts, n) + shift
-    target = np.repeat(out_begin, n) + shift
-    out_indices[target] = indices[source]
-    out_data[target] = data[source]
+    shift = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)   # 0..n_i-1 in each row
+    out_indices[np.repeat(out_begin, lengths) + shift] = indices[np.repeat(starts, lengths) + shift]
+    out_data[np.repeat(out_begin, lengths) + shift] = data[np.repeat(starts, lengths) + shift]
 
 
 _copy_from_maps = numba.njit(nogil=True, cache=True)(_copy_rows_py) if numba is not None else _copy_rows_numpy
@@ -87,31 +84,31 @@ def _file_backed(array, out) -> bool:
             and array.dtype == out.dtype and array.flags.c_contiguous)
 
 
-def copy_rows(shard: dict, rows: np.ndarray, out_begin: np.ndarray, out_indices: np.ndarray,
-              out_data: np.ndarray, by_pread: bool = True) -> None:
-    """Rows ``rows`` of one shard into a gathered block.
+def copy_rows(shard: dict, rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray, out_begin: np.ndarray,
+              out_indices: np.ndarray, out_data: np.ndarray, by_pread: bool = True) -> None:
+    """Rows of one shard into a gathered block.
 
     Parameters
     ----------
     shard : dict
-        ``indptr`` (n_s + 1,), ``indices`` and ``data`` (nnz_s,): the shard's arrays
-        (memory maps of its .npy files, or arrays).
+        ``indices`` and ``data`` (nnz_s,): the shard's arrays (memory maps of its .npy
+        files, or arrays).
     rows : np.ndarray of int64, shape (R,)
-        Rows of the shard, ascending (the files are read forward).
+        The rows' numbers in the shard (to name one that cannot be read).
+    starts, lengths : np.ndarray of int64, shape (R,)
+        Each row's first value and number of values in the shard (its row pointers),
+        rows in file order (the files are read forward).
     out_begin : np.ndarray of int64, shape (R,)
         Where each row's non-zeros go in the outputs.
     out_indices, out_data : np.ndarray, shape (nnz,)
-        The block's arrays, filled at ``out_begin[i]:out_begin[i] + length`` of each row.
+        The block's arrays, filled at ``out_begin[i]:out_begin[i] + lengths[i]``.
     by_pread : bool
         Read the files by ``pread`` where they allow it (else through the maps).
     """
-    indptr = np.asarray(shard["indptr"])
     indices, data = shard["indices"], shard["data"]
     if not (by_pread and _file_backed(indices, out_indices) and _file_backed(data, out_data)):
-        _copy_from_maps(indptr, np.asarray(indices), np.asarray(data), rows, out_begin, out_indices, out_data)
+        _copy_from_maps(np.asarray(indices), np.asarray(data), starts, lengths, out_begin, out_indices, out_data)
         return
-    starts = indptr[rows]
-    lengths = indptr[rows + 1] - starts
     for array, out in ((indices, out_indices), (data, out_data)):
         fd = os.open(array.filename, os.O_RDONLY)
         try:

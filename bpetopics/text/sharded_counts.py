@@ -44,6 +44,8 @@ class ShardedCounts:
         #: Read gathered rows from the files by pread (:mod:`bpetopics.text.shard_rows`);
         #: False: through the memory maps.
         self.by_pread = True
+        data_types = {np.dtype(shard["data"].dtype) for shard in shards}
+        self._data_dtype = data_types.pop() if len(data_types) == 1 else np.dtype(np.int64)
 
     def release(self) -> None:
         """Drop the shards' pages from this process's resident memory (``madvise``
@@ -86,22 +88,22 @@ class ShardedCounts:
         ordered = rows[order]
         shard_of = np.searchsorted(self.row_offsets, ordered, side="right") - 1
         runs = np.searchsorted(shard_of, np.arange(len(self.shards) + 1))       # shard s: runs[s]:runs[s+1]
+        parts = []                # (shard, its rows, their first values, their places in the block)
         lengths = np.zeros(len(rows), dtype=np.int64)
         for s in np.flatnonzero(np.diff(runs)):
             local = ordered[runs[s]:runs[s + 1]] - self.row_offsets[s]
-            indptr = np.asarray(self.shards[s]["indptr"])
-            lengths[order[runs[s]:runs[s + 1]]] = indptr[local + 1] - indptr[local]
+            row_ptr = np.asarray(self.shards[s]["indptr"])
+            places = order[runs[s]:runs[s + 1]]
+            lengths[places] = row_ptr[local + 1] - row_ptr[local]
+            parts.append((s, local, row_ptr[local], places))
         indptr = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=indptr[1:])
-        # the files' own dtypes (pread copies bytes), as csr[rows]'s int32 / int64 after
-        data_types = {np.dtype(shard["data"].dtype) for shard in self.shards}
         indices = np.empty(indptr[-1], dtype=np.int32)
-        data = np.empty(indptr[-1], dtype=data_types.pop() if len(data_types) == 1 else np.int64)
-        for s in np.flatnonzero(np.diff(runs)):
-            local = ordered[runs[s]:runs[s + 1]] - self.row_offsets[s]
-            shard_rows.copy_rows(self.shards[s], local, indptr[order[runs[s]:runs[s + 1]]], indices, data,
+        data = np.empty(indptr[-1], dtype=self._data_dtype)   # the files' own (pread copies bytes)
+        for s, local, starts, places in parts:
+            shard_rows.copy_rows(self.shards[s], local, starts, lengths[places], indptr[places], indices, data,
                                  by_pread=self.by_pread)
-        data = data.astype(np.int64, copy=False)
+        data = data.astype(np.int64, copy=False)          # as csr[rows] of the counts in memory
         gathered = sp.csr_matrix((data, indices, indptr), shape=(len(rows), self.shape[1]))
         self._gathered += len(rows)
         if self._gathered >= BLOCK_ROWS:    # copies made above: the maps can be let go
