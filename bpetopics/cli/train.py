@@ -109,8 +109,9 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
 @click.option("--nproc", type=IntRange(min=1), default=1, show_default=True,
               help="Train with this many processes on this machine, each pursuing its share of every "
                    "minibatch (torch.distributed; on one machine's CPUs the step's sums go through shared "
-                   "memory, NCCL with one GPU a process); the model is the one 1 process trains, to float "
-                   "tolerance. Pays from about --batch-size 1024. Under torchrun leave it out.")
+                   "memory, NCCL with one GPU a process), the steps in order (--no-pipeline); the model is the "
+                   "one 1 process trains with --no-pipeline, to float tolerance. Pays from about "
+                   "--batch-size 1024. Under torchrun leave it out.")
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True, help="Seed of the --max-docs draw.")
 @click.pass_context
@@ -152,6 +153,8 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
     if nproc > 1 and world is not None:
         raise UserError("--nproc starts its own processes: leave it out under torchrun, whose --nproc-per-node "
                         "decides how many")
+    if nproc > 1 or world is not None:   # processes sharing a step take the steps in order
+        params = dict(params, pipeline=False)
     explicit = [p.opts[-1] for p in ctx.command.get_params(ctx)
                 if p.name not in ("out", "resume", "overwrite", "quiet", "top", "device", "nproc")
                 and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE] if resume else []

@@ -21,6 +21,7 @@ import time
 import torch
 from tqdm.auto import tqdm
 
+from bpetopics.core import kernels, pipelined_steps
 from bpetopics.core import params as P
 from bpetopics.core.adam import Adam
 from bpetopics.core.decoder import ACTIVATIONS, CodeDecoder
@@ -216,11 +217,13 @@ class BPEBase(P.HyperParameters, SavedState, Encoding):
         low, high = self.AUTO_EPOCH_RANGE
         return int(min(max(-(-self.AUTO_MIN_STEPS // self._steps_per_epoch()), low), high))
 
-    def prior_weight(self) -> float:
-        """Weight of the prior's log-odds in the pursuit: ramps 0 -> 1 over the first
-        ``prior_ramp_epochs`` epochs (1 throughout when it is 0)."""
+    def prior_weight(self, step=None) -> float:
+        """Weight of the prior's log-odds in the pursuit of training step ``step`` (default:
+        the next, ``step_``): ramps 0 -> 1 over the first ``prior_ramp_epochs`` epochs (1
+        throughout when it is 0)."""
+        step = self.step_ if step is None else step
         ramp = self.prior_ramp_epochs * self._steps_per_epoch()
-        return 1.0 if ramp <= 0 else min(1.0, self.step_ / ramp)
+        return 1.0 if ramp <= 0 else min(1.0, step / ramp)
 
     # ---------------------------------------------------------------------- training
     def fit(self, X, y=None, *, encode=True):
@@ -312,11 +315,7 @@ class BPEBase(P.HyperParameters, SavedState, Encoding):
         start = time.perf_counter()
         for group in self.optimizer_.param_groups:
             group["lr"] = self._learning_rate()
-        total_score, total_bits = 0.0, 0.0
-        for X_batch in batches:
-            score, bits = self._train_step(X_batch)
-            total_score += score
-            total_bits += bits
+        total_score, total_bits = self._epoch_steps(batches)
         self.epoch_ += 1
         info = {"epoch": self.epoch_, "objective": total_score / batches.n_samples,
                 "active_bits": total_bits / batches.n_samples}
@@ -325,31 +324,63 @@ class BPEBase(P.HyperParameters, SavedState, Encoding):
         self.history_.append(info)
         return info
 
+    def _pipelined(self) -> bool:
+        """Whether the epoch's steps run the pipelined schedule (the next minibatch's
+        pursuit during this one's theta step, :mod:`bpetopics.core.pipelined_steps`); a
+        subclass whose pursuit allows it says when (PoissBPE's ``pipeline``)."""
+        return False
+
+    def _epoch_steps(self, batches) -> tuple[float, float]:
+        """The epoch's training steps, one per minibatch: (summed score, summed bits)."""
+        if self._pipelined():
+            return pipelined_steps.run_epoch(self, batches, kernels.threads())
+        total_score, total_bits = 0.0, 0.0
+        for X_batch in batches:
+            score, bits = self._train_step(X_batch)
+            total_score += score
+            total_bits += bits
+        return total_score, total_bits
+
     def _train_step(self, X_batch):
         """Pursuit, q(pi) step, one Adam step. Returns (summed score, summed bits), of the
         whole minibatch when processes share the step (:func:`shared_step`)."""
-        batch = self.likelihood_.batch(X_batch, self.device_)
         weight = self.prior_weight()
-        self.optimizer_.zero_grad()
         # What the pursuit and the theta step share (PoissBPE: beta, one softmax per
         # minibatch), computed once with autograd; the pursuit reads it detached.
         params = self.likelihood_.minibatch_params()
+        batch, codes, score = self._pursue(X_batch, params, weight)
+        if self.step_group.size == 1:
+            self.prior_.step(codes)
+            self._theta_step(X_batch, batch, codes, params, weight)
+            return float(score.sum()), float(codes.sum())
+        # several processes: their sums, then the same step everywhere
+        self.optimizer_.zero_grad()
+        totals = shared_step(self, codes, score, self.decoder_(codes.float()), batch, params)
+        self.optimizer_.step()
+        self.step_ += 1
+        return totals
+
+    def _pursue(self, X_batch, params, weight):
+        """Step 1 of a training step: the likelihood's batch of ``X_batch`` and its codes
+        (P, K) and scores (P,) by greedy pursuit, with the prior's log-odds times
+        ``weight``. A subclass may pursue otherwise (the same codes)."""
+        batch = self.likelihood_.batch(X_batch, self.device_)
         # The decoder has no mode-dependent layer (no dropout, no batch norm): it stays in
         # one mode (toggling eval()/train() on every step cost 3% of an epoch).
         codes, score = greedy_pursuit(self.decoder_, self.likelihood_, batch,
                                       weight * self.prior_.bit_log_odds(), self.max_bits,
                                       return_score=True, params=params)
+        return batch, codes, score
+
+    def _theta_step(self, X_batch, batch, codes, params, weight) -> None:
+        """One Adam step on theta at the minibatch's codes (steps 3-4 of a training step,
+        one process): the likelihood's data gradient, the penalty's, Adam."""
+        self.optimizer_.zero_grad()
         out = self.decoder_(codes.float())
-        if self.step_group.size == 1:
-            self.prior_.step(codes)
-            self.likelihood_.theta_backward(*self._theta_data(X_batch, batch, codes, out, weight, params), params)
-            self._penalty_backward(out, params)
-            totals = float(score.sum()), float(codes.sum())
-        else:           # several processes: their sums, then the same step everywhere
-            totals = shared_step(self, codes, score, out, batch, params)
+        self.likelihood_.theta_backward(*self._theta_data(X_batch, batch, codes, out, weight, params), params)
+        self._penalty_backward(out, params)
         self.optimizer_.step()
         self.step_ += 1
-        return totals
 
     def _theta_data(self, X_batch, batch, codes, out, weight, params):
         """(decoder outputs, batch) the theta step fits: the pursued codes' (MAP-EM)."""

@@ -14,7 +14,7 @@ from bpetopics.core import kernels
 from bpetopics.core import params as P
 from bpetopics.core.batches import RowStore
 from bpetopics.core.code_posterior import local_mean, soft_codes
-from bpetopics.core import fused_pursuit
+from bpetopics.core import fused_pursuit, rows_pursuit
 from bpetopics.core.packed import PackedCounts, PaddedCounts
 from bpetopics.core.poisson import PoissonLikelihood
 from bpetopics.core.model import BPEBase
@@ -100,6 +100,14 @@ class PoissBPE(TopicPriors, TopicRepair, BPEBase, TransformerMixin, BaseEstimato
         its one-bit neighbours under the posterior exp L (:mod:`bpetopics.core.code_posterior`),
         the data term weighted by their renormalised probabilities (a soft E-step; README
         measures 3 against 1: better topics, 3.5x the training time). One process only.
+    pipeline : bool
+        True (the default): each minibatch's codes are pursued during the previous
+        step's theta update, from the theta before that update (one Adam step stale), on
+        a second thread when torch has two (:mod:`bpetopics.core.pipelined_steps`; the
+        same model on one thread and on two; README measures the speed and the topics
+        against False). False: the steps strictly in order (MODEL.md's MAP-EM). Only where
+        the compiled pursuit runs (CPU, a linear decoder), in one process, with
+        ``soft_codes=1``; the steps run in order elsewhere.
     flat_start, prior_ramp_epochs :
         q(pi) starts at Beta(1, 1) and the prior's weight in the pursuit ramps from 0 to
         1 over the first ``prior_ramp_epochs`` epochs (see MODEL.md's last section: a
@@ -133,13 +141,14 @@ class PoissBPE(TopicPriors, TopicRepair, BPEBase, TransformerMixin, BaseEstimato
                         "topic_repulsion": P.NON_NEGATIVE, "topic_smoothing": P.NON_NEGATIVE,
                         "reseed_similarity": P.NON_NEGATIVE_OR_NONE,
                         "split_moves": P.BOOL, "split_min_gain": P.NON_NEGATIVE,
-                        "soft_codes": P.POSITIVE_INT}
+                        "soft_codes": P.POSITIVE_INT,
+                        "pipeline": P.BOOL}
 
     def __init__(self, n_topics=20, *, n_bits=None, hidden=(), activation="relu", alpha=None,
                  gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
                  topic_repulsion=0.0008, topic_smoothing=0.1, reseed_similarity=0.7, split_moves=True,
-                 split_min_gain=0.1, soft_codes=1, random_state=0, device="auto", progress=True,
+                 split_min_gain=0.1, soft_codes=1, pipeline=True, random_state=0, device="auto", progress=True,
                  callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
@@ -155,6 +164,7 @@ class PoissBPE(TopicPriors, TopicRepair, BPEBase, TransformerMixin, BaseEstimato
         self.split_moves = split_moves
         self.split_min_gain = split_min_gain
         self.soft_codes = soft_codes
+        self.pipeline = pipeline
 
     def _theta_data(self, X_batch, batch, codes, out, weight, params):
         """With ``soft_codes`` M > 1, each document's M most probable nearby codes (rows
@@ -232,11 +242,26 @@ class PoissBPE(TopicPriors, TopicRepair, BPEBase, TransformerMixin, BaseEstimato
         with torch.no_grad():
             self.likelihood_.topic_logits.copy_(torch.from_numpy(smoothed_log_topics(counts, corpus_frequencies(X))))
 
-    def _train_step(self, X_batch):
-        """The shared step with torch's CPU operations on one thread (all are small at
-        text sizes); the pursuit's compiled kernels still use every thread given."""
+    def _epoch_steps(self, batches):
+        """The steps with torch's CPU operations on one thread (all are small at text
+        sizes); the pursuit's compiled kernels still use every thread given."""
         with kernels.torch_on_one_thread(self.device_):
-            return super()._train_step(X_batch)
+            return super()._epoch_steps(batches)
+
+    def _pursue(self, X_batch, params, weight):
+        """The minibatch's pursuit in compiled calls from its CSR rows where they serve the
+        model (:mod:`bpetopics.core.rows_pursuit`: CPU, linear decoder, numba), with a
+        second thread on large minibatches; else :meth:`BPEBase._pursue`."""
+        if not (fused_pursuit.usable(self.decoder_, self.device_) and sp.issparse(X_batch)):
+            return super()._pursue(X_batch, params, weight)
+        return rows_pursuit.pursue(X_batch, rows_pursuit.ThetaCopy.of_model(self, params, self.step_),
+                                   kernels.threads())
+
+    def _pipelined(self) -> bool:
+        """``pipeline``, where the compiled pursuit serves the model (CPU, linear decoder,
+        numba), one process trains and ``soft_codes=1``."""
+        return (bool(self.pipeline) and self.soft_codes == 1 and self.step_group.size == 1
+                and fused_pursuit.usable(self.decoder_, self.device_))
 
     def _corpus_tokens(self, X) -> float:
         """N_tok, the corpus's tokens: X's (a chunk of the corpus under ``partial_fit``:

@@ -72,9 +72,14 @@ def test_repulsion_moves_generic_words_into_one_topic():
 
     lambda = 0.05: R sums over T (T - 1) = 30 pairs here, against 380 at T = 20, so the
     default (0.0008, chosen on 20 Newsgroups at T = 20) is weaker still at T = 6; measured
-    on this corpus: 21 generic top words at 0, 18 at 0.0025, 9 at 0.01, 0 at 0.05."""
+    on this corpus: 21 generic top words at 0, 18 at 0.0025, 9 at 0.01, 0 at 0.05.
+
+    The steps in order (``pipeline=False``): the figures above are that schedule's. The
+    pipelined one lands seed 0's repelled fit in a worse optimum here (perplexity 26.27
+    against 25.57); over seeds 0-5 the two schedules' repelled perplexities average 26.5
+    (pipelined) and 26.8 (in order): which seed is unlucky changes, not the prior."""
     X, block = background_corpus()
-    fit = lambda lam: PoissBPE(n_topics=6, n_bits=8, epochs=10, topic_repulsion=lam,
+    fit = lambda lam: PoissBPE(n_topics=6, n_bits=8, epochs=10, topic_repulsion=lam, pipeline=False,
                                random_state=0, device="cpu", progress=False).fit(X)
     plain, repelled = fit(0.0), fit(0.05)
     assert generic_words_in_tops(plain, block) >= 10

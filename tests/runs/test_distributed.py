@@ -53,10 +53,12 @@ def _train_rank(X_path, out_dir, settings, kill_rank=None):
 
 
 def _one_process(X, **extra):
+    """One process's fit, its steps in order (``pipeline=False``), as processes sharing
+    each step take them."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)          # as each launched process
     try:
-        return PoissBPE(**PARAMS, **extra).fit(X)
+        return PoissBPE(**PARAMS, **{"pipeline": False, **extra}).fit(X)
     finally:
         torch.set_num_threads(threads)
 

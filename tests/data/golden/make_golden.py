@@ -2,8 +2,9 @@
 
 The run is the one the CLI tests train (tests/cli/conftest.py): the first 300 training
 documents of the small 20 Newsgroups corpus (4 groups, 500 words), 5 topics, 8 bits,
-2 epochs, CPU, seed 0. tests/test_behaviour_unchanged.py trains the same way and
-compares. Regenerate only when a change of the numbers is intended:
+2 epochs, CPU, seed 0; in_order/ holds the same run with ``--no-pipeline`` (the steps
+strictly in order). tests/test_behaviour_unchanged.py trains the same way and compares.
+Regenerate only when a change of the numbers is intended:
 
     SCIKIT_LEARN_DATA=... BPETOPICS_DATA=/path/to/shared/data python tests/data/golden/make_golden.py
 """
@@ -41,8 +42,9 @@ def small_corpus(folder: Path, data: Path) -> Path:
     return save_splits({"train": small}, folder)
 
 
-def train_run(workdir: Path, data: Path) -> Path:
-    """Run ``bpetopics train`` on the small corpus; return the run folder."""
+def train_run(workdir: Path, data: Path, extra=()) -> Path:
+    """Run ``bpetopics train`` on the small corpus (with the options ``extra``); return
+    the run folder."""
     import torch
     from click.testing import CliRunner
 
@@ -52,8 +54,8 @@ def train_run(workdir: Path, data: Path) -> Path:
     torch.set_num_threads(1)  # one thread: the same float summation order on every machine
     try:
         corpus = small_corpus(workdir / "ng300", data)
-        out = workdir / "run"
-        result = CliRunner().invoke(main, ["train", str(corpus), "--out", str(out), *TRAIN_ARGS])
+        out = workdir / ("run" + "".join(extra))
+        result = CliRunner().invoke(main, ["train", str(corpus), "--out", str(out), *TRAIN_ARGS, *extra])
     finally:
         torch.set_num_threads(threads)
     if result.exit_code != 0:
@@ -63,8 +65,9 @@ def train_run(workdir: Path, data: Path) -> Path:
 
 if __name__ == "__main__":
     sys.path.insert(0, str(REPO))
-    with tempfile.TemporaryDirectory() as tmp:
-        run = train_run(Path(tmp), shared_data())
-        for name in GOLDEN_FILES:
-            shutil.copyfile(run / name, HERE / name)
-    print(f"wrote {', '.join(GOLDEN_FILES)} to {HERE}")
+    for extra, folder in (((), HERE), (("--no-pipeline",), HERE / "in_order")):
+        with tempfile.TemporaryDirectory() as tmp:
+            run = train_run(Path(tmp), shared_data(), extra)
+            for name in GOLDEN_FILES:
+                shutil.copyfile(run / name, folder / name)
+        print(f"wrote {', '.join(GOLDEN_FILES)} to {folder}")

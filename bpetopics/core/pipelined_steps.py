@@ -1,0 +1,87 @@
+"""Training steps with the next minibatch's pursuit run during this one's theta step.
+
+A training step on minibatch S_b (:meth:`bpetopics.core.model.BPEBase._train_step`) is
+strictly in order: the pursuit needs theta_b, the theta step makes theta_{b+1}, and the
+next pursuit needs that. On one core the pursuit (compiled) and the theta step (small
+torch operations) take about half a step each. The pipelined schedule starts the next
+pursuit from the theta of *this* step, one Adam step stale::
+
+    z_b          pursued with theta_{b-1} and q(pi) after z_{b-1}   (during step b-1)
+    q(pi)     <- natural-gradient step from z_b
+    start:       the pursuit of S_{b+1} with theta_b and this q(pi)  (second thread)
+    theta_{b+1} <- one Adam step at z_b                              (this thread)
+
+Each code is still the greedy pursuit's for the theta it was pursued with; that theta is
+one step older (as in asynchronous SGD with a delay of one step; an Adam step moves
+each coordinate by about ``lr``). The first minibatch of each epoch is pursued with the
+current theta (the topic moves at the end of an epoch change the model), so a run
+resumed from a checkpoint stays identical.
+
+The pursuit reads copies (:class:`~bpetopics.core.rows_pursuit.ThetaCopy`) in one
+compiled call that holds no lock, so the schedule does not depend on the threads: on one
+thread the same steps run one after the other and give the same model bit for bit
+(``pipeline="on"``). Used where the compiled pursuit serves the model (CPU, linear
+decoder, numba) and one process trains (PoissBPE's ``pipeline``).
+"""
+
+from __future__ import annotations
+
+from bpetopics.core import fused_pursuit
+from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy, pursue
+
+#: When the pursuit takes longer than the theta step (many topics or bits), the next
+#: minibatch's documents are pursued in this many shares of decreasing size
+#: (rows_pursuit._guided_shares): the second thread starts on them, this one joins
+#: after its theta step. When it takes less, in one share: each further share is a call
+#: that must take the GIL from the busy theta step (measured on 20 Newsgroups: T = 20,
+#: 1.47x with one share, 1.29x with four; T = 50, 1.38x with one, 1.60x with four).
+SHARES = 4
+
+
+def run_epoch(model, batches, threads: int) -> tuple[float, float]:
+    """One epoch of the pipelined schedule (module docstring) over the batch source
+    ``batches``; the next pursuit on a second thread when ``threads`` >= 2.
+
+    Parameters
+    ----------
+    model : BPEBase
+        A text model whose pursuit the compiled loop serves, one process.
+    batches : BatchSource
+    threads : int
+
+    Returns
+    -------
+    (float, float)
+        The epoch's summed scores and summed active bits.
+    """
+    likelihood = model.likelihood_
+    iterator = iter(batches)
+    X_batch = next(iterator, None)
+    if X_batch is None:
+        return 0.0, 0.0
+    params = likelihood.minibatch_params()
+    batch, codes, score = pursue(X_batch, ThetaCopy.of_model(model, params, model.step_))
+    pool = fused_pursuit._thread_pool(1) if threads > 1 else None
+    total_score, total_bits = 0.0, 0.0
+    late = 0.0              # how often the pursuit was still running when the theta step ended
+    while True:
+        total_score += float(score.sum())
+        total_bits += float(codes.sum())
+        model.prior_.step(codes)
+        X_next = next(iterator, None)
+        if X_next is not None:
+            upcoming = RowsPursuit(X_next, ThetaCopy.of_model(model, params, model.step_ + 1),
+                                   SHARES if late > 0.5 else 1)
+            helper = pool.submit(upcoming.run) if pool is not None else None
+        model._theta_step(X_batch, batch, codes, params, model.prior_weight())
+        if X_next is None:
+            return total_score, total_bits
+        if helper is None:
+            upcoming.prepare()
+        else:
+            late = 0.9 * late + 0.1 * (not helper.done())
+        upcoming.pursue_shares()              # what the other thread has not taken
+        if helper is not None:
+            helper.result()
+        params = likelihood.minibatch_params()
+        X_batch, (batch, codes, score) = X_next, upcoming.result()

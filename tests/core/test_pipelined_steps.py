@@ -1,0 +1,143 @@
+"""The pipelined schedule (core/pipelined_steps.py) and its compiled pursuit from CSR
+rows (core/rows_pursuit.py): the codes are the greedy pursuit's, for the theta one
+step before; the model does not depend on the threads; the shares cover every document."""
+
+import copy
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import torch
+
+from bpetopics import PoissBPE
+from bpetopics.core import kernels
+from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy, _guided_shares
+from bpetopics.core.pursuit import reference_pursuit
+from bpetopics.core.table_pursuit import table_pursuit
+from tests.core.test_table_pursuit import text_case, zipf_corpus
+
+pytestmark = pytest.mark.skipif(not kernels.available("cpu"), reason="numba is not installed")
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("screened", [False, True])
+def test_rows_pursuit_gives_the_reference_codes_and_the_likelihoods_batch(seed, screened, monkeypatch):
+    from bpetopics.core import screened_pursuit
+
+    monkeypatch.setattr(screened_pursuit, "MIN_SCREEN_WORK", 0 if screened else 10**9)
+    decoder, lik = text_case(seed, n_bits=12, n_topics=6, n_words=300)
+    X = zipf_corpus(40, 300, seed)
+    X.data[::7] = 0                                   # explicit zeros: dropped, as from_csr does
+    log_odds = torch.linspace(-3, 0.5, 12)
+    beta = lik.minibatch_params()
+    batch, codes, score = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 12), n_shares=3).run().result()
+
+    expected = lik.batch(X, "cpu")
+    for name in ("indptr", "cols", "vals", "rows"):
+        assert torch.equal(getattr(batch, name), getattr(expected, name)), name
+    words, local = expected.vocabulary(300)
+    assert torch.equal(batch.vocabulary(300)[0], words) and torch.equal(batch.vocabulary(300)[1], local)
+    reference = reference_pursuit(decoder, lik, expected, log_odds)
+    assert torch.equal(codes, reference)
+    fast_codes, fast_score = table_pursuit(decoder, lik, expected, log_odds, return_score=True, beta=beta)
+    assert torch.equal(codes, fast_codes)
+    np.testing.assert_allclose(score.numpy(), fast_score.numpy(), rtol=1e-5, atol=1e-3)
+
+
+def test_rows_pursuit_reads_copies_of_theta():
+    """The pursuit may run while the theta step changes the model: it reads copies."""
+    decoder, lik = text_case(3)
+    X = zipf_corpus(30, 300, 3)
+    log_odds = torch.zeros(12)
+    beta = lik.minibatch_params()
+    before = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 12)).run().result()[1]
+    pursuit = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 12))
+    with torch.no_grad():                                    # theta moves before the pursuit runs
+        for p in decoder.parameters():
+            p.mul_(-1)
+        log_odds.fill_(-100.0)
+    assert torch.equal(pursuit.run().result()[1], before)
+
+
+def test_guided_shares_cover_every_document_once_with_halving_work():
+    lengths = np.random.default_rng(0).integers(1, 200, 257)
+    for n_shares in (1, 2, 3, 4):
+        shares = _guided_shares(lengths, n_shares)
+        assert len(shares) == n_shares
+        assert np.array_equal(np.sort(np.concatenate(shares)), np.arange(257))
+    work = [lengths[s].sum() for s in _guided_shares(lengths, 4)]
+    total = lengths.sum()
+    np.testing.assert_allclose(np.array(work) / total, [1 / 2, 1 / 4, 1 / 8, 1 / 8], atol=0.03)
+
+
+def _corpus(seed=0, n_docs=600, n_words=120, n_topics=4):
+    rng = np.random.default_rng(seed)
+    topics = rng.dirichlet(np.full(n_words, 0.1), n_topics)
+    mix = rng.dirichlet(np.full(n_topics, 0.3), n_docs)
+    return sp.csr_matrix(np.stack([rng.multinomial(rng.integers(20, 80), p) for p in mix @ topics]))
+
+
+def _fit(X, threads, pipeline, **params):
+    count = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return PoissBPE(n_topics=4, n_bits=16, epochs=3, batch_size=32, pipeline=pipeline, random_state=0,
+                        device="cpu", progress=False, **params).fit(X)
+    finally:
+        torch.set_num_threads(count)
+
+
+def test_pipelined_training_is_the_same_on_one_thread_and_two():
+    X = _corpus()
+    one, two = _fit(X, 1, True), _fit(X, 2, True)
+    assert np.array_equal(one.topic_word_, two.topic_word_)
+    assert np.array_equal(one.codes_, two.codes_)
+    assert [h["objective"] for h in one.history_] == [h["objective"] for h in two.history_]
+    assert not np.array_equal(one.topic_word_, _fit(X, 1, False).topic_word_)   # a schedule of its own
+
+
+def test_each_pipelined_code_is_the_pursuit_under_the_theta_one_step_before():
+    """Record, at each theta step b, the model's theta and q(pi) (those the pursuit of
+    minibatch b + 1 reads); then minibatch b + 1's codes must be the reference pursuit's
+    under them. The first minibatch of each epoch is pursued with the current theta."""
+    X = _corpus(n_docs=200)
+    model = PoissBPE(n_topics=4, n_bits=10, epochs=2, batch_size=50, pipeline=True, random_state=0,
+                     device="cpu", progress=False)
+    seen = []
+    real_step = PoissBPE._theta_step
+
+    def recording_step(self, X_batch, batch, codes, params, weight):
+        seen.append((batch, codes.clone(), copy.deepcopy(self.decoder_), params.clone(),
+                     self.prior_.bit_log_odds().clone(), self.step_))
+        return real_step(self, X_batch, batch, codes, params, weight)
+
+    model._theta_step = recording_step.__get__(model)
+    model.fit(X, encode=False)
+    steps = model._steps_per_epoch()
+    assert len(seen) == 2 * steps
+    lik = model.likelihood_
+    checked = 0
+    for (_, _, decoder, params, log_odds, step), (batch, codes, *_rest) in zip(seen, seen[1:]):
+        if (step + 1) % steps == 0:              # the next minibatch starts an epoch: not stale
+            continue
+        expected = reference_pursuit(decoder, _Frozen(lik, params), batch,
+                                     model.prior_weight(step + 1) * log_odds)
+        assert torch.equal(codes, expected), step
+        checked += 1
+    assert checked == 2 * (steps - 1)
+
+
+class _Frozen:
+    """The likelihood with its topics fixed at ``beta`` (the reference pursuit reads
+    ``data_term``)."""
+
+    def __init__(self, likelihood, beta):
+        self.likelihood, self.beta = likelihood, beta
+
+    def data_term(self, out, batch, beta=None):
+        return self.likelihood.data_term(out, batch, self.beta)
+
+
+def test_pipeline_is_checked():
+    with pytest.raises(ValueError, match="pipeline"):
+        PoissBPE(pipeline="yes").fit(_corpus(n_docs=20))
