@@ -6,8 +6,10 @@ Gibbs iterations), all on one thread in this process, their ratios, NPMI (top 10
 test split as reference), topic diversity (top 25) and completion perplexity (test split); then the pursuit's
 useful work per second against this machine's one-thread matmul and logarithm rates (and
 the floor they set), the later-step paths compared (packed torch, numba step by step, numba fused),
-encoding documents per second, and a steady epoch and an encoding on 1 against 2 threads
-(wall seconds, alternated in one process).
+the pursuit as training runs it (from the CSR rows), encoding documents per second, and a
+steady epoch (the steps in order on one thread; the pipelined schedule, the default, on one
+thread and on two) and an encoding on 1 against 2 threads (wall seconds, alternated in
+one process).
 
 Run: ``python benchmarks/bench_speed.py [--topics 50] [--vocab-size 50000] [--out DIR]``
 (offline data: SCIKIT_LEARN_DATA, NLTK_DATA, BPETOPICS_DATA as in README).
@@ -120,31 +122,51 @@ def quality(model, test, vocabulary):
             f"{perplexity:.0f}")
 
 
+#: threads_wall's settings: (pipeline, threads).
+SCHEDULES = ((False, 1), (True, 1), (True, 2))
+
+
 def threads_wall(X, test, topics, epochs=4):
-    """Median wall seconds of a steady training epoch, and of encoding ``test``, on 1 and on
-    2 threads: two models from the same start, their epochs alternated (epoch 1 of each is
-    not counted), so both see the same machine load."""
+    """Median wall seconds of a steady training epoch for each of :data:`SCHEDULES` (the
+    steps in order on one thread; the pipelined schedule, the default, on one thread and
+    on two: the same model), and of encoding ``test`` on 1 and on 2 threads: models from
+    the same start, their epochs alternated (epoch 1 of each is not counted), so all see
+    the same machine load."""
     models = {}
-    for threads in (1, 2):
-        models[threads] = PoissBPE(n_topics=topics, epochs=epochs, device="cpu", progress=False)
-        models[threads]._setup(X)
-    epoch, encode = {1: [], 2: []}, {1: [], 2: []}
+    for pipeline, threads in SCHEDULES:
+        models[pipeline, threads] = PoissBPE(n_topics=topics, epochs=epochs, device="cpu", progress=False,
+                                             pipeline=pipeline)
+        models[pipeline, threads]._setup(X)
+    epoch = {key: [] for key in models}
     for e in range(epochs):
-        for threads, model in models.items():
+        for (pipeline, threads), model in models.items():
             torch.set_num_threads(threads)
             t = time.perf_counter()
             model._run_epoch(X, model._batches(X))
             if e:
-                epoch[threads].append(time.perf_counter() - t)
+                epoch[pipeline, threads].append(time.perf_counter() - t)
+    encode = {1: [], 2: []}
     for _ in range(3):
-        for threads, model in models.items():
+        for threads in (1, 2):
             torch.set_num_threads(threads)
             t = time.perf_counter()
-            model.transform(test)
+            models[True, 1].transform(test)
             encode[threads].append(time.perf_counter() - t)
     torch.set_num_threads(1)
     return ({k: float(np.median(v)) for k, v in epoch.items()},
             {k: float(np.median(v)) for k, v in encode.items()})
+
+
+def rows_pursuit_epoch(model, X, batch_size):
+    """CPU seconds of one epoch's pursuits as training runs them (from the CSR rows, one
+    compiled call for the first step's table, :mod:`bpetopics.core.rows_pursuit`)."""
+    from bpetopics.core.rows_pursuit import ThetaCopy, pursue
+
+    beta = model.likelihood_.minibatch_params()
+    t = time.process_time()
+    for begin in range(0, X.shape[0], batch_size):
+        pursue(X[begin:begin + batch_size], ThetaCopy.of_model(model, beta, model.step_))
+    return time.process_time() - t
 
 
 def main():
@@ -209,6 +231,9 @@ def main():
              ("floor from those rates (s) / pursuit over floor (target <= 4)",
               f"{floor:.3f} / {seconds / floor:.2f}")]
     if kernels.available("cpu"):
+        rows_s = rows_pursuit_epoch(bpe, X, bpe.batch_size)
+        rows.append(("pursuit per epoch from the CSR rows, as training runs it (CPU s)",
+                     f"{rows_s:.3f} ({seconds / rows_s:.2f}x faster than the above)"))
         saved = kernels.available
         table_pursuit.FUSED = False
         try:
@@ -229,8 +254,11 @@ def main():
     rows.append(("encoding the test split (documents/s, one thread)",
                  f"{test.counts.shape[0] / enc:,.0f}"))
     epoch, encode = threads_wall(X, test.counts, T)
-    rows += [("steady epoch wall s, 1 thread / 2 threads (target >= 1.6x)",
-              f"{epoch[1]:.3f} / {epoch[2]:.3f} ({epoch[1] / epoch[2]:.2f}x)"),
+    in_order, one, two = (epoch[key] for key in SCHEDULES)
+    rows += [("steady epoch wall s, steps in order 1 thread / pipelined 1 thread / pipelined 2 threads",
+              f"{in_order:.3f} / {one:.3f} / {two:.3f}"),
+             ("steady epoch, pipelined, 2 threads over 1 (target >= 1.6x) / over in order on 1",
+              f"{one / two:.2f}x / {in_order / two:.2f}x"),
              ("encoding the test split, wall s, 1 thread / 2 threads",
               f"{encode[1]:.3f} / {encode[2]:.3f} ({encode[1] / encode[2]:.2f}x)")]
 
