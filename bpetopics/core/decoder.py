@@ -60,3 +60,22 @@ class CodeDecoder(nn.Module):
     def forward(self, codes: torch.Tensor) -> torch.Tensor:
         """Decoder outputs for codes, (N, K) -> (N, n_out)."""
         return self.head(self.first(codes))
+
+    @property
+    def is_linear(self) -> bool:
+        """No hidden layer: the outputs are W1 z + b1."""
+        return len(self.head) == 0
+
+    def linear_forward(self, codes: torch.Tensor) -> torch.Tensor:
+        """W1 z + b1 without autograd (a linear decoder), (N, K) float -> (N, n_out); with
+        :meth:`set_linear_grad` the same values and gradients as ``forward`` and
+        ``backward``, without autograd's graph (most of a small step's cost)."""
+        with torch.no_grad():
+            return torch.addmm(self.first.bias, codes, self.first.weight.t())
+
+    def set_linear_grad(self, codes: torch.Tensor, d_out: torch.Tensor) -> None:
+        """The gradients of a linear decoder at ``codes`` (N, K) given d loss / d out
+        (N, n_out): dW1 = d_out^T z, db1 = sum_n d_out (replacing any earlier ones)."""
+        with torch.no_grad():
+            self.first.weight.grad = d_out.t().mm(codes)
+            self.first.bias.grad = d_out.sum(0)

@@ -80,7 +80,10 @@ class PackedCounts:
         if self._topic_rows is None or self._topic_rows[0] != key:
             words, _ = self.vocabulary(beta.shape[0])
             beta_t = beta.t()
-            if beta_t.is_contiguous():
+            if beta_t.is_contiguous() and kernels.available(beta.device) and beta.dtype == torch.float32:
+                rows = _gather_columns(beta_t.numpy(), words.numpy())     # one compiled pass
+                rows = torch.from_numpy(rows)
+            elif beta_t.is_contiguous():
                 rows = beta_t.index_select(1, words).t().contiguous()
             else:
                 rows = beta.index_select(0, words)
@@ -164,6 +167,16 @@ if kernels.numba is not None:
             position[i] = rank[keys[i]]
             words[position[i]] = keys[i]
         return words, position
+
+    @kernels.numba.njit(cache=True, nogil=True)
+    def _gather_columns(matrix, columns):  # pragma: no cover - compiled
+        """matrix[:, columns] transposed: (R, C) and (U,) -> (U, R), C-contiguous."""
+        out = np.empty((columns.shape[0], matrix.shape[0]), dtype=matrix.dtype)
+        for u in range(columns.shape[0]):
+            c = columns[u]
+            for r in range(matrix.shape[0]):
+                out[u, r] = matrix[r, c]
+        return out
 
 
 @dataclass

@@ -29,12 +29,13 @@ from __future__ import annotations
 from bpetopics.core import fused_pursuit
 from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy, pursue
 
-#: When the pursuit takes longer than the theta step (many topics or bits), the next
-#: minibatch's documents are pursued in this many shares of decreasing size
-#: (rows_pursuit._guided_shares): the second thread starts on them, this one joins
-#: after its theta step. When it takes less, in one share: each further share is a call
-#: that must take the GIL from the busy theta step (measured on 20 Newsgroups: T = 20,
-#: 1.47x with one share, 1.29x with four; T = 50, 1.38x with one, 1.60x with four).
+#: A minibatch with enough pursuit work (``fused_pursuit.MIN_PARALLEL_WORK``
+#: multiply-adds a later step: many topics or bits) is pursued in this many shares of
+#: decreasing size (rows_pursuit._guided_shares): the second thread starts on them, this
+#: one joins after its theta step. A smaller one in one compiled call: the pursuit then
+#: takes about as long as the theta step, and each further share is a call that must take
+#: the GIL from it. Measured on 20 Newsgroups (epochs alternated, two threads over one):
+#: T = 50, 1.48x with four shares, 1.28x with one; T = 20, 1.22x and 1.26x.
 SHARES = 4
 
 
@@ -63,25 +64,23 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
     batch, codes, score = pursue(X_batch, ThetaCopy.of_model(model, params, model.step_))
     pool = fused_pursuit._thread_pool(1) if threads > 1 else None
     total_score, total_bits = 0.0, 0.0
-    late = 0.0              # how often the pursuit was still running when the theta step ended
     while True:
         total_score += float(score.sum())
         total_bits += float(codes.sum())
         model.prior_.step(codes)
         X_next = next(iterator, None)
         if X_next is not None:
-            upcoming = RowsPursuit(X_next, ThetaCopy.of_model(model, params, model.step_ + 1),
-                                   SHARES if late > 0.5 else 1)
+            theta = ThetaCopy.of_model(model, params, model.step_ + 1)
+            work = X_next.nnz * theta.weight.shape[0] * theta.weight.shape[1]
+            upcoming = RowsPursuit(X_next, theta, SHARES if work >= fused_pursuit.MIN_PARALLEL_WORK else 1)
             helper = pool.submit(upcoming.run) if pool is not None else None
         model._theta_step(X_batch, batch, codes, params, model.prior_weight())
         if X_next is None:
             return total_score, total_bits
         if helper is None:
-            upcoming.prepare()
+            upcoming.run()
         else:
-            late = 0.9 * late + 0.1 * (not helper.done())
-        upcoming.pursue_shares()              # what the other thread has not taken
-        if helper is not None:
+            upcoming.pursue_shares()          # what the other thread has not taken
             helper.result()
         params = likelihood.minibatch_params()
         X_batch, (batch, codes, score) = X_next, upcoming.result()

@@ -163,6 +163,13 @@ class PoissonLikelihood(nn.Module):
         if not isinstance(batch, PackedCounts):
             self.theta_loss(out, batch, normaliser=normaliser).backward()
             return
+        out.backward(self.theta_gradient(out, batch, params, normaliser).to(out.dtype))
+
+    def theta_gradient(self, out: torch.Tensor, batch: PackedCounts, params=None,
+                       normaliser=None) -> torch.Tensor:
+        """:meth:`theta_backward` for a packed batch without the decoder's part: adds the
+        topics' gradient to ``topic_logits.grad`` and returns d loss / d out (P, T), for the
+        caller to take through the decoder."""
         with torch.no_grad():
             beta = self.minibatch_params() if params is None else params.detach()   # (W, T)
             mix = self.link(out.detach())                                          # (P, T)
@@ -181,7 +188,7 @@ class PoissonLikelihood(nn.Module):
                 d_beta_u = torch.zeros_like(beta_u).index_add_(0, local, mix_nz.mul_(g[:, None]))
             d_out = mix * (d_mix - (mix * d_mix).sum(-1, keepdim=True))            # (P, T)
         self.add_topic_word_grad(d_beta_u.t(), beta, words, beta_u.t())
-        out.backward(d_out.to(out.dtype))
+        return d_out
 
     def add_topic_word_grad(self, grad: torch.Tensor, beta: torch.Tensor, words=None,
                             beta_at_words=None, inner=None) -> None:

@@ -135,9 +135,20 @@ class RowsPursuit:
             self._kernel(*self._args, self._shares[share])
 
     def run(self) -> "RowsPursuit":
-        """:meth:`prepare`, then every share; returns self."""
-        self.prepare()
-        self.pursue_shares()
+        """:meth:`prepare`, then every share; returns self. In one share, all of it is one
+        compiled call (the thread takes the GIL once: fewer hand-overs with a busy one)."""
+        if self.n_shares > 1:
+            self.prepare()
+            self.pursue_shares()
+            return self
+        theta = self.theta
+        n_topics, n_bits = theta.weight.shape
+        (indptr, cols, vals, rows, words, local, self.codes, self.data, self.prior) = _pursue_rows(
+            self.X_batch.indptr, self.X_batch.indices, self.X_batch.data, theta.beta_t.numpy(),
+            theta.weight.numpy(), theta.bias.numpy(), theta.log_odds.numpy(), theta.max_steps,
+            screened_pursuit.screens(n_bits, n_topics))
+        self._packed, self._shares = (indptr, cols, vals, rows, words, local), ()
+        self.prepared.set()
         return self
 
     def result(self):
@@ -179,7 +190,29 @@ def _guided_shares(lengths: np.ndarray, n_shares: int) -> list:
 if numba is not None:
     from numba import njit
 
+    from bpetopics.core.fused_pursuit import _pursuit
     from bpetopics.core.pursuit_loops import _log_inplace, _word_rates
+    from bpetopics.core.screened_pursuit import _screened_pursuit
+
+    @njit(cache=True, nogil=True)
+    def _pursue_rows(indptr_in, indices, counts, beta_t, weight, bias, log_odds, max_steps,
+                     screened):  # pragma: no cover - compiled
+        """:func:`_prepare_rows`, then the pursuit of every document (screened or not):
+        the packed rows and vocabulary, codes (P, K) uint8, data and prior terms (P,)."""
+        (indptr, cols, vals, rows, words, local, beta_u, table, bit_w,
+         exp_w_t) = _prepare_rows(indptr_in, indices, counts, beta_t, weight, bias)
+        n_docs = indptr.shape[0] - 1
+        codes = np.zeros((n_docs, weight.shape[1]), dtype=np.uint8)
+        data = np.empty(n_docs, dtype=np.float32)
+        prior = np.empty(n_docs, dtype=np.float32)
+        docs = np.arange(n_docs)
+        if screened:
+            _screened_pursuit(indptr, local, vals, beta_u, table, bit_w, exp_w_t, bias, log_odds,
+                              codes, data, prior, max_steps, docs)
+        else:
+            _pursuit(indptr, local, vals, beta_u, table, bit_w, exp_w_t, bias, log_odds, codes, data,
+                     prior, max_steps, docs)
+        return indptr, cols, vals, rows, words, local, codes, data, prior
 
     @njit(cache=True, nogil=True)
     def _prepare_rows(indptr_in, indices, counts, beta_t, weight, bias):  # pragma: no cover - compiled

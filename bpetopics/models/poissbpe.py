@@ -257,6 +257,20 @@ class PoissBPE(TopicPriors, TopicRepair, BPEBase, TransformerMixin, BaseEstimato
         return rows_pursuit.pursue(X_batch, rows_pursuit.ThetaCopy.of_model(self, params, self.step_),
                                    kernels.threads())
 
+    def _theta_step(self, X_batch, batch, codes, params, weight) -> None:
+        """:meth:`BPEBase._theta_step`; with a linear decoder and the pursued codes alone
+        (``soft_codes=1``) its gradients are written out (the same values as autograd's,
+        without its graph: a third of the step's decoder cost)."""
+        if self.soft_codes > 1 or not self.decoder_.is_linear or not isinstance(batch, PackedCounts):
+            return super()._theta_step(X_batch, batch, codes, params, weight)
+        self.optimizer_.zero_grad()
+        z = codes.float()
+        out = self.decoder_.linear_forward(z)
+        self.decoder_.set_linear_grad(z, self.likelihood_.theta_gradient(out, batch, params))
+        self._penalty_backward(out, params)
+        self.optimizer_.step()
+        self.step_ += 1
+
     def _pipelined(self) -> bool:
         """``pipeline``, where the compiled pursuit serves the model (CPU, linear decoder,
         numba), one process trains and ``soft_codes=1``."""

@@ -152,3 +152,29 @@ def test_topic_logits_are_saved_word_by_topic_and_load_back():
     other.load_state_dict(state)
     assert torch.equal(other.topic_logits, lik.topic_logits)
     assert torch.allclose(lik.topic_word().sum(0), torch.ones(5, dtype=torch.float64))
+
+
+def test_a_linear_decoders_written_out_step_is_autograds_bit_for_bit():
+    """PoissBPE's theta step with a linear decoder (linear_forward, theta_gradient,
+    set_linear_grad) gives the values and gradients autograd gives, float32."""
+    decoder, lik, batch, codes = poisson_case(4)
+    decoder, lik = decoder.float(), lik.float()
+    batch = PackedCounts(batch.indptr, batch.cols, batch.vals.float(), batch.rows)
+    z = codes.float()
+    out = decoder(z)
+    lik.theta_backward(out, batch)
+    expected = grads(decoder, lik)
+    zero(decoder, lik)
+    fast = decoder.linear_forward(z)
+    decoder.set_linear_grad(z, lik.theta_gradient(fast, batch))
+    assert torch.equal(fast, out.detach()) and not fast.requires_grad
+    assert all(torch.equal(a, b) for a, b in zip(grads(decoder, lik), expected))
+
+
+def test_topic_rows_gather_the_batch_words_rows_of_beta():
+    _, lik, batch, _ = poisson_case(5)
+    beta = lik.float().minibatch_params()                           # (W, T), a transposed view
+    words, _ = batch.vocabulary(beta.shape[0])
+    rows = batch.topic_rows(beta)
+    assert rows.is_contiguous() and torch.equal(rows, beta[words])
+    assert batch.topic_rows(beta) is rows                             # once per beta
