@@ -22,6 +22,9 @@ from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, voca
 @click.option("--bits", type=IntRange(min=1), default=None,
               help="PoissBPE's code length K [default: PoissBPE's own].")
 @click.option("--device", default="auto", show_default=True, help="PoissBPE's device: cpu, cuda or auto.")
+@click.option("--pipeline/--no-pipeline", default=True, show_default=True,
+              help="PoissBPE's schedule: each minibatch's codes pursued during the previous step's "
+                   "update (the default), or the steps in order (README's comparison tables).")
 @click.option("--lda-passes", type=IntRange(min=1), default=None,
               help="LDA's passes over the corpus [default: LDABaseline's own, 10].")
 @click.option("--reference", type=Choice(("auto", "test", "train", "corpus")), default="auto", show_default=True,
@@ -38,8 +41,8 @@ from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, voca
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True,
               help="Seed of the --max-docs draw (and of the held-out draw for a folder).")
-def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, reference, gensim, overwrite, models,
-            vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed):
+def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_passes, reference, gensim, overwrite,
+            models, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed):
     """Compare PoissBPE with baseline topic models on CORPUS, over several seeds.
 
     Every model of --models (PoissBPE and gensim LDA by default; also Tomotopy, LDA
@@ -101,6 +104,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, lda_passes, refe
         click.echo(f"Note: {note}", err=True)
 
     bpe_params = {"device": device}
+    if not pipeline:
+        bpe_params["pipeline"] = False
     if epochs is not None:
         bpe_params["epochs"] = epochs
     if bits is not None:

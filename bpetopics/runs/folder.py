@@ -130,6 +130,8 @@ def _build_model(name, params, state, n_data, n_features, training, device, wher
         raise RunError(f"{where} holds an unknown model class {name!r} (expected one of {', '.join(MODELS)})")
     cls = MODELS[name]
     params = dict(params, progress=False)
+    if "pipeline" not in params and "pipeline" in cls._get_param_names():
+        params["pipeline"] = False      # saved before the pipelined schedule: trained in order
     if device is not None:
         params["device"] = device
     try:

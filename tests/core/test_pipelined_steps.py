@@ -44,6 +44,18 @@ def test_rows_pursuit_gives_the_reference_codes_and_the_likelihoods_batch(seed, 
     np.testing.assert_allclose(score.numpy(), fast_score.numpy(), rtol=1e-5, atol=1e-3)
 
 
+def test_rows_pursuit_stops_at_max_bits_and_splits_into_shares_alike():
+    decoder, lik = text_case(6)
+    X = zipf_corpus(50, 300, 6)
+    log_odds = torch.full((12,), 0.5)                     # bits are cheap: codes would grow long
+    beta = lik.minibatch_params()
+    expected = reference_pursuit(decoder, lik, lik.batch(X, "cpu"), log_odds, max_bits=2)
+    assert expected.sum(1).max() == 2
+    for shares in (1, 2, 4):
+        codes = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 2), n_shares=shares).run().result()[1]
+        assert torch.equal(codes, expected), shares
+
+
 def test_rows_pursuit_reads_copies_of_theta():
     """The pursuit may run while the theta step changes the model: it reads copies."""
     decoder, lik = text_case(3)

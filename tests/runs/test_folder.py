@@ -159,6 +159,18 @@ def test_checkpoint_resumes_to_the_same_model(corpus, tmp_path):
         load_checkpoint(path)
 
 
+def test_a_run_saved_before_the_pipelined_schedule_loads_with_its_steps_in_order(saved, tmp_path):
+    """A config without ``pipeline`` was trained in order: training it further (a resumed
+    checkpoint, the same rule) keeps that schedule."""
+    assert load_run(saved).model.pipeline is True
+    old = tmp_path / "old"
+    shutil.copytree(saved, old)
+    config = json.loads((old / "config.json").read_text())
+    del config["params"]["pipeline"]
+    (old / "config.json").write_text(json.dumps(config))
+    assert load_run(old).model.pipeline is False
+
+
 def _rewrite_config(run, **changes):
     config = json.loads((run / "config.json").read_text())
     for key, value in changes.items():
