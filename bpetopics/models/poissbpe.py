@@ -14,7 +14,7 @@ from bpetopics.core import kernels
 from bpetopics.core import params as P
 from bpetopics.core.batches import RowStore
 from bpetopics.core.code_posterior import local_mean, soft_codes
-from bpetopics.core import fused_pursuit, rows_pursuit
+from bpetopics.core import fused_pursuit, fused_theta, rows_pursuit
 from bpetopics.core.packed import PackedCounts, PaddedCounts
 from bpetopics.core.poisson import PoissonLikelihood
 from bpetopics.core.model import BPEBase
@@ -264,12 +264,21 @@ class PoissBPE(TopicPriors, TopicRepair, BPEBase, TransformerMixin, BaseEstimato
         if self.soft_codes > 1 or not self.decoder_.is_linear or not isinstance(batch, PackedCounts):
             return super()._theta_step(X_batch, batch, codes, params, weight)
         self.optimizer_.zero_grad()
-        z = codes.float()
-        out = self.decoder_.linear_forward(z)
-        self.decoder_.set_linear_grad(z, self.likelihood_.theta_gradient(out, batch, params))
-        self._penalty_backward(out, params)
+        if self.fused_theta and fused_theta.usable(self.decoder_, params):   # three compiled passes
+            fused_theta.set_gradients(self.decoder_, self.likelihood_, batch, codes, params,
+                                      self._penalty_weight() if self.topic_repulsion else 0.0,
+                                      self._smoothing_strength())
+        else:
+            z = codes.float()
+            out = self.decoder_.linear_forward(z)
+            self.decoder_.set_linear_grad(z, self.likelihood_.theta_gradient(out, batch, params))
+            self._penalty_backward(out, params)
         self.optimizer_.step()
         self.step_ += 1
+
+    #: Whether the theta step of a linear decoder on CPU runs the compiled passes of
+    #: :mod:`bpetopics.core.fused_theta` (False: the torch operations, the reference).
+    fused_theta = True
 
     def _pipelined(self) -> bool:
         """``pipeline``, where the compiled pursuit serves the model (CPU, linear decoder,

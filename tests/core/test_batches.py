@@ -38,13 +38,13 @@ def test_partial_fit_scales_the_prior_by_total_samples():
     streamed = PoissBPE(**params)
     steps = []
     streamed.partial_fit(X[:60], total_samples=120)
-    real_apply = streamed.prior_.apply
+    real_step = streamed.prior_.step
 
-    def spy(stats):  # the natural-gradient step's scale N / |S| of each minibatch
-        steps.append(streamed.prior_.n_data / stats.n_codes)
-        real_apply(stats)
+    def spy(codes):  # the natural-gradient step's scale N / |S| of each minibatch
+        steps.append(streamed.prior_.n_data / codes.shape[0])
+        real_step(codes)
 
-    streamed.prior_.apply = spy
+    streamed.prior_.step = spy
     streamed.partial_fit(X[60:], total_samples=120)
     assert streamed.n_data_ == 120 and streamed.prior_.n_data == 120
     assert steps == [120 / 30, 120 / 30]

@@ -86,3 +86,23 @@ def test_statistics_of_two_halves_add_up_to_one_step_on_the_whole():
     one_half = BetaProcessPrior(6, n_data=200, alpha=2.0, gamma=1.5, tau=1.0, kappa=0.7)
     one_half.apply(one_half.statistics(codes[:4]))
     assert not torch.allclose(one_half.a, whole.a)  # the halves differ from the whole: the sum matters
+
+
+def test_the_compiled_step_is_applys_bit_for_bit():
+    """Boolean codes on the CPU take one compiled pass: the same float64 values as
+    apply(statistics(codes))."""
+    import numpy as np
+    import torch
+
+    from bpetopics.core import kernels
+    from bpetopics.core.prior import BetaProcessPrior
+
+    if not kernels.available("cpu"):
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(0)
+    fast, reference = (BetaProcessPrior(40, 5000, 5000.0, 10.0, flat_start=False) for _ in range(2))
+    for _ in range(30):
+        codes = torch.from_numpy(rng.random((int(rng.integers(1, 70)), 40)) < 0.1)
+        fast.step(codes)
+        reference.apply(reference.statistics(codes))
+    assert torch.equal(fast.a, reference.a) and torch.equal(fast.b, reference.b) and fast.t == reference.t

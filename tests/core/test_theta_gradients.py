@@ -178,3 +178,32 @@ def test_topic_rows_gather_the_batch_words_rows_of_beta():
     rows = batch.topic_rows(beta)
     assert rows.is_contiguous() and torch.equal(rows, beta[words])
     assert batch.topic_rows(beta) is rows                             # once per beta
+
+
+@pytest.mark.parametrize("repulsion, smoothing", [(0.3, 1e-4), (0.0, 1e-4), (0.3, 0.0), (0.0, 0.0)])
+def test_the_compiled_theta_gradients_are_the_torch_paths(repulsion, smoothing):
+    """core/fused_theta.py: the decoder's and the topic logits' gradients of a step (data
+    term, diversity prior, Dirichlet prior) as the torch operations give them, float32."""
+    from bpetopics.core import fused_theta
+
+    decoder, lik, batch, codes = poisson_case(7, n_docs=30, n_words=60, n_topics=6, n_bits=10)
+    decoder, lik = decoder.float(), lik.float()
+    batch = PackedCounts(batch.indptr, batch.cols, batch.vals.float(), batch.rows)
+    model = PoissBPE(n_topics=6, topic_repulsion=1.0, topic_smoothing=1.0)
+    model.likelihood_, model.n_tokens_ = lik, 1.0
+    z = codes.float()
+    beta = lik.minibatch_params()
+    out = decoder.linear_forward(z)
+    decoder.set_linear_grad(z, lik.theta_gradient(out, batch, beta))
+    if repulsion:
+        _, grad, inner = topic_overlap_grad(beta, lik.link(out).mean(0), scale=repulsion)
+        lik.add_topic_word_grad(grad, beta, inner=inner - smoothing * beta.shape[0])
+    else:
+        lik.topic_logits.grad.add_(smoothing * (beta.t() * beta.shape[0] - 1))
+    if repulsion:
+        lik.topic_logits.grad.sub_(smoothing)
+    expected = grads(decoder, lik)
+    zero(decoder, lik)
+    fused_theta.set_gradients(decoder, lik, batch, codes.bool(), beta, repulsion, smoothing)
+    for got, want in zip(grads(decoder, lik), expected):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-6)
