@@ -1,6 +1,6 @@
-"""PoissBPE's theta gradients with a linear decoder in three compiled passes and two BLAS
-products (numba, CPU, float32): what :meth:`PoissBPE._theta_step` otherwise takes in about
-thirty small torch operations (README, "Speed and memory").
+"""PoissBPE's theta gradients with a linear decoder in two compiled calls (numba, CPU,
+float32): what :meth:`PoissBPE._theta_step` otherwise takes in about thirty small torch
+operations and two T x T x W matrix products (README, "Speed and memory").
 
 With codes z (P, K), decoder weights W (T, K) and bias b (T,), topics beta (T, W) =
 softmax of the topic logits l, the loss of the theta step is the data term per token
@@ -9,11 +9,15 @@ softmax of the topic logits l, the loss of the theta step is the data term per t
     pass 1   out_n = b + W z_n,  f_n = softmax(out_n),  the data gradient g_i over the
              non-zeros, d_out_n = f_n * (d_f_n - <f_n, d_f_n>),
              dW = d_out^T z,  db = sum_n d_out_n,  u = mean_n f_n  (the topics' use)
-    BLAS     G = beta beta^T  (T, T)
-    pass 2   the diversity prior's T x T matrix A (``topic_overlap_grad``: weights u_t u_s
-             off the diagonal, the norms' terms on it, A + A^T times the penalty's
-             weight) and its inner products <beta_t, (A beta)_t> = sum_s A_ts G_ts
-    BLAS     R = A beta  (T, W), the prior's gradient with respect to beta
+    pass 2   the diversity prior's gradient R = (A + A^T) beta (``topic_overlap_grad``)
+             in O(T W), without the Gram matrix: off the diagonal A_ts = q_t q_s / U with
+             q_t = u_t / |beta_t| and U = sum_{t != s} u_t u_s, so with v = sum_s q_s beta_s
+             (one weighted sum of the topics) and p_t = <beta_t, v>,
+                 A_tt = -q_t (p_t - |beta_t|^2 q_t) / (U |beta_t|^2)
+                 R_t  = lambda [(2 q_t / U) v + (2 A_tt - 2 q_t^2 / U) beta_t]
+                 <beta_t, R_t> = lambda [(2 q_t / U) p_t + (2 A_tt - 2 q_t^2 / U) |beta_t|^2]
+             (lambda the penalty's weight): three passes over T x W instead of two
+             T x T x W products
     pass 3   dl_tw = beta_tw (R_tw - <beta_t, R_t> + s W - <beta_t, d_beta_t>) - s
              + [w in the batch] beta_tw d_beta_tw
 
@@ -69,15 +73,8 @@ def set_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.T
     grad_w, grad_b, d_beta_u, usage = _decoder_and_data(
         codes.numpy().view(np.uint8), weight.numpy(), bias.numpy(), batch.rows.numpy(),
         local.numpy(), batch.vals.float().numpy(), beta_u.numpy(), np.float32(1.0 / tokens))
-    n_topics = beta_t.shape[0]
-    if repulsion and n_topics > 1:
-        gram = (beta_t @ beta_t.t()).numpy()                                    # (T, T)
-        d_gram, inner = _overlap_matrix(gram, usage, np.float32(repulsion))
-        prior_grad = torch.from_numpy(d_gram) @ beta_t                         # (T, W)
-    else:
-        prior_grad, inner = torch.zeros(n_topics, 0), np.zeros(n_topics, dtype=np.float32)
     logits_grad = np.empty(beta_t.shape, dtype=np.float32)
-    _topic_logits_grad(beta_t.numpy(), prior_grad.numpy(), inner, np.float32(smoothing), words.numpy(),
+    _topic_logits_grad(beta_t.numpy(), usage, np.float32(repulsion), np.float32(smoothing), words.numpy(),
                        beta_u.numpy(), d_beta_u, logits_grad)
     decoder.first.weight.grad = torch.from_numpy(grad_w)
     decoder.first.bias.grad = torch.from_numpy(grad_b)
@@ -135,59 +132,71 @@ if numba is not None:
             usage[t] /= max(n_docs, 1)
         return grad_w, grad_b, d_beta_u, usage
 
-    @njit(cache=True, nogil=True)
-    def _overlap_matrix(gram, usage, scale):  # pragma: no cover - compiled
-        """Pass 2: the diversity prior's (A + A^T) scale (T, T) from the Gram matrix and the
-        topics' use, and its inner products with beta, sum_s (A + A^T)_ts G_ts scale (T,)
-        (``topic_prior.topic_overlap_grad``)."""
-        n_topics = gram.shape[0]
-        norms = np.empty(n_topics, dtype=np.float32)
-        for t in range(n_topics):
-            norms[t] = max(np.sqrt(gram[t, t]), np.float32(1e-30))
-        total = np.float32(0.0)
-        for t in range(n_topics):
-            for s in range(n_topics):
-                if s != t:
-                    total += usage[t] * usage[s]
-        total = max(total, np.float32(1e-30))
-        a = np.zeros((n_topics, n_topics), dtype=np.float32)
-        d_norms = np.zeros(n_topics, dtype=np.float32)
-        for t in range(n_topics):
-            for s in range(n_topics):
-                if s != t:
-                    a[t, s] = usage[t] * usage[s] / (total * norms[t] * norms[s])
-                    weighted_cos = gram[t, s] * a[t, s]
-                    d_norms[t] -= weighted_cos
-                    d_norms[s] -= weighted_cos
-        for t in range(n_topics):
-            a[t, t] = d_norms[t] / norms[t] / (2 * norms[t])
-        sym = np.empty((n_topics, n_topics), dtype=np.float32)
-        inner = np.zeros(n_topics, dtype=np.float32)
-        for t in range(n_topics):
-            for s in range(n_topics):
-                sym[t, s] = (a[t, s] + a[s, t]) * scale
-                inner[t] += sym[t, s] * gram[t, s]
-        return sym, inner
+    @njit(inline="always")
+    def _dot(x, y):  # pragma: no cover - compiled
+        """sum_w x_w y_w over two rows, in eight partial sums (scalars, kept in registers:
+        one running sum would wait on each add)."""
+        n = x.shape[0]
+        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = np.float32(0.0)
+        w = 0
+        while w + 8 <= n:
+            s0 += x[w] * y[w]
+            s1 += x[w + 1] * y[w + 1]
+            s2 += x[w + 2] * y[w + 2]
+            s3 += x[w + 3] * y[w + 3]
+            s4 += x[w + 4] * y[w + 4]
+            s5 += x[w + 5] * y[w + 5]
+            s6 += x[w + 6] * y[w + 6]
+            s7 += x[w + 7] * y[w + 7]
+            w += 8
+        total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+        while w < n:
+            total += x[w] * y[w]
+            w += 1
+        return total
 
     @njit(cache=True, nogil=True)
-    def _topic_logits_grad(beta_t, prior_grad, inner, strength, words, beta_u, d_beta_u,
+    def _topic_logits_grad(beta_t, usage, scale, strength, words, beta_u, d_beta_u,
                            out):  # pragma: no cover - compiled
-        """Pass 3 into out (T, W): the module's dl. prior_grad (T, W), or (T, 0) for no
-        diversity prior (inner then 0)."""
+        """Passes 2 and 3 into out (T, W): the module's dl, the diversity prior's gradient
+        R = (A + A^T) beta in O(T W) (the module docstring's identity; ``scale`` 0: no
+        diversity prior)."""
         n_topics, n_words = beta_t.shape
-        dense = prior_grad.shape[1] > 0
+        alpha = np.zeros(n_topics, dtype=np.float32)     # R_t = alpha_t v + gamma_t beta_t
+        gamma = np.zeros(n_topics, dtype=np.float32)
+        inner = np.zeros(n_topics, dtype=np.float32)     # <beta_t, R_t>
+        v = np.zeros(n_words, dtype=np.float32)
+        if scale > 0 and n_topics > 1:
+            squares = np.empty(n_topics, dtype=np.float32)
+            q = np.empty(n_topics, dtype=np.float32)
+            total_use, use_squares = np.float32(0.0), np.float32(0.0)
+            for t in range(n_topics):
+                squares[t] = _dot(beta_t[t], beta_t[t])                   # G_tt = |beta_t|^2
+                q[t] = usage[t] / max(np.sqrt(squares[t]), np.float32(1e-30))
+                total_use += usage[t]
+                use_squares += usage[t] * usage[t]
+            total = max(total_use * total_use - use_squares, np.float32(1e-30))   # sum_{t != s} u_t u_s
+            for t in range(n_topics):                                      # v = sum_s q_s beta_s
+                row, weight = beta_t[t], q[t]
+                for w in range(n_words):
+                    v[w] += weight * row[w]
+            for t in range(n_topics):
+                norm = max(np.sqrt(squares[t]), np.float32(1e-30))
+                p = _dot(beta_t[t], v)                                     # <beta_t, v>
+                diagonal = -q[t] * (p - squares[t] * q[t]) / (total * norm * norm)   # A_tt
+                alpha[t] = scale * 2 * q[t] / total
+                gamma[t] = scale * (2 * diagonal - 2 * q[t] * q[t] / total)
+                inner[t] = alpha[t] * p + gamma[t] * squares[t]
+        data_inner = np.zeros(n_topics, dtype=np.float32)   # <beta_t, d_beta_t>, batch words only
+        for u in range(words.shape[0]):
+            for t in range(n_topics):
+                data_inner[t] += beta_u[u, t] * d_beta_u[u, t]
         for t in range(n_topics):
-            data_inner = np.float32(0.0)                  # <beta_t, d_beta_t>, batch words only
-            for u in range(words.shape[0]):
-                data_inner += beta_u[u, t] * d_beta_u[u, t]
-            offset = strength * n_words - inner[t] - data_inner
-            row, grad_row = beta_t[t], out[t]
-            if dense:
-                prior_row = prior_grad[t]
-                for w in range(n_words):
-                    grad_row[w] = row[w] * (prior_row[w] + offset) - strength
-            else:
-                for w in range(n_words):
-                    grad_row[w] = row[w] * offset - strength
-            for u in range(words.shape[0]):
-                grad_row[words[u]] += beta_u[u, t] * d_beta_u[u, t]
+            offset = strength * n_words - inner[t] - data_inner[t]
+            row, grad_row, a, g = beta_t[t], out[t], alpha[t], gamma[t]
+            for w in range(n_words):
+                grad_row[w] = row[w] * (a * v[w] + g * row[w] + offset) - strength
+        for u in range(words.shape[0]):                 # the data term at the batch's words
+            w = words[u]
+            for t in range(n_topics):
+                out[t, w] += beta_u[u, t] * d_beta_u[u, t]
