@@ -6,7 +6,7 @@ minibatch on a second thread while this thread takes the theta step. The theta s
 many small torch operations, each taking Python's global interpreter lock (GIL) between
 the arithmetic; if the pursuit's own preparation were torch operations too (the batch's
 vocabulary, beta's rows there, the K + 1 first mixtures, the shared table; about twenty
-operations, :func:`bpetopics.core.table_pursuit.fused_job`), the two threads would hand
+operations, as :func:`bpetopics.core.table_pursuit.table_pursuit` takes them), the two threads would hand
 the lock back and forth and each would run at half speed (measured: the theta step 440
 -> 890 us). Here every part is compiled (numba, ``nogil``), so the call takes the lock
 once, to start:
@@ -93,9 +93,11 @@ class RowsPursuit:
     """The pursuit of the rows of ``X_batch`` (CSR, P x W) with the copied ``theta``, in
     compiled calls that release the GIL: :meth:`prepare` (the packed rows, their
     vocabulary, the shared first-step table), then :meth:`pursue_shares` by one or two
-    threads (each takes the next of ``n_shares`` shares of about equal work until none is
-    left: a document's code is computed alone, so the shares change nothing), then
-    :meth:`result`.
+    threads (each takes the next of ``n_shares`` shares of decreasing work,
+    :func:`_guided_shares`, until none is left: a document's code is computed alone, so
+    the shares change nothing), then :meth:`result`. If preparing fails on one thread,
+    the other's :meth:`pursue_shares` returns instead of waiting (the failing thread
+    raises).
     """
 
     def __init__(self, X_batch, theta: ThetaCopy, n_shares: int = 1):
@@ -108,6 +110,12 @@ class RowsPursuit:
 
     def prepare(self) -> None:
         """Pack the rows and build the first step's table (one compiled call)."""
+        try:
+            self._prepare()
+        finally:
+            self.prepared.set()              # also on failure: no thread waits for ever
+
+    def _prepare(self) -> None:
         theta = self.theta
         n_topics, n_bits = theta.weight.shape
         (indptr, cols, vals, rows, words, local, beta_u, table, bit_w, exp_w_t) = _prepare_rows(
@@ -122,11 +130,12 @@ class RowsPursuit:
                       theta.log_odds.numpy(), self.codes, self.data, self.prior, theta.max_steps)
         self._shares = _guided_shares(np.diff(indptr), self.n_shares)
         self._packed = (indptr, cols, vals, rows, words, local)
-        self.prepared.set()
 
     def pursue_shares(self) -> None:
         """Pursue shares until none is left (after :meth:`prepare`; any thread)."""
         self.prepared.wait()
+        if not hasattr(self, "_shares"):     # preparing failed (on the other thread)
+            return
         while True:
             with self._lock:
                 share, self._taken = self._taken, self._taken + 1
@@ -143,12 +152,14 @@ class RowsPursuit:
             return self
         theta = self.theta
         n_topics, n_bits = theta.weight.shape
-        (indptr, cols, vals, rows, words, local, self.codes, self.data, self.prior) = _pursue_rows(
-            self.X_batch.indptr, self.X_batch.indices, self.X_batch.data, theta.beta_t.numpy(),
-            theta.weight.numpy(), theta.bias.numpy(), theta.log_odds.numpy(), theta.max_steps,
-            screened_pursuit.screens(n_bits, n_topics))
-        self._packed, self._shares = (indptr, cols, vals, rows, words, local), ()
-        self.prepared.set()
+        try:
+            (indptr, cols, vals, rows, words, local, self.codes, self.data, self.prior) = _pursue_rows(
+                self.X_batch.indptr, self.X_batch.indices, self.X_batch.data, theta.beta_t.numpy(),
+                theta.weight.numpy(), theta.bias.numpy(), theta.log_odds.numpy(), theta.max_steps,
+                screened_pursuit.screens(n_bits, n_topics))
+            self._packed, self._shares = (indptr, cols, vals, rows, words, local), ()
+        finally:
+            self.prepared.set()
         return self
 
     def result(self):

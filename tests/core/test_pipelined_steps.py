@@ -153,3 +153,23 @@ class _Frozen:
 def test_pipeline_is_checked():
     with pytest.raises(ValueError, match="pipeline"):
         PoissBPE(pipeline="yes").fit(_corpus(n_docs=20))
+
+
+def test_a_pursuit_that_fails_on_the_other_thread_raises_instead_of_hanging(monkeypatch):
+    """The second thread's failure reaches the training thread (no wait for ever): the
+    first pursuit ahead (in shares, on the other thread) fails while preparing."""
+    from bpetopics.core import rows_pursuit
+
+    def failing(*args):
+        raise MemoryError("no room")
+
+    monkeypatch.setattr(rows_pursuit, "_prepare_rows", failing)
+    model = PoissBPE(n_topics=4, n_bits=8, epochs=1, batch_size=30, random_state=0, device="cpu",
+                     progress=False)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with pytest.raises(MemoryError, match="no room"):
+            model.fit(_corpus(n_docs=120))
+    finally:
+        torch.set_num_threads(threads)
