@@ -2,9 +2,8 @@
 
 A training step on minibatch S_b (:meth:`bpetopics.core.model.BPEBase._train_step`) is
 strictly in order: the pursuit needs theta_b, the theta step makes theta_{b+1}, and the
-next pursuit needs that. On one core the pursuit (compiled) and the theta step (small
-torch operations) take about half a step each. The pipelined schedule starts the next
-pursuit from the theta of *this* step, one Adam step stale::
+next pursuit needs that. The pipelined schedule starts the next pursuit from the theta of
+*this* step, one Adam step stale, so that two threads can work at once::
 
     z_b          pursued with theta_{b-1} and q(pi) after z_{b-1}   (during step b-1)
     q(pi)     <- natural-gradient step from z_b
@@ -17,10 +16,11 @@ each coordinate by about ``lr``). The first minibatch of each epoch is pursued w
 current theta (the topic moves at the end of an epoch change the model), so a run
 resumed from a checkpoint stays identical.
 
-The pursuit reads copies (:class:`~bpetopics.core.rows_pursuit.ThetaCopy`) in one
-compiled call that holds no lock, so the schedule does not depend on the threads: on one
-thread the same steps run one after the other and give the same model bit for bit
-(``pipeline="on"``). Used where the compiled pursuit serves the model (CPU, linear
+The pursuit reads copies (:class:`~bpetopics.core.rows_pursuit.ThetaCopy`) in compiled
+calls that hold no lock, so the schedule does not depend on the threads: on one thread
+the same steps run one after the other and give the same model bit for bit
+(``pipeline=True``). On two, the second thread starts on the next minibatch's documents
+in shares of decreasing work and this one joins after its theta step (:data:`SHARES`). Used where the compiled pursuit serves the model (CPU, linear
 decoder, numba) and one process trains (PoissBPE's ``pipeline``).
 """
 
