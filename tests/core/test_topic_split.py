@@ -1,6 +1,7 @@
 """Split moves: a topic that merges two themes is worth splitting, a pure one is not."""
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from bpetopics.core.topic_split import deletion_losses, explained_counts, split_gains, two_means
@@ -64,3 +65,23 @@ def test_deletion_loss_is_zero_for_an_unused_or_twin_topic_and_large_for_a_neede
     assert losses[3] == 0                            # never used
     assert abs(losses[0]) < 1e-6 and abs(losses[1]) < 1e-6   # the twin takes over
     assert losses[2] > 100 * 60                      # B's documents lose more than a nat a token
+
+
+def test_the_compiled_two_means_splits_as_the_scipy_steps(monkeypatch):
+    """With numba, two_means runs compiled; the halves are those of the scipy steps (on
+    these matrices exactly; summing in another order could move a boundary document)."""
+    import scipy.sparse as sp
+
+    from bpetopics.core import kernels
+
+    if kernels.numba is None:
+        pytest.skip("numba is not installed")
+    matrices = [three_blocks()[0][:200]]
+    for seed in range(8):
+        R = sp.random(150, 400, density=0.03, random_state=seed, format="csr")
+        R.data = np.abs(R.data) * 5
+        matrices.append(R)
+    compiled = [two_means(R) for R in matrices]
+    monkeypatch.setattr(kernels, "numba", None)
+    for R, fast in zip(matrices, compiled):
+        np.testing.assert_array_equal(fast, two_means(R))
