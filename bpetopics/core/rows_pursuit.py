@@ -202,6 +202,7 @@ if numba is not None:
     from numba import njit
 
     from bpetopics.core.fused_pursuit import _pursuit
+    from bpetopics.core.packed import _distinct_in_range, _gather_columns
     from bpetopics.core.pursuit_loops import _log_inplace, _word_rates
     from bpetopics.core.screened_pursuit import _screened_pursuit
 
@@ -253,23 +254,9 @@ if numba is not None:
                     cols[k], vals[k], rows[k] = indices[i], counts[i], d
                     k += 1
         # the vocabulary: distinct words, sorted, and each non-zero's position among them
-        rank = np.zeros(n_words, dtype=np.int64)
-        for i in range(nnz):
-            rank[cols[i]] = 1
-        n_used = 0
-        for w in range(n_words):
-            if rank[w]:
-                rank[w] = n_used
-                n_used += 1
-        words = np.empty(n_used, dtype=np.int64)
-        local = np.empty(nnz, dtype=np.int64)
-        for i in range(nnz):
-            local[i] = rank[cols[i]]
-            words[local[i]] = cols[i]
-        beta_u = np.empty((n_used, n_topics), dtype=np.float32)                 # (U, T)
-        for u in range(n_used):
-            for t in range(n_topics):
-                beta_u[u, t] = beta_t[t, words[u]]
+        words, local = _distinct_in_range(cols, n_words)
+        beta_u = _gather_columns(beta_t, words)                                # (U, T)
+        n_used = words.shape[0]
         # the first step's mixtures f(c), c = 0, e_1..e_K, as columns (T, K + 1)
         bit_w = np.empty((n_bits, n_topics), dtype=np.float32)                  # W^T
         exp_w_t = np.empty((n_topics, n_bits), dtype=np.float32)                # exp(w_jt - max_t w_jt)

@@ -80,7 +80,6 @@ def two_means(R: sp.csr_matrix, n_iter: int = 10) -> np.ndarray:
     """
     R = sp.csr_matrix(R)
     if kernels.numba is not None:
-        R.sort_indices()
         return _two_means(R.indptr, R.indices, R.data.astype(np.float64), R.shape[1], int(n_iter))
     norms = np.sqrt(np.asarray(R.multiply(R).sum(1)).ravel())
     unit = sp.csr_matrix(sp.diags(1.0 / np.maximum(norms, 1e-300)) @ R)
