@@ -56,7 +56,7 @@ def usable(decoder, device) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.core.pursuit_loops import _factored_softmax, _first_step, _score_candidates
+    from bpetopics.core.pursuit_loops import _factored_softmax, _first_step, _score_wide_candidates
 
     def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds, codes,
                     data, prior, max_steps, docs):  # pragma: no cover - compiled
@@ -107,8 +107,8 @@ if numba is not None:
                             total += mix[t, j]
                         for t in range(n_topics):
                             mix[t, j] /= total
-                _score_candidates(indptr[d], indptr[d + 1] - indptr[d], cols, vals, beta, mix,
-                                  phi, scratch, score)              # sum_i x_i ln phi_j(w_i)
+                _score_wide_candidates(indptr[d], indptr[d + 1] - indptr[d], cols, vals, beta, mix,
+                                       phi, scratch, score)         # sum_i x_i ln phi_j(w_i)
                 best, arg = -np.inf, -1                         # first best, as argmax
                 for j in range(n_bits):
                     if not codes[d, j]:

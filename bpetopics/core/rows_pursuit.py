@@ -203,7 +203,7 @@ if numba is not None:
 
     from bpetopics.core.fused_pursuit import _pursuit
     from bpetopics.core.packed import _distinct_in_range, _gather_columns
-    from bpetopics.core.pursuit_loops import _log_inplace, _word_rates
+    from bpetopics.core.pursuit_loops import _log_inplace, _wide_word_rates
     from bpetopics.core.screened_pursuit import _screened_pursuit
 
     @njit(cache=True, nogil=True)
@@ -285,7 +285,7 @@ if numba is not None:
         table = np.empty(n_used * width, dtype=np.float32)
         scratch = np.empty(n_used * width, dtype=np.float32)
         every = np.arange(n_used)
-        _word_rates(0, n_used, every, beta_u, mix, table)
+        _wide_word_rates(0, n_used, every, beta_u, mix, table)
         _log_inplace(table, scratch, n_used * width)
         table = table.reshape((n_used, width))
         return indptr, cols, vals, rows, words, local, beta_u, table, bit_w, exp_w_t
