@@ -302,3 +302,33 @@ def test_candidate_bounds_are_upper_bounds_on_the_exact_scores():
             assert bound[j] >= exact - 1e-3 * (1 + abs(exact)), (trial, j, bound[j], exact)
             tight += bound[j] < exact + 0.5 * abs(exact)          # a bound, not +inf
     assert tight > 100                                             # and an informative one
+
+
+@pytest.mark.skipif(kernels.numba is None, reason="numba kernels")
+def test_wide_word_rates_are_the_word_rates_bit_for_bit():
+    """pursuit_loops._wide_word_rates (4 words a pass, the first step's table and every
+    bit scored) sums each rate in _word_rates' order: the same float32 values, for every
+    remainder of words (n % 4) and of topics (T % 8, T % 4), at any start."""
+    from numba import njit
+
+    from bpetopics.core import pursuit_loops
+
+    narrow, wide = pursuit_loops._word_rates, pursuit_loops._wide_word_rates
+
+    @njit
+    def both(start, n, cols, beta, mix, out_narrow, out_wide):
+        narrow(start, n, cols, beta, mix, out_narrow)
+        wide(start, n, cols, beta, mix, out_wide)
+
+    rng = np.random.default_rng(0)
+    for n_topics in (1, 3, 4, 7, 8, 12, 13, 20, 50):
+        for n in range(10):
+            width = int(rng.integers(1, 70))
+            beta = (rng.random((50, n_topics)) ** 3).astype(np.float32)
+            mix = rng.random((n_topics, width)).astype(np.float32)
+            cols, start = rng.integers(0, 50, n + 3), int(rng.integers(0, 4))
+            got_narrow, got_wide = np.empty(n * width, np.float32), np.empty(n * width, np.float32)
+            both(start, n, cols, beta, mix, got_narrow, got_wide)
+            np.testing.assert_array_equal(got_wide, got_narrow)
+            want = np.maximum(beta[cols[start:start + n]].astype(np.float64) @ mix, 1e-30).ravel()
+            np.testing.assert_allclose(got_wide, want, rtol=1e-5)
