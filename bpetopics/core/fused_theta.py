@@ -132,27 +132,17 @@ if numba is not None:
             usage[t] /= max(n_docs, 1)
         return grad_w, grad_b, d_beta_u, usage
 
-    @njit(inline="always")
+    @njit(nogil=True, fastmath={"reassoc"})
     def _dot(x, y):  # pragma: no cover - compiled
-        """sum_w x_w y_w over two rows, in eight partial sums (scalars, kept in registers:
-        one running sum would wait on each add)."""
-        n = x.shape[0]
-        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = np.float32(0.0)
-        w = 0
-        while w + 8 <= n:
-            s0 += x[w] * y[w]
-            s1 += x[w + 1] * y[w + 1]
-            s2 += x[w + 2] * y[w + 2]
-            s3 += x[w + 3] * y[w + 3]
-            s4 += x[w + 4] * y[w + 4]
-            s5 += x[w + 5] * y[w + 5]
-            s6 += x[w + 6] * y[w + 6]
-            s7 += x[w + 7] * y[w + 7]
-            w += 8
-        total = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
-        while w < n:
+        """sum_w x_w y_w over two rows, vectorised: the sum may be reassociated (fastmath
+        ``reassoc`` alone), so LLVM keeps vector-wide partial sums. Without it the loop is
+        scalar (eight running sums in scalars are not vectorised either): 76 against 17 us
+        per T x W pass at 15,609 words x 20 topics, the two dot products of each topic
+        then a third of the step's topic gradient. The summing order is the machine's
+        vector width's, as in torch's softmax, which this step already depends on."""
+        total = np.float32(0.0)
+        for w in range(x.shape[0]):
             total += x[w] * y[w]
-            w += 1
         return total
 
     @njit(cache=True, nogil=True)

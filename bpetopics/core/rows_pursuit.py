@@ -64,12 +64,14 @@ class ThetaCopy:
         self.max_steps = int(max_steps)
 
     @classmethod
-    def of_model(cls, model, beta, step: int) -> "ThetaCopy":
+    def of_model(cls, model, beta, step: int | None = None) -> "ThetaCopy":
         """What the pursuit of training step ``step`` reads of ``model`` (a BPE model with a
-        linear decoder), copied now: the prior's log-odds times its weight at that step."""
+        linear decoder), copied now: the prior's log-odds times its weight at that step
+        (None: the whole prior, as encoding and the end-of-epoch checks pursue)."""
         n_bits = model.code_length()
         max_steps = n_bits if model.max_bits is None else min(int(model.max_bits), n_bits)
-        return cls(model.decoder_, model.prior_weight(step) * model.prior_.bit_log_odds(), beta, max_steps)
+        weight = 1.0 if step is None else model.prior_weight(step)
+        return cls(model.decoder_, weight * model.prior_.bit_log_odds(), beta, max_steps)
 
 
 def pursue(X_batch, theta: ThetaCopy, threads: int = 1):

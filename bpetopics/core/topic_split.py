@@ -140,6 +140,12 @@ def split_gains(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, min_tokens:
     explained = explained_counts(X, beta, mix)                          # (nnz, T)
     n_topics = beta.shape[1]
     gains = np.zeros(n_topics)
+    if kernels.numba is not None:                   # the loop over topics compiled
+        halves, split = _split_halves(X.indptr, X.indices, np.ascontiguousarray(explained.T),
+                                      X.shape[1], float(min_tokens))
+        for t in np.flatnonzero(split):
+            gains[t] = _loglik(halves[t, 0]) + _loglik(halves[t, 1]) - _loglik(halves[t].sum(0))
+        return gains, halves
     halves = np.zeros((n_topics, 2, X.shape[1]))
     for t in range(n_topics):                       # a loop over topics, not documents
         R = sp.csr_matrix((explained[:, t], X.indices, X.indptr), shape=X.shape)
@@ -175,9 +181,17 @@ gains nothing either: taking a topic away never helps).
     Returns
     -------
     np.ndarray, shape (T,)
+
+    With numba the sums run in one compiled pass over the non-zeros (:func:`_deletion_losses`,
+    the same terms in another summing order; ~3x faster: numpy's steps make ten
+    (nnz, T) temporaries, the largest part of a split check at T = 50).
     """
     X = sp.csr_matrix(X)
     n_topics = beta.shape[1]
+    if kernels.numba is not None:
+        return _deletion_losses(X.indptr, X.indices, X.data.astype(np.float64),
+                                np.ascontiguousarray(beta, dtype=np.float64),
+                                np.ascontiguousarray(mix, dtype=np.float64))
     rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
     beta_nz = beta[X.indices]                                           # (nnz, T)
     share = beta_nz * mix[rows]
@@ -341,3 +355,65 @@ if kernels.numba is not None:
                 break
             second = new
         return second
+
+    @kernels.numba.njit(cache=True, nogil=True)
+    def _split_halves(indptr, indices, explained_t, n_words, min_tokens):  # pragma: no cover
+        """:func:`split_gains`' loop over topics: for each topic t, the rows of R^t
+        (explained_t[t] (nnz,) at X's non-zeros) explaining at least ``min_tokens``
+        tokens, their 2-means (:func:`_two_means`) and the halves' summed rows. Returns
+        halves (T, 2, W) and whether each topic was split (at least two rows)."""
+        n_topics = explained_t.shape[0]
+        n_docs = indptr.shape[0] - 1
+        halves = np.zeros((n_topics, 2, n_words))
+        split = np.zeros(n_topics, dtype=np.bool_)
+        kept_indptr = np.zeros(n_docs + 1, dtype=np.int64)
+        kept_indices = np.empty(indices.shape[0], dtype=np.int64)
+        kept_data = np.empty(indices.shape[0])
+        for t in range(n_topics):
+            values = explained_t[t]
+            n_kept, nnz = 0, 0
+            for d in range(n_docs):                                # rows explaining enough
+                total = 0.0
+                for j in range(indptr[d], indptr[d + 1]):
+                    total += values[j]
+                if total >= min_tokens:
+                    for j in range(indptr[d], indptr[d + 1]):
+                        kept_indices[nnz], kept_data[nnz] = indices[j], values[j]
+                        nnz += 1
+                    n_kept += 1
+                    kept_indptr[n_kept] = nnz
+            if n_kept < 2:
+                continue
+            split[t] = True
+            second = _two_means(kept_indptr[:n_kept + 1], kept_indices[:nnz], kept_data[:nnz], n_words, 10)
+            for i in range(n_kept):                                # the halves' summed rows
+                half = 1 if second[i] else 0
+                for j in range(kept_indptr[i], kept_indptr[i + 1]):
+                    halves[t, half, kept_indices[j]] += kept_data[j]
+        return halves, split
+
+    @kernels.numba.njit(cache=True, nogil=True)
+    def _deletion_losses(indptr, indices, data, beta, mix):  # pragma: no cover - compiled
+        """:func:`deletion_losses` of the CSR rows (indptr, indices, data float64), beta
+        (W, T) and mix (N, T) float64: one pass over the non-zeros, a word's T shares kept."""
+        n_docs = indptr.shape[0] - 1
+        n_topics = beta.shape[1]
+        losses = np.zeros(n_topics)
+        share = np.empty(n_topics)
+        spread = 1.0 / max(n_topics - 1, 1)
+        for d in range(n_docs):
+            for i in range(indptr[d], indptr[d + 1]):
+                w, x = indices[i], data[i]
+                phi, beta_sum = 0.0, 0.0
+                for t in range(n_topics):
+                    share[t] = beta[w, t] * mix[d, t]
+                    phi += share[t]
+                    beta_sum += beta[w, t]
+                phi = max(phi, 1e-300)
+                log_phi = np.log(phi)
+                for t in range(n_topics):
+                    renormalised = max(phi - share[t], 0.0) / max(1.0 - mix[d, t], 1e-12)
+                    rest = max(max(renormalised, (beta_sum - beta[w, t]) * spread), 1e-300)
+                    if rest < phi:                         # else ln phi - ln rest <= 0: nothing lost
+                        losses[t] += x * max(log_phi - np.log(rest), 0.0)
+        return losses

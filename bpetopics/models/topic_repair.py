@@ -6,8 +6,10 @@ Adam state)."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 
+from bpetopics.core import fused_pursuit, rows_pursuit
 from bpetopics.core.pursuit import greedy_pursuit
 from bpetopics.core.topic_split import plan_moves
 
@@ -66,12 +68,9 @@ class TopicRepair:
             return {"restarted_topics": 0}
         gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + self.epoch_)
         sample = torch.randperm(X.shape[0], generator=gen)[:1000].numpy()
-        batch = self.likelihood_.batch(X[sample], self.device_)
         with torch.no_grad():
             beta = self.likelihood_.topic_word()                            # once
-            codes, score = greedy_pursuit(self.decoder_, self.likelihood_, batch,
-                                          self.prior_.bit_log_odds(), self.max_bits,
-                                          return_score=True, params=beta)
+            batch, codes = self._check_codes(X[sample], beta)
             out = self.decoder_(codes.float())
             mixes = self.likelihood_.link(out)                              # (1000, T)
             usage = mixes.sum(0).cpu().numpy()                              # (T,)
@@ -100,6 +99,17 @@ class TopicRepair:
             docs = sample[worst[5 * i:5 * (i + 1)]]
             self._restart_topic(int(t), int(donors[i % len(donors)]), X[docs].sum(0), freq)
         return {"restarted_topics": len(rest) + len(moved)}
+
+    def _check_codes(self, X_sample, beta):
+        """The sample's batch and codes under the full prior: the compiled pursuit from
+        the CSR rows where it serves the model (as training's), else greedy_pursuit."""
+        if fused_pursuit.usable(self.decoder_, self.device_) and sp.issparse(X_sample):
+            batch, codes, _ = rows_pursuit.pursue(sp.csr_matrix(X_sample),
+                                                  rows_pursuit.ThetaCopy.of_model(self, beta))
+            return batch, codes
+        batch = self.likelihood_.batch(X_sample, self.device_)
+        return batch, greedy_pursuit(self.decoder_, self.likelihood_, batch, self.prior_.bit_log_odds(),
+                                     self.max_bits, params=beta)
 
     def _split_topics(self, X, sample, freq, restart, beta, mix, codes) -> list:
         """Make the split moves that :func:`~bpetopics.core.topic_split.plan_moves` plans

@@ -85,3 +85,47 @@ def test_the_compiled_two_means_splits_as_the_scipy_steps(monkeypatch):
     monkeypatch.setattr(kernels, "numba", None)
     for R, fast in zip(matrices, compiled):
         np.testing.assert_array_equal(fast, two_means(R))
+
+
+def test_the_compiled_deletion_losses_are_the_numpy_steps(monkeypatch):
+    """With numba, deletion_losses runs in one compiled pass; its losses are the numpy
+    steps' up to the summing order."""
+    import scipy.sparse as sp
+
+    from bpetopics.core import kernels
+
+    if kernels.numba is None:
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(3)
+    X = sp.random(120, 300, density=0.05, random_state=3, format="csr")
+    X.data = np.ceil(X.data * 4)
+    beta = rng.random((300, 7)) ** 4
+    beta /= beta.sum(0)
+    mix = rng.dirichlet(np.full(7, 0.2), 120)
+    mix[0] = np.eye(7)[2]                         # a document wholly one topic: the even fallback
+    compiled = deletion_losses(X, beta, mix)
+    monkeypatch.setattr(kernels, "numba", None)
+    expected = deletion_losses(X, beta, mix)
+    assert (expected > 0).all()
+    np.testing.assert_allclose(compiled, expected, rtol=1e-12)
+
+
+def test_the_compiled_split_gains_are_the_scipy_steps(monkeypatch):
+    """With numba, split_gains' loop over topics runs compiled: the same halves and gains
+    as the scipy steps, including a topic that explains too few rows to split."""
+    from bpetopics.core import kernels
+
+    if kernels.numba is None:
+        pytest.skip("numba is not installed")
+    X, themes = three_blocks()
+    rng = np.random.default_rng(5)
+    beta = np.stack([(themes[0] + themes[1]) / 2, themes[2], np.full(60, 1 / 60)], axis=1)
+    mix = rng.dirichlet(np.ones(3), 300)
+    mix[:, 2] = 1e-9                               # topic 2 explains next to nothing
+    mix /= mix.sum(1, keepdims=True)
+    gains, halves = split_gains(X, beta, mix)
+    monkeypatch.setattr(kernels, "numba", None)
+    want_gains, want_halves = split_gains(X, beta, mix)
+    assert gains[-1] == want_gains[-1] == 0 and (gains[:-1] > 0).all()
+    np.testing.assert_allclose(halves, want_halves, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gains, want_gains, rtol=1e-9)
