@@ -2,14 +2,17 @@
 scores every bit of a later step, :mod:`bpetopics.core.screened_pursuit`, which bounds
 them first, and :mod:`bpetopics.core.fused_posterior`, which scores a code's
 neighbours): step 1 from the batch's shared table, a document's word rates under the
-candidates' mixtures (:func:`_word_rates`) and a vectorised logarithm (inlined into the
-loops that call them, ``inline="always"``), and the candidates' data terms over a
-document's words (:func:`_score_candidates`, a function of its own); absent without numba.
+candidates' mixtures (:func:`_word_rates`; :func:`_wide_word_rates`, the same values, for
+the wide products of the shared table and of every bit scored) and a vectorised
+logarithm (inlined into the loops that call them, ``inline="always"``), and the
+candidates' data terms over a document's words (:func:`_score_candidates`, and
+:func:`_score_wide_candidates` for every bit: functions of their own); absent without
+numba.
 
 After editing this file in a working copy, delete ``bpetopics/core/__pycache__/*.nbi`` and
 ``*.nbc``: numba keys its on-disk cache of a compiled function by that function's own
-file, so the kernels that inline these pieces (fused_pursuit.py, screened_pursuit.py)
-would otherwise keep their old builds (an installed package is fresh throughout)."""
+file, so the kernels that inline these pieces (fused_pursuit.py, screened_pursuit.py,
+rows_pursuit.py) would otherwise keep their old builds (an installed package is fresh throughout)."""
 
 from __future__ import annotations
 
