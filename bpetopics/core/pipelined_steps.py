@@ -63,11 +63,11 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
     batch, codes, score = pursue(X_batch, ThetaCopy.of_model(model, params, model.step_))
     pool = fused_pursuit._thread_pool(1) if threads > 1 else None
     total_score, total_bits = 0.0, 0.0
+    X_next = next(iterator, None)
     while True:
         total_score += float(score.sum())
         total_bits += float(codes.sum())
         model.prior_.step(codes)
-        X_next = next(iterator, None)
         if X_next is not None:
             upcoming = RowsPursuit(X_next, ThetaCopy.of_model(model, params, model.step_ + 1),
                                    SHARES if pool is not None else 1)
@@ -79,6 +79,12 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
             upcoming.run()
         else:
             upcoming.pursue_shares()          # what the other thread has not taken
-            helper.result()
+        # what needs only the new theta, done while the other thread ends its last share
+        # (at T = 50 this thread waited ~32 ms an epoch there): the next topics and the
+        # minibatch after the next
         params = likelihood.minibatch_params()
+        X_after = next(iterator, None)
+        if helper is not None:
+            helper.result()
         X_batch, (batch, codes, score) = X_next, upcoming.result()
+        X_next = X_after
