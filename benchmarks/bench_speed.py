@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 from bpetopics import PoissBPE
 from bpetopics.core import kernels, table_pursuit
 from bpetopics.core.pursuit import greedy_pursuit
-from bpetopics.core.topic_split import two_means
+from bpetopics.core.two_means import two_means
 from bpetopics.evaluation.coherence import npmi_coherence, top_word_ids
 from bpetopics.evaluation.diversity import topic_diversity
 from bpetopics.baselines.lda import LDABaseline

@@ -104,8 +104,7 @@ class TopicRepair:
         """The sample's batch and codes under the full prior: the compiled pursuit from
         the CSR rows where it serves the model (as training's), else greedy_pursuit."""
         if fused_pursuit.usable(self.decoder_, self.device_) and sp.issparse(X_sample):
-            batch, codes, _ = rows_pursuit.pursue(sp.csr_matrix(X_sample),
-                                                  rows_pursuit.ThetaCopy.of_model(self, beta))
+            batch, codes, _ = rows_pursuit.pursue(X_sample, rows_pursuit.ThetaCopy.of_model(self, beta))
             return batch, codes
         batch = self.likelihood_.batch(X_sample, self.device_)
         return batch, greedy_pursuit(self.decoder_, self.likelihood_, batch, self.prior_.bit_log_odds(),

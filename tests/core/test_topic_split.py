@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from bpetopics.core.topic_split import deletion_losses, explained_counts, split_gains, two_means
+from bpetopics.core.topic_split import deletion_losses, explained_counts, split_gains
+from bpetopics.core.two_means import two_means
 
 
 def three_blocks(n_per_block=100, block=20, doc_len=60, seed=0):
