@@ -9,7 +9,8 @@ the floor they set), the later-step paths compared (packed torch, numba step by 
 the pursuit as training runs it (from the CSR rows), encoding documents per second, and a
 steady epoch (the steps in order on one thread; the pipelined schedule, the default, on one
 thread and on two) and an encoding on 1 against 2 threads (wall seconds, alternated in
-one process).
+one process), next to what two threads of dense arithmetic (a matmul, a log) get done over
+one on this machine, measured before and after them (:func:`two_thread_throughput`).
 
 Run: ``python benchmarks/bench_speed.py [--topics 50] [--vocab-size 50000] [--out DIR]``
 (offline data: SCIKIT_LEARN_DATA, NLTK_DATA, BPETOPICS_DATA as in README).
@@ -18,6 +19,7 @@ Run: ``python benchmarks/bench_speed.py [--topics 50] [--vocab-size 50000] [--ou
 from __future__ import annotations
 
 import argparse
+import threading
 import time
 from pathlib import Path
 
@@ -90,6 +92,42 @@ def machine_rates():
             torch.log(x)
         best_log = min(best_log, time.process_time() - t)
     return 10 * 2 * 512 ** 3 / best_mm, 5 * x.numel() / best_log
+
+
+def two_thread_throughput(repeats=3):
+    """The machine's own ceiling for two threads: how much more dense arithmetic two
+    threads get done than one, for a one-thread matmul (512 x 512, float32) and a
+    one-thread log over 2^20 floats, each run in this thread alone and then in this
+    thread and a second one at once (torch releases the GIL). Medians of ``repeats``.
+    On two cores 2.0x; on two hardware threads of one core (as virtual machines often
+    give), dense arithmetic shares the core's units and gets far less. A loop bound by
+    its own latency (a running sum) scales 2x either way, so it cannot tell them apart."""
+    a, b = torch.rand(512, 512), torch.rand(512, 512)
+    x = torch.rand(1 << 20) + 0.5
+
+    def matmuls(n=200):
+        for _ in range(n):
+            a @ b
+
+    def logs(n=100):
+        for _ in range(n):
+            torch.log(x)
+
+    def ratio(work):
+        work(10)
+        t = time.perf_counter()
+        work()
+        one = time.perf_counter() - t
+        other = threading.Thread(target=work)
+        t = time.perf_counter()
+        other.start()
+        work()
+        other.join()
+        return 2 * one / (time.perf_counter() - t)
+
+    torch.set_num_threads(1)
+    return (float(np.median([ratio(matmuls) for _ in range(repeats)])),
+            float(np.median([ratio(logs) for _ in range(repeats)])))
 
 
 def pursuit_epoch(model, X, batch_size):
@@ -269,9 +307,13 @@ def main():
     enc = time.process_time() - t
     rows.append(("encoding the test split (documents/s, one thread)",
                  f"{test.counts.shape[0] / enc:,.0f}"))
+    before = two_thread_throughput()
     epoch, encode = threads_wall(X, test.counts, T)
+    after = two_thread_throughput()
     in_order, one, two = (epoch[key] for key in SCHEDULES)
-    rows += [("steady epoch wall s, steps in order 1 thread / pipelined 1 thread / pipelined 2 threads",
+    rows += [("machine: two threads' throughput over one, matmul / log, before and after the epochs below",
+              f"{before[0]:.2f}x / {before[1]:.2f}x, {after[0]:.2f}x / {after[1]:.2f}x"),
+             ("steady epoch wall s, steps in order 1 thread / pipelined 1 thread / pipelined 2 threads",
               f"{in_order:.3f} / {one:.3f} / {two:.3f}"),
              ("steady epoch, pipelined, 2 threads over 1 (target >= 1.6x) / over in order on 1",
               f"{one / two:.2f}x / {in_order / two:.2f}x"),
