@@ -18,6 +18,23 @@ from bpetopics.cli import (IntRange, TrainCommand, UserError, _option_flag, chec
                            describe_os_error, main, open_run, run_errors,
                            vocabulary_options)
 
+#: Below this many training documents LDA by Gibbs sampling (tomotopy) measured ahead of
+#: PoissBPE on every measure (README, "Measured figures": 20 Newsgroups cut to 400 and
+#: 1,000 documents), and ``train`` says so.
+SMALL_CORPUS_DOCS = 1000
+
+
+def small_corpus_note(n_docs: int, corpus, n_topics: int) -> str | None:
+    """The one-line note ``train`` prints for a corpus of fewer than
+    :data:`SMALL_CORPUS_DOCS` training documents (None for a larger one)."""
+    if n_docs >= SMALL_CORPUS_DOCS:
+        return None
+    return (f"Note: {n_docs:,} training documents; below about {SMALL_CORPUS_DOCS:,}, LDA by Gibbs sampling "
+            f"measured ahead of PoissBPE on every measure (README, \"Measured figures\"); "
+            f"`bpetopics compare {shlex.quote(str(corpus))} --topics {n_topics} --models poissbpe,tomotopy` "
+            f"(and the same corpus options) checks on this corpus")
+
+
 def _lock(out: Path, ctx):
     """Lock ``RUN.partial`` for this process until the command ends (bpetopics.runs.lock):
     a second ``train`` on the same --out stops at once, naming this one."""
@@ -282,6 +299,9 @@ def _train(ctx, o: dict, group=None) -> None:
                 s = train_corpus.summary()
                 click.echo(f"Training on {corpus}: {s['documents']:,} documents, {s['vocabulary']:,} words, "
                            f"{s['tokens']:,} tokens", err=True)
+                note = small_corpus_note(train_corpus.n_docs, corpus, params.get("n_topics", 20))
+                if note:
+                    click.echo(note, err=True)
     finally:
         if group is not None:       # the other ranks wait for the job (None: they stop)
             from bpetopics.runs.distributed import share_job

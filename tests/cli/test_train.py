@@ -111,6 +111,9 @@ def test_train_on_20newsgroups_with_progress(runner, shared_data, tmp_path):
         "--stopwords", str(shared_data / "stopwords" / "nltk_english.txt"), *TINY, "--epochs", "1", "--top", "4"])
     assert result.exit_code == 0, result.output
     assert "Training on 20newsgroups: 1" in result.stderr  # ~150 documents, less the empty ones
+    # a corpus this small gets the note on what was measured below 1,000 documents
+    assert "training documents; below about 1,000, LDA by Gibbs sampling measured ahead" in result.stderr
+    assert "bpetopics compare 20newsgroups --topics 5 --models poissbpe,tomotopy" in result.stderr
     assert "objective" in result.stderr and "mean active bits" in result.stderr and "1/1" in result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith(f"Saved run to {out}: 5 topics") and len(lines) == 1 + 1 + 5  # header, 5 topics
@@ -186,3 +189,12 @@ def test_every_model_option_is_checked_by_the_estimators_own_rule():
     from bpetopics.models import PoissBPE
 
     assert set(model_parameters()) <= set(PoissBPE._parameter_rules)
+
+
+def test_the_small_corpus_note_names_the_corpus_and_stops_at_1000_documents():
+    from bpetopics.cli.train import small_corpus_note
+
+    note = small_corpus_note(999, "my texts/", 12)
+    assert note.startswith("Note: 999 training documents") and "\n" not in note
+    assert "bpetopics compare 'my texts/' --topics 12 --models poissbpe,tomotopy" in note  # quoted for the shell
+    assert small_corpus_note(1000, "corpus", 20) is None and small_corpus_note(11_227, "20newsgroups", 20) is None
