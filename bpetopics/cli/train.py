@@ -299,7 +299,7 @@ def _train(ctx, o: dict, group=None) -> None:
                 s = train_corpus.summary()
                 click.echo(f"Training on {corpus}: {s['documents']:,} documents, {s['vocabulary']:,} words, "
                            f"{s['tokens']:,} tokens", err=True)
-                note = small_corpus_note(train_corpus.n_docs, corpus, params.get("n_topics", 20))
+                note = small_corpus_note(train_corpus.n_docs, corpus, params["n_topics"])
                 if note:
                     click.echo(note, err=True)
     finally:
