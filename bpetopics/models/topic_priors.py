@@ -25,7 +25,8 @@ class TopicPriors:
         above, the push on each topic stays what 59 partners give it, shared among its T - 1
         (the full sum grows with T: at T = 100 it cost coherence, perplexity and accuracy
         for diversity; README, "The diversity prior's strength")."""
-        return self.topic_repulsion * self.n_topics * min(self.n_topics - 1, FULL_PUSH_PARTNERS)
+        n_topics = getattr(self, "current_topics_", self.n_topics)   # T0 before the topics grow
+        return self.topic_repulsion * n_topics * min(n_topics - 1, FULL_PUSH_PARTNERS)
 
     def _smoothing_strength(self) -> float:
         """s = eta / N_tok, the Dirichlet prior's weight per token (0 without smoothing)."""

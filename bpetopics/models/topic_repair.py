@@ -74,7 +74,7 @@ class TopicRepair:
             out = self.decoder_(codes.float())
             mixes = self.likelihood_.link(out)                              # (1000, T)
             usage = mixes.sum(0).cpu().numpy()                              # (T,)
-            never_top = np.bincount(mixes.argmax(1).cpu().numpy(), minlength=self.n_topics) == 0
+            never_top = np.bincount(mixes.argmax(1).cpu().numpy(), minlength=mixes.shape[1]) == 0
             per_token = (self.likelihood_.data_term(out, batch, beta)
                          / batch.totals().clamp_min(1)).cpu().numpy()
             unit = beta / beta.norm(dim=0, keepdim=True)

@@ -13,7 +13,7 @@ A run folder (written by :func:`save_run`, read back by :func:`load_run`)::
                        the ids in doc_topics.npz; absent from runs saved without a corpus or
                        counts, and from runs of older bpetopics (still version 1)
     doc_topics.npz     doc_topic (N x T float32) and ids (N strings)
-    history.csv        epoch, objective, active_bits, topic_overlap, restarted_topics, seconds
+    history.csv        epoch, objective, active_bits, topic_overlap, restarted_topics, topics, seconds
     summary.json       sizes, final objective, topic shares, top words
 
 It is written beside its target and renamed into place. Checkpoints live in

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 CONFIG_FILE, WEIGHTS_FILE, VOCABULARY_FILE = "config.json", "model.safetensors", "vocabulary.txt"
 TOPICS_FILE, HISTORY_FILE, SUMMARY_FILE = "topics.csv", "history.csv", "summary.json"
 HISTORY_COLUMNS = ("epoch", "objective", "active_bits", "topic_overlap", "restarted_topics",
-                   "seconds")
+                   "topics", "seconds")
 DOC_CODES_FILE, DOC_TOPICS_FILE, COUNTS_FILE = "doc_codes.npz", "doc_topics.npz", "counts.npz"
 
 

@@ -40,7 +40,9 @@ def test_train_writes_a_complete_run(trained_run, saved_corpus):
     with open(out / "history.csv") as f:
         history = list(csv.DictReader(f))
     assert [h["epoch"] for h in history] == ["1", "2"]
-    assert list(history[0]) == ["epoch", "objective", "active_bits", "topic_overlap", "restarted_topics", "seconds"]
+    assert list(history[0]) == ["epoch", "objective", "active_bits", "topic_overlap", "restarted_topics", "topics",
+                                "seconds"]
+    assert [h["topics"] for h in history] == ["5", "5"]
     assert 0 <= float(history[-1]["topic_overlap"]) <= 1
     assert sp.load_npz(out / "doc_codes.npz").shape == (300, 8)
     assert sp.load_npz(out / "counts.npz").shape == (300, 500)

@@ -159,6 +159,31 @@ def test_checkpoint_resumes_to_the_same_model(corpus, tmp_path):
         load_checkpoint(path)
 
 
+@pytest.mark.parametrize("stop", [1, 2])
+def test_checkpoint_resumes_to_the_same_model_across_topic_growth(corpus, tmp_path, stop):
+    """Topics grow after epoch 2 of 6 (5 -> 10): a checkpoint before (5 topics) or after
+    (10 topics, a fresh Adam) resumes to the model trained without a stop."""
+    X = corpus.counts
+    params = dict(TINY, n_topics=10, initial_topics=5, epochs=6, random_state=3)
+    whole = PoissBPE(**params).fit(X)
+    assert [h["topics"] for h in whole.history_] == [5, 10, 10, 10, 10, 10]
+    path = tmp_path / "ckpt.safetensors"
+
+    def stop_after(model, info):
+        save_checkpoint(path, model)
+        if model.epoch_ == stop:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        PoissBPE(**params, callback=stop_after).fit(X)
+    resumed, _ = load_checkpoint(path)
+    assert resumed.current_topics_ == (5 if stop == 1 else 10)
+    resumed.continue_fit(X)
+    assert _same_state(resumed, whole)
+    np.testing.assert_array_equal(resumed.codes_, whole.codes_)
+    assert [h["objective"] for h in resumed.history_] == [h["objective"] for h in whole.history_]
+
+
 def test_a_run_saved_before_the_pipelined_schedule_loads_with_its_steps_in_order(saved, tmp_path):
     """A config without ``pipeline`` was trained in order: training it further (a resumed
     checkpoint, the same rule) keeps that schedule."""

@@ -1,0 +1,135 @@
+"""Topic growth: PoissBPE trains with fewer topics first, then splits each in two.
+
+At T = 50 on 20 Newsgroups a model trained with its T topics from the start ends with a
+lower tail of little-used topics that join two themes' words (README, "Growing the
+topics"): a bit gathers the documents that share a few words and gives them a topic of
+their own. Grown topics are children of topics that already hold a theme: the model
+trains ``initial_topics`` T0 topics for the first third of the epochs; then each topic's
+documents are split in two by the split moves' 2-means on what it explains of each
+(:func:`~bpetopics.core.topic_split.split_gains`), the T - T0 topics whose split gains
+most become two topics (one from each half), and training goes on with T topics.
+
+A child starts from its half's counts, smoothed like a split move's halves; both children
+take their parent's decoder row, with ln 2 off the bias, so that every code's mixture
+over the other topics is what it was and the parent's share is shared between the two
+until the data pull them apart. Adam starts afresh on the grown parameters; q(pi) and the
+codes' bits are kept.
+
+A mixin of :class:`~bpetopics.models.poissbpe.PoissBPE` (needs its ``decoder_``,
+``likelihood_``, ``optimizer_``, ``n_topics``, ``initial_topics``, ``epochs`` and
+``doc_topic``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from bpetopics.core.adam import Adam
+from bpetopics.core.decoder import CodeDecoder
+from bpetopics.core.topic_split import split_gains
+from bpetopics.models.topic_repair import SPLIT_SMOOTHING, corpus_frequencies, smoothed_log_topics
+
+#: ``initial_topics=None`` grows the topics from T // 2 from this many topics on (at T = 20
+#: growth raised NPMI but lowered classifier accuracy and purity; README measures both).
+GROWTH_MIN_TOPICS = 40
+#: Training documents (a seeded sample, all of a smaller corpus) whose mixtures decide the
+#: splits.
+GROWTH_SAMPLE = 20000
+
+
+def child_topics(gains: np.ndarray, halves: np.ndarray, log_topics: np.ndarray, n_topics: int,
+                 freq: np.ndarray):
+    """The grown topics: the ``n_topics - T0`` topics of largest gain split in two.
+
+    Parameters
+    ----------
+    gains : np.ndarray, shape (T0,)
+        Each topic's split gain in nats (:func:`~bpetopics.core.topic_split.split_gains`).
+    halves : np.ndarray, shape (T0, 2, W)
+        The summed counts of each topic's two halves.
+    log_topics : np.ndarray, shape (T0, W)
+        ln beta transposed: the topics now.
+    n_topics : int
+        T, the topics after growth (T0 <= T <= 2 T0).
+    freq : np.ndarray, shape (W,)
+        The corpus's word frequencies (:func:`~bpetopics.models.topic_repair.corpus_frequencies`).
+
+    Returns
+    -------
+    parents : np.ndarray of int, shape (T,)
+        Each new topic's parent, in order (a split topic's two children side by side).
+    new_log_topics : np.ndarray, shape (T, W)
+        ln of the new topics' word distributions: a split topic's children from its
+        halves (smoothed with ``SPLIT_SMOOTHING``), an unsplit topic as it was.
+    """
+    n_old = len(gains)
+    split = set(np.argsort(-gains, kind="stable")[:n_topics - n_old].tolist())
+    parents, rows = [], []
+    for t in range(n_old):                                  # a loop over topics
+        if t in split:
+            rows.append(smoothed_log_topics(halves[t], freq, SPLIT_SMOOTHING))
+            parents += [t, t]
+        else:
+            rows.append(log_topics[t][None])
+            parents.append(t)
+    return np.asarray(parents), np.concatenate(rows)
+
+
+class TopicGrowth:
+    """The growth step of PoissBPE's training (see the module docstring)."""
+
+    def initial_topic_count(self) -> int:
+        """T0, the topics training starts with: ``initial_topics``, or for None half of T
+        (rounded up) from ``GROWTH_MIN_TOPICS`` topics on and T below; T when training
+        runs fewer than 3 epochs (no third of them to grow after)."""
+        if self.epochs is not None and self.epochs < 3:
+            return self.n_topics
+        if self.initial_topics is None:
+            return -(-self.n_topics // 2) if self.n_topics >= GROWTH_MIN_TOPICS else self.n_topics
+        return int(self.initial_topics)
+
+    def growth_epoch(self) -> int:
+        """The epoch after which the topics grow: a third of the epochs, at least 1."""
+        return max(1, self.total_epochs() // 3)
+
+    def _grow_topics(self, X) -> int:
+        """Split the model's topics into T at the end of :meth:`growth_epoch` (from T0 <
+        T topics); returns the number of topics added (0 when it is not time)."""
+        n_old = self.current_topics_
+        if n_old >= self.n_topics or self.epoch_ != self.growth_epoch():
+            return 0
+        gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + 104729 + self.epoch_)
+        sample = np.sort(torch.randperm(X.shape[0], generator=gen)[:GROWTH_SAMPLE].numpy())
+        X_sample = X[sample]
+        mix = np.asarray(self.doc_topic(X_sample), dtype=np.float64)              # (n, T0)
+        with torch.no_grad():
+            beta = self.likelihood_.topic_word().cpu().numpy().astype(np.float64)  # (W, T0)
+            log_topics = torch.log_softmax(self.likelihood_.topic_logits.double(), 1).cpu().numpy()
+        gains, halves = split_gains(X_sample, beta, mix)
+        parents, new_log_topics = child_topics(gains, halves, log_topics, self.n_topics,
+                                               corpus_frequencies(X))
+        self._replace_topics(parents, new_log_topics)
+        return self.n_topics - n_old
+
+    def _replace_topics(self, parents: np.ndarray, log_topics: np.ndarray) -> None:
+        """New decoder and likelihood with ``len(parents)`` topics: topic i takes the
+        decoder output row of ``parents[i]`` (its bias lowered by ln of the parent's
+        number of children) and the word distribution exp ``log_topics[i]``; a fresh
+        Adam over the new parameters."""
+        old = self.decoder_
+        n_new = len(parents)
+        last = f"head.{len(old.head) - 1}" if len(old.head) else "first"
+        state = {k: v.detach().clone() for k, v in old.state_dict().items()}
+        index = torch.as_tensor(parents, device=state[f"{last}.weight"].device)
+        children = torch.bincount(index, minlength=int(index.max()) + 1)[index]
+        state[f"{last}.weight"] = state[f"{last}.weight"][index]
+        state[f"{last}.bias"] = state[f"{last}.bias"][index] - torch.log(children.to(state[f"{last}.bias"].dtype))
+        self.current_topics_ = n_new
+        decoder = CodeDecoder(self.code_length(), n_new, tuple(self.hidden), self.activation)
+        decoder.load_state_dict(state)
+        likelihood = self._make_likelihood((0, self.likelihood_.n_words))
+        with torch.no_grad():
+            likelihood.topic_logits.copy_(torch.from_numpy(log_topics))
+        self.decoder_, self.likelihood_ = decoder.to(self.device_), likelihood.to(self.device_)
+        self.optimizer_ = Adam(self._parameters(), lr=self._learning_rate())

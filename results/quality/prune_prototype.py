@@ -1,0 +1,80 @@
+"""Prototype (session 15): train T + E topics, then keep the T most used and train a few
+more epochs with those alone (an overcomplete model pruned to T topics).
+
+Usage: python results/quality/prune_prototype.py T EXTRA FINETUNE SEEDS [JSON]
+  EXTRA 0 and FINETUNE 0: the defaults through the same evaluation.
+  JSON: PoissBPE parameters of both stages; "prune_at" (an epoch) prunes during training
+  instead of after it (then FINETUNE is ignored: training runs its epochs in all);
+  "rank": "use" (default, total mixture weight on the training documents) or "top" (the
+  number of training documents whose top topic it is).
+"""
+import json
+import sys
+
+import numpy as np
+import torch
+
+torch.set_num_threads(1)
+from bpetopics.evaluation.cooccurrence import encode_texts  # noqa: E402
+from bpetopics.evaluation.evaluate import evaluate_topic_model  # noqa: E402
+from bpetopics.models.poissbpe import PoissBPE  # noqa: E402
+from bpetopics.text import prepare_corpus  # noqa: E402
+
+T, extra, finetune = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+seeds = [int(s) for s in sys.argv[4].split(",")]
+params = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
+prune_at = params.pop("prune_at", None)
+rank = params.pop("rank", "use")
+splits = prepare_corpus("20newsgroups", vocab_size=2000)
+train, test = splits["train"], splits["test"]
+voc = list(train.vocabulary)
+reference = encode_texts(test.texts, voc)
+corpus = encode_texts(list(train.texts) + list(test.texts), voc)
+X = train.counts
+params.setdefault("n_bits", PoissBPE(T).code_length())
+epochs = params.pop("epochs", 15)
+
+
+def pruned(big, seed, total_epochs):
+    """A T-topic model holding ``big``'s T most used topics, at its epoch and step."""
+    mix = big.doc_topic(X)
+    score = mix.sum(0) if rank == "use" else np.bincount(mix.argmax(1), minlength=big.n_topics)
+    keep = np.sort(np.argsort(-score, kind="stable")[:T])
+    small = PoissBPE(T, random_state=seed, progress=False, epochs=total_epochs, **params)
+    small._setup(X)
+    with torch.no_grad():
+        small.decoder_.first.weight.copy_(big.decoder_.first.weight[keep])
+        small.decoder_.first.bias.copy_(big.decoder_.first.bias[keep])
+        small.likelihood_.topic_logits.copy_(big.likelihood_.topic_logits[keep])
+    small.prior_.load_state_dict(big.prior_.state_dict())
+    small.epoch_, small.step_ = big.epoch_, big.step_
+    return small, score[keep].min() / score.mean(), np.sort(score)[:extra] / score.mean()
+
+
+rows = []
+for seed in seeds:
+    if extra == 0:
+        model = PoissBPE(T, random_state=seed, progress=False, epochs=epochs, **params).fit(X)
+        info = ""
+    else:
+        stage = prune_at if prune_at is not None else epochs
+        big = PoissBPE(T + extra, random_state=seed, progress=False, epochs=stage if prune_at is None else epochs,
+                       **params)
+        big._setup(X)
+        big._train(X, stage)
+        total = epochs if prune_at is not None else epochs + finetune
+        model, kept_min, dropped = pruned(big, seed, total)
+        model.continue_fit(X)
+        info = f" kept min use {kept_min:.2f} dropped {np.round(dropped, 2).tolist()}"
+    r = evaluate_topic_model(model, X, test.counts, reference, voc, train.labels, test.labels, seed=seed,
+                             gensim_measures=(), corpus_texts=corpus)
+    rows.append([r["npmi"], r["npmi_corpus"], r["diversity"], r["perplexity"], r["accuracy"],
+                 r["purity"], r["unused_topics"]])
+    print(f"seed {seed}: npmi {r['npmi']:.4f} corpus {r['npmi_corpus']:.4f} div {r['diversity']:.3f} "
+          f"ppl {r['perplexity']:.1f} acc {r['accuracy']:.3f} purity {r['purity']:.3f} "
+          f"unused {r['unused_topics']:.2f}{info}", flush=True)
+a = np.array(rows)
+names = ["npmi", "corpus", "div", "ppl", "acc", "purity", "unused"]
+print(f"T={T} extra={extra} finetune={finetune} prune_at={prune_at} rank={rank} {params} epochs={epochs}: "
+      + ", ".join(f"{n} {m:.4f}±{s:.4f}" for n, m, s in zip(names, a.mean(0), a.std(0, ddof=1) if len(a) > 1 else a.mean(0) * 0)),
+      flush=True)
