@@ -148,8 +148,10 @@ def holdout_split(corpus, fraction: float = 0.2, seed: int = 0):
 
 
 def _warm_up(n_topics: int, X, models: Sequence[str], params: dict) -> None:
-    """One small untimed fit of each model (lazy imports, thread pools, allocators)."""
-    small = X[: min(64, X.shape[0])]
+    """One small untimed fit of each model (lazy imports, thread pools, allocators): on 64
+    documents, or on T when there are more topics (a model refuses more topics than
+    documents)."""
+    small = X[: min(max(64, n_topics), X.shape[0])]
     for name in models:
         TEXT_MODELS[name].make(n_topics, 0, {**params[name], **TEXT_MODELS[name].warm_up}).fit(small)
 

@@ -159,3 +159,11 @@ def test_every_baseline_by_name_with_the_standard_protocol(small):
                               reference="test", gensim_measures=(), warm_up=False)
     assert explicit["reference"].iloc[0] == "test"
     assert explicit["npmi"].iloc[0] != pytest.approx(explicit["npmi_corpus"].iloc[0])
+
+
+def test_the_warm_up_fits_more_topics_than_its_64_documents(small):
+    """`compare --topics 100` failed in the untimed warm-up fit (100 topics on 64 documents)."""
+    from bpetopics.experiments.text_comparison import _warm_up
+
+    train, _ = small
+    _warm_up(100, train.counts, ["PoissBPE"], {"PoissBPE": dict(BPE, epochs=1)})
