@@ -36,8 +36,12 @@ old = pd.read_csv(table_dir / "comparison.csv")
 new = pd.read_csv(new_dir / "comparison.csv")
 if set(new["model"]) != {model}:
     raise SystemExit(f"{new_dir} holds {sorted(set(new['model']))}, expected only {model}")
-order = list(dict.fromkeys(old["model"]))
-merged = pd.concat([new if name == model else old[old["model"] == name] for name in order], ignore_index=True)
+if sorted(new["seed"]) != sorted(old.loc[old["model"] == model, "seed"]):
+    raise SystemExit(f"{new_dir} has seeds {sorted(new['seed'])}, the table {model}'s "
+                     f"{sorted(old.loc[old['model'] == model, 'seed'])}")
+by_seed = {int(row["seed"]): row for _, row in new.iterrows()}        # rows in the table's order
+merged = pd.DataFrame([by_seed[int(row["seed"])] if row["model"] == model else row for _, row in old.iterrows()])
+merged = merged.reset_index(drop=True)
 old_settings, old_topics = settings_and_topics((table_dir / "comparison.md").read_text())
 new_settings, new_topics = settings_and_topics((new_dir / "comparison.md").read_text())
 topics = dict(old_topics, **{model: new_topics[model]})
