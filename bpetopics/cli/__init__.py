@@ -224,9 +224,10 @@ MODEL_HELP = {
                    "two themes, giving one half to a restarted, unneeded or like topic.",
     "split_min_gain": "Nats per token a split must gain (beyond restarting a dead or duplicated "
                       "topic).",
-    "initial_topics": "Train this many topics (half of --topics to all of them) for the first third of "
-                      "the epochs, then split the topics worth splitting most in two [default: half of "
-                      "--topics from 40 topics on, else no growth].",
+    "initial_topics": "Start with this many topics and double them, splitting the topics worth "
+                      "splitting most in two, in rounds over the first third of the epochs until there "
+                      "are --topics [default: about 25 from 40 topics on (25 at 50 and 100), else no "
+                      "growth].",
     "gamma": "Beta-process mass gamma: prior mean of a bit is gamma/K [default: K/4].",
     "tau": "Delay tau of the q(pi) step size (t + tau)^-kappa.",
     "kappa": "Forgetting rate kappa of the q(pi) step size, in (0.5, 1].",

@@ -96,11 +96,12 @@ class PoissBPE(TopicPriors, TopicRepair, TopicGrowth, BPEBase, TransformerMixin,
         gains at least this many nats per token the topic explains (two merged themes
         gain about ln 2 = 0.69; noise gains under 0.01 on planted data).
     initial_topics : int or None
-        T0 <= T: train with T0 topics for the first third of the epochs, then split the
-        T - T0 topics worth splitting most in two (:mod:`bpetopics.models.topic_growth`)
-        and train on with T. ``None`` (the default): half of T (rounded up) from 40 topics on (at T = 50
-        on 20 Newsgroups it raised NPMI and accuracy and lowered completion perplexity;
-        README, "Growing the topics"), else T, no growth.
+        T0 <= T: start with T0 topics and double them, splitting the topics worth
+        splitting most in two, in rounds over the first third of the epochs until there
+        are T (:mod:`bpetopics.models.topic_growth`). ``None`` (the default): from 40
+        topics on about 25 (T / 2^r, r = round(log2(T / 25)) >= 1: 25 at T = 50 and 100;
+        at T = 50 on 20 Newsgroups it raised NPMI and accuracy and lowered completion
+        perplexity; README, "Growing the topics"), below 40 T, no growth.
     soft_codes : int
         How many codes of each document the theta step fits. 1 (the default): the pursued
         code, the MAP-EM of MODEL.md. M > 1: the M most probable of the pursued code and
@@ -137,7 +138,7 @@ class PoissBPE(TopicPriors, TopicRepair, TopicGrowth, BPEBase, TransformerMixin,
     codes_ : np.ndarray of uint8, shape (N, K)
         Codes of the training documents.
     current_topics_ : int
-        The topics the model has now: T0 until the growth epoch, then T.
+        The topics the model has now: T0, more after each round of growth, T at the end.
     prior_ : BetaProcessPrior
         q(pi) = Beta(a, b).
     history_ : list of dict
@@ -230,9 +231,8 @@ class PoissBPE(TopicPriors, TopicRepair, TopicGrowth, BPEBase, TransformerMixin,
             raise SizeError("n_topics", self.n_topics, f"is more than the {n_data:,} documents")
         if self.n_topics > n_features:
             raise SizeError("n_topics", self.n_topics, f"is more than the {n_features:,} words of the vocabulary")
-        if self.initial_topics is not None and not self.n_topics / 2 <= self.initial_topics <= self.n_topics:
-            raise ValueError(f"initial_topics must be between half of n_topics and n_topics "
-                             f"({-(-self.n_topics // 2)} to {self.n_topics}); got {self.initial_topics}")
+        if self.initial_topics is not None and self.initial_topics > self.n_topics:
+            raise ValueError(f"initial_topics must be at most n_topics ({self.n_topics}); got {self.initial_topics}")
         super().check_sizes(n_data, n_features)
 
     def _build(self, n_data, n_features):
@@ -247,9 +247,9 @@ class PoissBPE(TopicPriors, TopicRepair, TopicGrowth, BPEBase, TransformerMixin,
         checkpoint before the growth epoch has T0)."""
         logits = state.get("likelihood.topic_logits")           # saved as (W, T)
         saved = None if logits is None else int(logits.shape[-1])
-        # a finished model has T topics; a checkpoint T, or T0 before the growth epoch (other
+        # a finished model has T topics; a checkpoint T or fewer while its topics grow (other
         # counts: built with T, so that loading names the mismatched shapes)
-        allowed = {self.n_topics} if training is None else {self.n_topics, self.initial_topic_count()}
+        allowed = {self.n_topics} if training is None else set(self.topic_counts())
         self._saved_topics = saved if saved in allowed else self.n_topics
         try:
             return super().load_state(state, n_data, n_features, training)

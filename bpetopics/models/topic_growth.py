@@ -4,10 +4,12 @@ At T = 50 on 20 Newsgroups a model trained with its T topics from the start ends
 lower tail of little-used topics that join two themes' words (README, "Growing the
 topics"): a bit gathers the documents that share a few words and gives them a topic of
 their own. Grown topics are children of topics that already hold a theme: the model
-trains ``initial_topics`` T0 topics for the first third of the epochs; then each topic's
-documents are split in two by the split moves' 2-means on what it explains of each
-(:func:`~bpetopics.core.topic_split.split_gains`), the T - T0 topics whose split gains
-most become two topics (one from each half), and training goes on with T topics.
+starts with ``initial_topics`` T0 topics (about 25 by default, where PoissBPE's topics
+are at their best) and doubles them in rounds spread over the first third of the epochs
+until it has T (:meth:`TopicGrowth.growth_schedule`). In a round each topic's documents
+are split in two by the split moves' 2-means on what it explains of each
+(:func:`~bpetopics.core.topic_split.split_gains`), the topics whose split gains most
+become two topics (one from each half), as many as the round adds, and training goes on.
 
 A child starts from its half's counts, smoothed like a split move's halves; both children
 take their parent's decoder row, with ln 2 off the bias, so that every code's mixture
@@ -22,6 +24,8 @@ A mixin of :class:`~bpetopics.models.poissbpe.PoissBPE` (needs its ``decoder_``,
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -30,9 +34,12 @@ from bpetopics.core.decoder import CodeDecoder
 from bpetopics.core.topic_split import split_gains
 from bpetopics.models.topic_repair import SPLIT_SMOOTHING, corpus_frequencies, smoothed_log_topics
 
-#: ``initial_topics=None`` grows the topics from T // 2 from this many topics on (at T = 20
-#: growth raised NPMI but lowered classifier accuracy and purity; README measures both).
+#: ``initial_topics=None`` grows the topics from this many topics on (at T = 20 growth
+#: raised NPMI but lowered classifier accuracy and purity; README measures both) ...
 GROWTH_MIN_TOPICS = 40
+#: ... from about this many: T / 2^r topics (rounded up), r = round(log2(T / 25)) >= 1
+#: doublings (25 at T = 50 and 100, 20 at 40, 19 at 75).
+GROWTH_START_TOPICS = 25
 #: Training documents (a seeded sample, all of a smaller corpus) whose mixtures decide the
 #: splits.
 GROWTH_SAMPLE = 20000
@@ -80,25 +87,48 @@ class TopicGrowth:
     """The growth step of PoissBPE's training (see the module docstring)."""
 
     def initial_topic_count(self) -> int:
-        """T0, the topics training starts with: ``initial_topics``, or for None half of T
-        (rounded up) from ``GROWTH_MIN_TOPICS`` topics on and T below; T when training
-        runs fewer than 3 epochs (no third of them to grow after)."""
+        """T0, the topics training starts with: ``initial_topics``, or for None T / 2^r
+        (rounded up, r = round(log2(T / GROWTH_START_TOPICS)), at least 1) from
+        ``GROWTH_MIN_TOPICS`` topics on and T below; T when training runs fewer than 3
+        epochs (no third of them to grow in)."""
         if self.epochs is not None and self.epochs < 3:
             return self.n_topics
         if self.initial_topics is None:
-            return -(-self.n_topics // 2) if self.n_topics >= GROWTH_MIN_TOPICS else self.n_topics
+            if self.n_topics < GROWTH_MIN_TOPICS:
+                return self.n_topics
+            rounds = max(1, round(math.log2(self.n_topics / GROWTH_START_TOPICS)))
+            return -(-self.n_topics // 2 ** rounds)
         return int(self.initial_topics)
 
-    def growth_epoch(self) -> int:
-        """The epoch after which the topics grow: a third of the epochs, at least 1."""
-        return max(1, self.total_epochs() // 3)
+    def topic_counts(self) -> list:
+        """The topics the model has in turn, [T0, 2 T0, 4 T0, ..., T] ([T] without growth)."""
+        counts = [self.initial_topic_count()]
+        while counts[-1] < self.n_topics:
+            counts.append(min(2 * counts[-1], self.n_topics))
+        return counts
+
+    def growth_schedule(self) -> list:
+        """The rounds of growth, [(epoch, topics after it), ...]: from T0 the topics double
+        (the last round to T) after epochs ceil(i E3 / r), i = 1..r, E3 = a third of the
+        epochs (at least 1): at T = 50 of 15 epochs [(5, 50)], at T = 100 [(3, 50), (5, 100)].
+        Empty without growth."""
+        counts = self.topic_counts()[1:]
+        third = max(1, self.total_epochs() // 3)
+        return [(max(1, math.ceil(i * third / len(counts))), n) for i, n in enumerate(counts, 1)]
 
     def _grow_topics(self, X) -> int:
-        """Split the model's topics into T at the end of :meth:`growth_epoch` (from T0 <
-        T topics); returns the number of topics added (0 when it is not time)."""
+        """The rounds of :meth:`growth_schedule` due at the end of this epoch; returns the
+        number of topics added."""
+        added = 0
+        for epoch, topics in self.growth_schedule():
+            if epoch <= self.epoch_ and topics > self.current_topics_:
+                added += self._grow_round(X, topics)
+        return added
+
+    def _grow_round(self, X, n_topics: int) -> int:
+        """Split the topics worth splitting most so that the model has ``n_topics``
+        (at most twice as many as now); returns the number added."""
         n_old = self.current_topics_
-        if n_old >= self.n_topics or self.epoch_ != self.growth_epoch():
-            return 0
         gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + 104729 + self.epoch_)
         sample = np.sort(torch.randperm(X.shape[0], generator=gen)[:GROWTH_SAMPLE].numpy())
         X_sample = X[sample]
@@ -107,10 +137,9 @@ class TopicGrowth:
             beta = self.likelihood_.topic_word().cpu().numpy().astype(np.float64)  # (W, T0)
             log_topics = torch.log_softmax(self.likelihood_.topic_logits.double(), 1).cpu().numpy()
         gains, halves = split_gains(X_sample, beta, mix)
-        parents, new_log_topics = child_topics(gains, halves, log_topics, self.n_topics,
-                                               corpus_frequencies(X))
+        parents, new_log_topics = child_topics(gains, halves, log_topics, n_topics, corpus_frequencies(X))
         self._replace_topics(parents, new_log_topics)
-        return self.n_topics - n_old
+        return n_topics - n_old
 
     def _replace_topics(self, parents: np.ndarray, log_topics: np.ndarray) -> None:
         """New decoder and likelihood with ``len(parents)`` topics: topic i takes the

@@ -54,7 +54,7 @@ def grown(parent, seed, T):
         else:
             logits.append(parent.likelihood_.topic_logits[t].detach().double().numpy())
             parents.append(t)
-    child = PoissBPE(T, random_state=seed, progress=False, epochs=epochs, **params)
+    child = PoissBPE(T, random_state=seed, progress=False, epochs=epochs, initial_topics=T, **params)
     child._setup(X)
     p = torch.as_tensor(parents)
     with torch.no_grad():
@@ -71,7 +71,8 @@ def grown(parent, seed, T):
 
 rows = []
 for seed in seeds:
-    model = PoissBPE(stages[0], random_state=seed, progress=False, epochs=epochs, **params)
+    model = PoissBPE(stages[0], random_state=seed, progress=False, epochs=epochs, initial_topics=stages[0],
+                     **params)
     model._setup(X)
     model._train(X, at[0])
     for i, size in enumerate(stages[1:]):

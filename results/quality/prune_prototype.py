@@ -2,7 +2,8 @@
 more epochs with those alone (an overcomplete model pruned to T topics).
 
 Usage: python results/quality/prune_prototype.py T EXTRA FINETUNE SEEDS [JSON]
-  EXTRA 0 and FINETUNE 0: the defaults through the same evaluation.
+  EXTRA 0 and FINETUNE 0: T topics throughout (no growth) through the same evaluation.
+  Every model here trains its topics from the start (initial_topics = its topics).
   JSON: PoissBPE parameters of both stages; "prune_at" (an epoch) prunes during training
   instead of after it (then FINETUNE is ignored: training runs its epochs in all);
   "rank": "use" (default, total mixture weight on the training documents) or "top" (the
@@ -40,7 +41,7 @@ def pruned(big, seed, total_epochs):
     mix = big.doc_topic(X)
     score = mix.sum(0) if rank == "use" else np.bincount(mix.argmax(1), minlength=big.n_topics)
     keep = np.sort(np.argsort(-score, kind="stable")[:T])
-    small = PoissBPE(T, random_state=seed, progress=False, epochs=total_epochs, **params)
+    small = PoissBPE(T, random_state=seed, progress=False, epochs=total_epochs, initial_topics=T, **params)
     small._setup(X)
     with torch.no_grad():
         small.decoder_.first.weight.copy_(big.decoder_.first.weight[keep])
@@ -54,11 +55,12 @@ def pruned(big, seed, total_epochs):
 rows = []
 for seed in seeds:
     if extra == 0:
-        model = PoissBPE(T, random_state=seed, progress=False, epochs=epochs, **params).fit(X)
+        model = PoissBPE(T, random_state=seed, progress=False, epochs=epochs, initial_topics=T, **params).fit(X)
         info = ""
     else:
         stage = prune_at if prune_at is not None else epochs
         big = PoissBPE(T + extra, random_state=seed, progress=False, epochs=stage if prune_at is None else epochs,
+                       initial_topics=T + extra,
                        **params)
         big._setup(X)
         big._train(X, stage)

@@ -50,24 +50,40 @@ def test_a_grown_model_recovers_the_planted_topics():
     model = PoissBPE(n_topics=6, n_bits=8, initial_topics=3, random_state=0, device="cpu",
                      progress=False).fit(X)
     topics = [h["topics"] for h in model.history_]
-    grown_at = model.growth_epoch()
+    [(grown_at, _)] = model.growth_schedule()
     assert topics[:grown_at - 1] == [3] * (grown_at - 1) and set(topics[grown_at - 1:]) == {6}
     assert planted_match(beta, model.topic_word_).min() >= 0.9
     assert len(np.unique(model.doc_topic(X).argmax(1))) == 6
 
 
-def test_the_default_grows_from_half_the_topics_only_from_40_topics_on():
+def test_the_default_grows_from_about_25_topics_from_40_topics_on():
     assert GROWTH_MIN_TOPICS == 40
-    assert PoissBPE(50).initial_topic_count() == 25
-    assert PoissBPE(41).initial_topic_count() == 21                 # 20 more: at most one child each
-    assert PoissBPE(39).initial_topic_count() == 39
-    assert PoissBPE(50, initial_topics=50).initial_topic_count() == 50
-    assert PoissBPE(50, epochs=2).initial_topic_count() == 50       # no third of training to grow after
-    assert PoissBPE(50, epochs=15).growth_epoch() == 5
+    assert PoissBPE(39).topic_counts() == [39]
+    assert PoissBPE(40).topic_counts() == [20, 40]
+    assert PoissBPE(50).topic_counts() == [25, 50]
+    assert PoissBPE(75).topic_counts() == [19, 38, 75]
+    assert PoissBPE(100).topic_counts() == [25, 50, 100]
+    assert PoissBPE(200).topic_counts() == [25, 50, 100, 200]
+    assert PoissBPE(50, initial_topics=50).topic_counts() == [50]
+    assert PoissBPE(50, initial_topics=10).topic_counts() == [10, 20, 40, 50]
+    assert PoissBPE(50, epochs=2).topic_counts() == [50]           # no third of training to grow in
+    # rounds spread over the first third of the epochs
+    assert PoissBPE(50, epochs=15).growth_schedule() == [(5, 50)]
+    assert PoissBPE(100, epochs=15).growth_schedule() == [(3, 50), (5, 100)]
+    assert PoissBPE(100, epochs=3).growth_schedule() == [(1, 50), (1, 100)]   # two rounds in one epoch
 
 
-@pytest.mark.parametrize("initial", [4, 11])
-def test_initial_topics_outside_half_to_all_of_the_topics_is_refused(initial):
+def test_rounds_double_the_topics_after_their_epochs():
+    X, _, _ = planted_corpus(n_docs=300)
+    model = PoissBPE(n_topics=10, n_bits=8, initial_topics=3, epochs=9, random_state=0, device="cpu",
+                     progress=False).fit(X)
+    assert model.topic_counts() == [3, 6, 10] and model.growth_schedule() == [(2, 6), (3, 10)]
+    assert [h["topics"] for h in model.history_] == [3, 6, 10, 10, 10, 10, 10, 10, 10]
+    assert model.topic_word_.shape == (10, X.shape[1]) and model.doc_topic(X).shape == (300, 10)
+
+
+@pytest.mark.parametrize("initial", [0, 11])
+def test_initial_topics_outside_1_to_all_of_the_topics_is_refused(initial):
     X, _, _ = planted_corpus(n_docs=100)
-    with pytest.raises(ValueError, match="initial_topics must be between half of n_topics and n_topics"):
+    with pytest.raises(ValueError, match="initial_topics must be"):
         PoissBPE(n_topics=10, initial_topics=initial, progress=False).fit(X)

@@ -159,14 +159,15 @@ def test_checkpoint_resumes_to_the_same_model(corpus, tmp_path):
         load_checkpoint(path)
 
 
-@pytest.mark.parametrize("stop", [1, 2])
+@pytest.mark.parametrize("stop", [1, 2, 3])
 def test_checkpoint_resumes_to_the_same_model_across_topic_growth(corpus, tmp_path, stop):
-    """Topics grow after epoch 2 of 6 (5 -> 10): a checkpoint before (5 topics) or after
-    (10 topics, a fresh Adam) resumes to the model trained without a stop."""
+    """Topics grow 3 -> 6 after epoch 2 and 6 -> 10 after epoch 3 of 9: a checkpoint before,
+    between or after the rounds (each starts a fresh Adam) resumes to the model trained
+    without a stop."""
     X = corpus.counts
-    params = dict(TINY, n_topics=10, initial_topics=5, epochs=6, random_state=3)
+    params = dict(TINY, n_topics=10, initial_topics=3, epochs=9, random_state=3)
     whole = PoissBPE(**params).fit(X)
-    assert [h["topics"] for h in whole.history_] == [5, 10, 10, 10, 10, 10]
+    assert [h["topics"] for h in whole.history_] == [3, 6, 10, 10, 10, 10, 10, 10, 10]
     path = tmp_path / "ckpt.safetensors"
 
     def stop_after(model, info):
@@ -177,7 +178,7 @@ def test_checkpoint_resumes_to_the_same_model_across_topic_growth(corpus, tmp_pa
     with pytest.raises(KeyboardInterrupt):
         PoissBPE(**params, callback=stop_after).fit(X)
     resumed, _ = load_checkpoint(path)
-    assert resumed.current_topics_ == (5 if stop == 1 else 10)
+    assert resumed.current_topics_ == {1: 3, 2: 6, 3: 10}[stop]
     resumed.continue_fit(X)
     assert _same_state(resumed, whole)
     np.testing.assert_array_equal(resumed.codes_, whole.codes_)
