@@ -228,6 +228,8 @@ MODEL_HELP = {
                       "splitting most in two, in rounds over the first third of the epochs until there "
                       "are --topics [default: about 25 from 40 topics on (25 at 50 and 100), else no "
                       "growth].",
+    "cooldown_epochs": "Train the last this many epochs (at most a fifth of them) at a fifth of the "
+                       "learning rate (0: the same rate throughout).",
     "gamma": "Beta-process mass gamma: prior mean of a bit is gamma/K [default: K/4].",
     "tau": "Delay tau of the q(pi) step size (t + tau)^-kappa.",
     "kappa": "Forgetting rate kappa of the q(pi) step size, in (0.5, 1].",

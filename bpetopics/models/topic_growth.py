@@ -100,6 +100,27 @@ class TopicGrowth:
             return -(-self.n_topics // 2 ** rounds)
         return int(self.initial_topics)
 
+    def _build(self, n_data, n_features):
+        """:meth:`BPEBase._build` with ``current_topics_`` topics: a saved model's (while
+        :meth:`load_state` reads it), else :meth:`initial_topic_count`."""
+        saved = getattr(self, "_saved_topics", None)
+        self.current_topics_ = saved if saved is not None else self.initial_topic_count()
+        super()._build(n_data, n_features)
+
+    def load_state(self, state: dict, n_data: int, n_features: int, training=None):
+        """:meth:`BPEBase.load_state`, the modules built with the saved model's topics (a
+        checkpoint before the growth epoch has T0)."""
+        logits = state.get("likelihood.topic_logits")           # saved as (W, T)
+        saved = None if logits is None else int(logits.shape[-1])
+        # a finished model has T topics; a checkpoint T or fewer while its topics grow (other
+        # counts: built with T, so that loading names the mismatched shapes)
+        allowed = {self.n_topics} if training is None else set(self.topic_counts())
+        self._saved_topics = saved if saved in allowed else self.n_topics
+        try:
+            return super().load_state(state, n_data, n_features, training)
+        finally:
+            del self._saved_topics
+
     def topic_counts(self) -> list:
         """The topics the model has in turn, [T0, 2 T0, 4 T0, ..., T] ([T] without growth)."""
         counts = [self.initial_topic_count()]

@@ -16,6 +16,8 @@ def sched(self):
     if variant == "sqrt": return self.lr / math.sqrt(1 + e)
     if variant == "cos10": return self.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * e / max(E - 1, 1))))
     if variant == "last3": return self.lr * (0.2 if e >= E - 3 else 1.0)
+    if variant == "last3h": return self.lr * (0.5 if e >= E - 3 else 1.0)
+    if variant == "last2": return self.lr * (0.2 if e >= E - 2 else 1.0)
     if variant == "lin_half": return self.lr * (1.0 if e < E // 2 else max(0.1, 1 - (e - E // 2 + 1) / (E - E // 2 + 1)))
     raise ValueError(variant)
 PoissBPE._learning_rate = sched

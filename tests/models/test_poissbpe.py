@@ -270,3 +270,23 @@ def test_topic_smoothing_is_the_gradient_of_a_dirichlet_prior_and_smooths_the_to
     plain = PoissBPE(n_topics=6, n_bits=8, epochs=20, topic_repulsion=0.0, random_state=0,
                      device="cpu", progress=False).fit(X)
     assert model.topic_word_.min() > 3 * plain.topic_word_.min()
+
+
+def test_the_cooldown_trains_the_last_epochs_at_a_fifth_of_the_learning_rate():
+    """lr / 5 in the last cooldown_epochs epochs, at most a fifth of them (a 4-epoch run
+    keeps lr throughout); a function of the epoch alone, as a resumed run needs."""
+    def rates(**params):
+        model = PoissBPE(n_topics=4, lr=0.05, progress=False, **params)
+        out = []
+        for epoch in range(model.epochs):
+            model.epoch_ = epoch
+            out.append(round(model._learning_rate(), 6))
+        return out
+
+    assert rates(epochs=15) == [0.05] * 13 + [0.01] * 2
+    assert rates(epochs=15, cooldown_epochs=0) == [0.05] * 15
+    assert rates(epochs=15, cooldown_epochs=4) == [0.05] * 12 + [0.01] * 3      # a fifth of 15
+    assert rates(epochs=4) == [0.05] * 4
+    X, _, _ = planted_corpus(n_docs=200)
+    model = PoissBPE(n_topics=6, n_bits=8, epochs=10, random_state=0, device="cpu", progress=False).fit(X)
+    assert model.optimizer_.param_groups[0]["lr"] == pytest.approx(0.01)
