@@ -25,7 +25,8 @@ from bpetopics.models.topic_repair import TopicRepair, corpus_frequencies, smoot
 from bpetopics.core.topic_prior import topic_overlap
 
 
-class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, TransformerMixin, BaseEstimator):
+class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, TransformerMixin,
+               BaseEstimator):
     """Poisson BPE topic model: x_n ~ Poisson(lambda_n beta f(z_n)).
 
     A document's sparse binary code z_n (K bits) is found by greedy pursuit; the
@@ -58,10 +59,11 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         with delay tau > 0 and forgetting rate kappa in (0.5, 1].
     epochs, batch_size, lr : int or None, int, float
         Training schedule: passes over the data, documents per minibatch, Adam's
-        learning rate (a fifth of it in the cooldown, ``cooldown_epochs``). ``epochs=None`` (the default) runs enough epochs for 2,000
-        minibatch steps, at least 15 and at most 150 (:meth:`total_epochs`): 15 on 20
-        Newsgroups, more on small corpora, whose few steps per epoch would leave the
-        topics half-trained (README).
+        learning rate (a fifth of it in the cooldown, ``cooldown_epochs``).
+        ``epochs=None`` (the default) runs enough epochs for 2,000 minibatch steps, at
+        least 15 and at most 150 (:meth:`total_epochs`): 15 on 20 Newsgroups, more on
+        small corpora, whose few steps per epoch would leave the topics half-trained
+        (README).
     cooldown_epochs : int
         The last this many epochs (at most a fifth of them) train at ``lr`` / 5, so that
         training ends without the full steps' noise (README, "A cooldown at the end": on
@@ -165,8 +167,8 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
                  gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
                  topic_repulsion=0.0008, topic_smoothing=0.1, reseed_similarity=0.7, split_moves=True,
-                 split_min_gain=0.1, initial_topics=None, cooldown_epochs=2, soft_codes=1, pipeline=True, random_state=0, device="auto", progress=True,
-                 callback=None):
+                 split_min_gain=0.1, initial_topics=None, cooldown_epochs=2, soft_codes=1, pipeline=True,
+                 random_state=0, device="auto", progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
                          batch_size=batch_size, lr=lr, max_bits=max_bits,

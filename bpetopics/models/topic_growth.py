@@ -109,7 +109,7 @@ class TopicGrowth:
 
     def load_state(self, state: dict, n_data: int, n_features: int, training=None):
         """:meth:`BPEBase.load_state`, the modules built with the saved model's topics (a
-        checkpoint before the growth epoch has T0)."""
+        checkpoint taken while the topics grow has fewer than T)."""
         logits = state.get("likelihood.topic_logits")           # saved as (W, T)
         saved = None if logits is None else int(logits.shape[-1])
         # a finished model has T topics; a checkpoint T or fewer while its topics grow (other
@@ -176,7 +176,8 @@ class TopicGrowth:
         state[f"{last}.weight"] = state[f"{last}.weight"][index]
         state[f"{last}.bias"] = state[f"{last}.bias"][index] - torch.log(children.to(state[f"{last}.bias"].dtype))
         self.current_topics_ = n_new
-        decoder = CodeDecoder(self.code_length(), n_new, tuple(self.hidden), self.activation)
+        with torch.random.fork_rng(devices=[]):          # its random start is overwritten
+            decoder = CodeDecoder(self.code_length(), n_new, tuple(self.hidden), self.activation)
         decoder.load_state_dict(state)
         likelihood = self._make_likelihood((0, self.likelihood_.n_words))
         with torch.no_grad():
