@@ -33,6 +33,7 @@ reference = encode_texts(test.texts, voc)
 corpus = encode_texts(list(train.texts) + list(test.texts), voc)
 X = train.counts
 params.setdefault("n_bits", PoissBPE(T).code_length())
+params.setdefault("cooldown_epochs", 0)     # the runs of topic_growth.md predate the cooldown
 epochs = params.pop("epochs", 15)
 
 
