@@ -3,10 +3,14 @@
 Usage: python results/readme_table.py results/20ng-T50 "20 Newsgroups, T = 50"
 """
 import sys
+
 import pandas as pd
+
+from bpetopics.experiments.comparison_report import summarize
 folder, title = sys.argv[1], sys.argv[2]
 df = pd.read_csv(f"{folder}/comparison.csv")
 models = list(dict.fromkeys(df["model"]))
+stats = summarize(df)                   # (metric, model) -> mean, std over seeds
 ROWS = [("NPMI, top 10 (chosen reference)", "npmi", "+", "pm3"),
         ("NPMI, whole corpus as reference (OCTIS)", "npmi_corpus", "+", "pm3"),
         ("C_V (gensim)", "gensim_c_v", "+", "pm3"),
@@ -21,15 +25,18 @@ ROWS = [("NPMI, top 10 (chosen reference)", "npmi", "+", "pm3"),
         ("topics with non-finite NPMI", "npmi_nonfinite", "-", "m1"),
         ("training CPU time (s)", "fit_cpu_seconds", "-", "m1"),
         ("inference on the held-out documents, wall s", "infer_seconds", "-", "m3")]
+
+
 def fmt(x, d):
     return f"{x:,.{d}f}"
+
+
 print(f"| {title} | " + " | ".join(models) + " |")
 print("|---|" + "---:|" * len(models))
 for label, col, direction, kind in ROWS:
     if col not in df or df[col].isna().all():
         continue
-    g = df.groupby("model", sort=False)[col]
-    mean, std = g.mean(), g.std()
+    mean, std = stats.loc[col, "mean"], stats.loc[col, "std"]
     d = int(kind[-1])
     shown = {m: fmt(mean[m], d) for m in models}
     best_val = (max if direction == "+" else min)(mean[m] for m in models)

@@ -16,23 +16,17 @@ import torch
 
 torch.set_num_threads(1)
 from bpetopics.core.topic_split import split_gains  # noqa: E402
-from bpetopics.evaluation.cooccurrence import encode_texts  # noqa: E402
-from bpetopics.evaluation.evaluate import evaluate_topic_model  # noqa: E402
 from bpetopics.models.poissbpe import PoissBPE  # noqa: E402
 from bpetopics.models.topic_repair import SPLIT_SMOOTHING, corpus_frequencies, smoothed_log_topics  # noqa: E402
-from bpetopics.text import prepare_corpus  # noqa: E402
+from prototype_bench import Newsgroups  # noqa: E402
 
 T = int(sys.argv[1])
 stages = [int(t) for t in sys.argv[2].split(",")] + [T]
 at = [int(e) for e in sys.argv[3].split(",")]
 seeds = [int(s) for s in sys.argv[4].split(",")]
 params = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
-splits = prepare_corpus("20newsgroups", vocab_size=2000)
-train, test = splits["train"], splits["test"]
-voc = list(train.vocabulary)
-reference = encode_texts(test.texts, voc)
-corpus = encode_texts(list(train.texts) + list(test.texts), voc)
-X = train.counts
+data = Newsgroups()
+X = data.X
 params.setdefault("n_bits", PoissBPE(T).code_length())
 params.setdefault("cooldown_epochs", 0)     # the runs of topic_growth.md predate the cooldown
 epochs = params.pop("epochs", 15)
@@ -70,7 +64,6 @@ def grown(parent, seed, T):
     return child, np.sort(gains)[::-1]
 
 
-rows = []
 for seed in seeds:
     model = PoissBPE(stages[0], random_state=seed, progress=False, epochs=epochs, initial_topics=stages[0],
                      **params)
@@ -79,16 +72,5 @@ for seed in seeds:
     for i, size in enumerate(stages[1:]):
         model, gains = grown(model, seed, size)
         model._train(X, (at[i + 1] if i + 1 < len(at) else epochs) - model.epoch_)
-    r = evaluate_topic_model(model, X, test.counts, reference, voc, train.labels, test.labels, seed=seed,
-                             gensim_measures=(), corpus_texts=corpus)
-    rows.append([r["npmi"], r["npmi_corpus"], r["diversity"], r["perplexity"], r["accuracy"],
-                 r["purity"], r["unused_topics"]])
-    print(f"seed {seed}: npmi {r['npmi']:.4f} corpus {r['npmi_corpus']:.4f} div {r['diversity']:.3f} "
-          f"ppl {r['perplexity']:.1f} acc {r['accuracy']:.3f} purity {r['purity']:.3f} "
-          f"unused {r['unused_topics']:.2f} gains {np.round(gains[:3]).tolist()}..{np.round(gains[-3:]).tolist()}",
-          flush=True)
-a = np.array(rows)
-names = ["npmi", "corpus", "div", "ppl", "acc", "purity", "unused"]
-print(f"T={T} stages={stages} at={at} {params} epochs={epochs}: "
-      + ", ".join(f"{n} {m:.4f}±{s:.4f}" for n, m, s in zip(names, a.mean(0), a.std(0, ddof=1) if len(a) > 1 else a.mean(0) * 0)),
-      flush=True)
+    data.evaluate(model, seed, f" gains {np.round(gains[:3]).tolist()}..{np.round(gains[-3:]).tolist()}")
+data.summary(f"T={T} stages={stages} at={at} {params} epochs={epochs}")

@@ -16,22 +16,16 @@ import numpy as np
 import torch
 
 torch.set_num_threads(1)
-from bpetopics.evaluation.cooccurrence import encode_texts  # noqa: E402
-from bpetopics.evaluation.evaluate import evaluate_topic_model  # noqa: E402
 from bpetopics.models.poissbpe import PoissBPE  # noqa: E402
-from bpetopics.text import prepare_corpus  # noqa: E402
+from prototype_bench import Newsgroups  # noqa: E402
 
 T, extra, finetune = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 seeds = [int(s) for s in sys.argv[4].split(",")]
 params = json.loads(sys.argv[5]) if len(sys.argv) > 5 else {}
 prune_at = params.pop("prune_at", None)
 rank = params.pop("rank", "use")
-splits = prepare_corpus("20newsgroups", vocab_size=2000)
-train, test = splits["train"], splits["test"]
-voc = list(train.vocabulary)
-reference = encode_texts(test.texts, voc)
-corpus = encode_texts(list(train.texts) + list(test.texts), voc)
-X = train.counts
+data = Newsgroups()
+X = data.X
 params.setdefault("n_bits", PoissBPE(T).code_length())
 params.setdefault("cooldown_epochs", 0)     # the runs of topic_growth.md predate the cooldown
 epochs = params.pop("epochs", 15)
@@ -53,7 +47,6 @@ def pruned(big, seed, total_epochs):
     return small, score[keep].min() / score.mean(), np.sort(score)[:extra] / score.mean()
 
 
-rows = []
 for seed in seeds:
     if extra == 0:
         model = PoissBPE(T, random_state=seed, progress=False, epochs=epochs, initial_topics=T, **params).fit(X)
@@ -69,15 +62,5 @@ for seed in seeds:
         model, kept_min, dropped = pruned(big, seed, total)
         model.continue_fit(X)
         info = f" kept min use {kept_min:.2f} dropped {np.round(dropped, 2).tolist()}"
-    r = evaluate_topic_model(model, X, test.counts, reference, voc, train.labels, test.labels, seed=seed,
-                             gensim_measures=(), corpus_texts=corpus)
-    rows.append([r["npmi"], r["npmi_corpus"], r["diversity"], r["perplexity"], r["accuracy"],
-                 r["purity"], r["unused_topics"]])
-    print(f"seed {seed}: npmi {r['npmi']:.4f} corpus {r['npmi_corpus']:.4f} div {r['diversity']:.3f} "
-          f"ppl {r['perplexity']:.1f} acc {r['accuracy']:.3f} purity {r['purity']:.3f} "
-          f"unused {r['unused_topics']:.2f}{info}", flush=True)
-a = np.array(rows)
-names = ["npmi", "corpus", "div", "ppl", "acc", "purity", "unused"]
-print(f"T={T} extra={extra} finetune={finetune} prune_at={prune_at} rank={rank} {params} epochs={epochs}: "
-      + ", ".join(f"{n} {m:.4f}±{s:.4f}" for n, m, s in zip(names, a.mean(0), a.std(0, ddof=1) if len(a) > 1 else a.mean(0) * 0)),
-      flush=True)
+    data.evaluate(model, seed, info)
+data.summary(f"T={T} extra={extra} finetune={finetune} prune_at={prune_at} rank={rank} {params} epochs={epochs}")
