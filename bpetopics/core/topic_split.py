@@ -32,6 +32,10 @@ from bpetopics.core.two_means import two_means
 
 __all__ = ["explained_counts", "split_gains", "deletion_losses", "plan_moves"]
 
+#: Forced moves take the best split even when it gains no more than the noise correction
+#: (before: none, and after the first half of training a dead topic stayed dead).
+FORCE_ANY_GAIN = True
+
 
 def explained_counts(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray) -> np.ndarray:
     """R^t_nw at each non-zero of X: what each topic explains of each word count.
@@ -84,15 +88,17 @@ def split_gains(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, min_tokens:
         C^t_1 and C^t_2, the explained counts summed over each half.
     """
     X = sp.csr_matrix(X)
-    explained = explained_counts(X, beta, mix)                          # (nnz, T)
     n_topics = beta.shape[1]
     gains = np.zeros(n_topics)
     if kernels.numba is not None:                   # the loop over topics compiled
-        halves, split = _split_halves(X.indptr, X.indices, np.ascontiguousarray(explained.T),
-                                      X.shape[1], float(min_tokens))
+        explained_t = _explained_t(X.indptr, X.indices, X.data.astype(np.float64),
+                                   np.ascontiguousarray(beta, dtype=np.float64),
+                                   np.ascontiguousarray(mix, dtype=np.float64))   # (T, nnz)
+        halves, split = _split_halves(X.indptr, X.indices, explained_t, X.shape[1], float(min_tokens))
         for t in np.flatnonzero(split):
             gains[t] = _loglik(halves[t, 0]) + _loglik(halves[t, 1]) - _loglik(halves[t].sum(0))
         return gains, halves
+    explained = explained_counts(X, beta, mix)                          # (nnz, T)
     halves = np.zeros((n_topics, 2, X.shape[1]))
     for t in range(n_topics):                       # a loop over topics, not documents
         R = sp.csr_matrix((explained[:, t], X.indices, X.indptr), shape=X.shape)
@@ -150,11 +156,14 @@ gains nothing either: taking a topic away never helps).
 
 
 def plan_moves(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, restart, min_gain: float,
-               similarity: float):
+               similarity: float, force: bool | None = None):
     """The split moves worth making on a sample of documents, in order.
 
-    1. *Forced*: each topic of ``restart`` (dead or duplicated) takes the second half of
-       the topic whose split gains most (any gain above the noise correction).
+    1. *Forced*: each topic of ``restart`` (dead, duplicated or no document's top topic)
+       takes the second half of the topic whose split gains most: with ``force``
+       whatever that gain (a topic that serves no document is worth less than any
+       split; the default, :data:`FORCE_ANY_GAIN`), else only a gain above the noise
+       correction.
     2. *Replace*: while the best split gains more than the least needed topic's loss
        (:func:`deletion_losses`), that topic takes its second half.
     3. *Hand over*: a topic one of whose halves has cosine above ``similarity`` with
@@ -171,6 +180,7 @@ def plan_moves(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, restart, min
         Topics to restart.
     min_gain : float
     similarity : float
+    force : bool, optional
 
     Returns
     -------
@@ -179,6 +189,7 @@ def plan_moves(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, restart, min
         half ``half``, with its words (``replace``) or keeping its own.
     halves : np.ndarray, shape (T, 2, W)
     """
+    force = FORCE_ANY_GAIN if force is None else force
     gains, halves = split_gains(X, beta, mix)
     # the maximum-likelihood gain is biased up by about half a nat per word the topic
     # uses (a chi-square with W - 1 degrees of freedom)
@@ -195,7 +206,8 @@ def plan_moves(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, restart, min
 
     for t in restart:
         g = best_split(-1)
-        if g is not None and gains[g] > 0:
+        splittable = halves[g].sum(1).min() > 0 if g is not None else False
+        if g is not None and (gains[g] > 0 or (force and splittable)):
             busy.add(g)
             moves.append((g, 1, int(t), True))
     gains[per_token < min_gain] = -np.inf           # noise, not two themes
@@ -225,6 +237,24 @@ def plan_moves(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, restart, min
 
 if kernels.numba is not None:
     from bpetopics.core.two_means import _two_means
+
+    @kernels.numba.njit(cache=True, nogil=True)
+    def _explained_t(indptr, indices, data, beta, mix):  # pragma: no cover - compiled
+        """:func:`explained_counts` transposed, (T, nnz): R^t_nw = x_nw beta_wt f_t(z_n) /
+        sum_s beta_ws f_s(z_n), one pass over the non-zeros (no (nnz, T) temporaries)."""
+        n_topics = beta.shape[1]
+        out = np.empty((n_topics, indices.shape[0]))
+        for d in range(indptr.shape[0] - 1):
+            for i in range(indptr[d], indptr[d + 1]):
+                w = indices[i]
+                total = 0.0
+                for t in range(n_topics):
+                    out[t, i] = beta[w, t] * mix[d, t]
+                    total += out[t, i]
+                scale = data[i] / max(total, 1e-300)
+                for t in range(n_topics):
+                    out[t, i] *= scale
+        return out
 
     @kernels.numba.njit(cache=True, nogil=True)
     def _split_halves(indptr, indices, explained_t, n_words, min_tokens):  # pragma: no cover

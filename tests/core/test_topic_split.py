@@ -130,3 +130,48 @@ def test_the_compiled_split_gains_are_the_scipy_steps(monkeypatch):
     assert gains[-1] == want_gains[-1] == 0 and (gains[:-1] > 0).all()
     np.testing.assert_allclose(halves, want_halves, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(gains, want_gains, rtol=1e-9)
+
+
+def test_the_compiled_explained_counts_are_numpys():
+    """split_gains' compiled pass computes explained_counts (transposed) to rounding."""
+    from bpetopics.core import kernels, topic_split
+
+    if kernels.numba is None:
+        pytest.skip("numba is not installed")
+    X, themes = three_blocks()
+    rng = np.random.default_rng(8)
+    beta = rng.dirichlet(np.ones(60), 4).T                     # (W, T)
+    mix = rng.dirichlet(np.ones(4), X.shape[0])
+    X = sp.csr_matrix(X)
+    got = topic_split._explained_t(X.indptr, X.indices, X.data.astype(np.float64), beta, mix)
+    np.testing.assert_allclose(got.T, explained_counts(X, beta, mix), rtol=1e-12)
+
+
+def test_a_topic_to_restart_takes_a_half_even_when_no_split_beats_the_noise():
+    """Three topics that each explain documents of one word distribution (every split
+    gains less than the noise correction) and a dead fourth: the dead topic takes half of
+    the best split anyway (a topic that serves no document is worth less than any split);
+    without ``force`` it is left as it is."""
+    from bpetopics.core.topic_split import plan_moves
+
+    block, n = 20, 30
+    rows = []
+    for b in range(3):
+        for i in range(n):                 # 3 of each block word, every other one swaps a token
+            row = np.zeros(3 * block)
+            row[b * block:(b + 1) * block] = 3
+            row[b * block] += i % 2
+            row[b * block + 1] -= i % 2
+            rows.append(row)
+    X = sp.csr_matrix(np.array(rows))
+    beta = np.zeros((3 * block, 4))
+    for b in range(3):
+        beta[b * block:(b + 1) * block, b] = 1 / block
+    beta[:, 3] = 1 / (3 * block)
+    mix = np.full((3 * n, 4), 1e-9)
+    for b in range(3):
+        mix[b * n:(b + 1) * n, b] = 1
+    mix /= mix.sum(1, keepdims=True)
+    moves, _ = plan_moves(X, beta, mix, [3], min_gain=0.1, similarity=0.7, force=True)
+    assert len(moves) == 1 and moves[0][2] == 3 and moves[0][0] in (0, 1, 2) and moves[0][3]
+    assert plan_moves(X, beta, mix, [3], min_gain=0.1, similarity=0.7, force=False)[0] == []
