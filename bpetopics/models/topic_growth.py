@@ -43,6 +43,10 @@ GROWTH_START_TOPICS = 25
 #: Training documents (a seeded sample, all of a smaller corpus) whose mixtures decide the
 #: splits.
 GROWTH_SAMPLE = 20000
+#: Their mixtures are posterior means over the code's neighbourhood with the pairs of this
+#: many best flips: the neighbourhood growth was measured with (``doc_topic`` has used
+#: 16 since; a round's splits, and so the trained models, stay as measured).
+GROWTH_PAIR_FLIPS = 8
 
 
 def child_topics(gains: np.ndarray, halves: np.ndarray, log_topics: np.ndarray, n_topics: int,
@@ -153,7 +157,7 @@ class TopicGrowth:
         gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + 104729 + self.epoch_)
         sample = np.sort(torch.randperm(X.shape[0], generator=gen)[:GROWTH_SAMPLE].numpy())
         X_sample = X[sample]
-        mix = np.asarray(self.doc_topic(X_sample), dtype=np.float64)              # (n, T0)
+        mix = np.asarray(self.doc_topic(X_sample, pair_flips=GROWTH_PAIR_FLIPS), dtype=np.float64)  # (n, T0)
         with torch.no_grad():
             beta = self.likelihood_.topic_word().cpu().numpy().astype(np.float64)  # (W, T0)
             log_topics = torch.log_softmax(self.likelihood_.topic_logits.double(), 1).cpu().numpy()

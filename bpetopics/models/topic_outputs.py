@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from bpetopics.core import fused_pursuit
-from bpetopics.core.code_posterior import local_mean
+from bpetopics.core.code_posterior import PAIR_FLIPS, local_mean
 from bpetopics.core.packed import PackedCounts, PaddedCounts
 from bpetopics.topwords import top_word_ids
 
@@ -28,7 +28,7 @@ class TopicOutputs:
         """Topic mixtures f(z) for codes (N, K) -> (N, T)."""
         return self.decode(codes)
 
-    def doc_topic(self, X, posterior="local", batch_size=1024) -> np.ndarray:
+    def doc_topic(self, X, posterior="local", batch_size=1024, pair_flips=PAIR_FLIPS) -> np.ndarray:
         """Topic mixtures of documents, (N, W) counts -> (N, T).
 
         posterior : {'local', 'map'}
@@ -36,22 +36,29 @@ class TopicOutputs:
             (document completion, features for a classifier). 'map': f(z_n) at the pursued
             code alone, ``code_topic(transform(X))``, the mixture the run's files and graphs
             use.
+        pair_flips : int
+            With 'local', the codes flipping two of this many best single flips join
+            the neighbourhood (:func:`~bpetopics.core.code_posterior.local_mean`).
         """
         if posterior not in ("local", "map"):
             raise ValueError(f"posterior must be 'local' or 'map', not {posterior!r}")
         X = self._check_X(X)
         codes = self.transform(X, batch_size)
-        return self.code_topic(codes) if posterior == "map" else self.posterior_topic(X, codes, batch_size)
+        if posterior == "map":
+            return self.code_topic(codes)
+        return self.posterior_topic(X, codes, batch_size, pair_flips)
 
-    def posterior_topic(self, X, codes, batch_size=1024) -> np.ndarray:
-        """The posterior mean of f(z) over each document's pursued code and its K one-bit
-        neighbours, weighted by exp L(z) (:mod:`bpetopics.core.code_posterior`).
+    def posterior_topic(self, X, codes, batch_size=1024, pair_flips=PAIR_FLIPS) -> np.ndarray:
+        """The posterior mean of f(z) over each document's pursued code, its K one-bit
+        neighbours and the codes flipping two of its ``pair_flips`` best single flips,
+        weighted by exp L(z) (:mod:`bpetopics.core.code_posterior`).
 
         Parameters
         ----------
         X : sparse matrix, shape (N, W)
         codes : np.ndarray, shape (N, K)
             The pursued codes of X (``transform(X)``).
+        pair_flips : int
 
         Returns
         -------
@@ -76,7 +83,7 @@ class TopicOutputs:
             batch = rows_of(X[rows], self.device_)
             z = torch.as_tensor(codes[rows], device=self.device_).bool()
             out[rows] = local_mean(self.decoder_, self.likelihood_, batch, z, log_odds,
-                                   self.max_bits).cpu().numpy()
+                                   self.max_bits, n_flips=pair_flips).cpu().numpy()
         return out
 
     def top_words(self, vocabulary, n=10):

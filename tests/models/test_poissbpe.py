@@ -290,3 +290,33 @@ def test_the_cooldown_trains_the_last_epochs_at_a_fifth_of_the_learning_rate():
     X, _, _ = planted_corpus(n_docs=200)
     model = PoissBPE(n_topics=6, n_bits=8, epochs=10, random_state=0, device="cpu", progress=False).fit(X)
     assert model.optimizer_.param_groups[0]["lr"] == pytest.approx(0.01)
+
+
+def test_doc_topic_with_all_pairs_is_the_posterior_mean_over_the_two_flip_ball(planted_fit):
+    """With as many pair flips as bits (K = 8), doc_topic's neighbourhood is every code
+    within two flips of the pursued one: its mixture is the exp-L-weighted mean of f over
+    that ball, scored code by code; fewer pairs give another mixture."""
+    from itertools import combinations
+
+    model, _, _, _ = planted_fit
+    new, _, _ = planted_corpus(n_docs=400, doc_len=20, seed=1)
+    new = sp.csr_matrix(new[:10])
+    codes = torch.as_tensor(model.transform(new)).float()                      # (10, 8)
+    n_bits = codes.shape[1]
+    flips = [()] + [(a,) for a in range(n_bits)] + list(combinations(range(n_bits), 2))
+    ball = codes[:, None, :].repeat(1, len(flips), 1)                          # (10, 37, 8)
+    for c, bits in enumerate(flips):
+        for b in bits:
+            ball[:, c, b] = 1 - ball[:, c, b]
+    batch = model.likelihood_.batch(new, model.device_)
+    log_odds = model.prior_.bit_log_odds().float()
+    with torch.no_grad():
+        scores = torch.stack([model.likelihood_.data_term(model.decoder_(ball[:, c]), batch)
+                              + ball[:, c] @ log_odds for c in range(len(flips))], 1)
+        if model.max_bits is not None:
+            scores[ball.sum(2) > model.max_bits] = -np.inf
+        mixes = torch.softmax(model.decoder_(ball), -1)                         # (10, 37, T)
+        expected = (torch.softmax(scores.double(), 1)[..., None] * mixes.double()).sum(1)
+    np.testing.assert_allclose(model.doc_topic(new, pair_flips=n_bits), expected.numpy(),
+                               rtol=1e-3, atol=1e-5)
+    assert np.abs(model.doc_topic(new, pair_flips=2) - expected.numpy()).max() > 1e-4
