@@ -8,6 +8,7 @@ reading and writing stay one concept.
 from __future__ import annotations
 
 import functools
+import tokenize
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -28,9 +29,10 @@ class RunError(ValueError):
 
 
 #: What reading a damaged file raises from numpy, scipy, zipfile, zlib, json, safetensors
-#: and torch, besides our own RunError.
+#: and torch, besides our own RunError (numpy parses a .npy header with ast.literal_eval:
+#: a damaged one raises SyntaxError or tokenize.TokenError).
 _DAMAGE = (ValueError, TypeError, KeyError, IndexError, AttributeError, OSError, EOFError, OverflowError,
-           MemoryError, RuntimeError, zipfile.BadZipFile, zlib.error)
+           MemoryError, RuntimeError, SyntaxError, tokenize.TokenError, zipfile.BadZipFile, zlib.error)
 
 
 def _damage_is_run_error(read):

@@ -120,3 +120,21 @@ def test_commands_on_damaged_runs_end_with_one_line(trained_run, tmp_path, comma
         for p in tmp_path.iterdir():
             if p.name not in ("doc.txt",):
                 p.unlink() if p.is_file() else shutil.rmtree(p)
+
+
+def test_an_npy_header_numpy_cannot_parse_is_a_run_error(trained_run, tmp_path):
+    """numpy reads a .npy header with ast.literal_eval: a garbled one raises SyntaxError
+    or tokenize.TokenError, which loading turns into RunError like any damage."""
+    import struct
+    import zipfile
+
+    run = tmp_path / "run"
+    shutil.copytree(trained_run[0], run)
+    header = b"{{{{{{{{{{'descr': '<f4', 'fortra"
+    header += b" " * (-(len(header) + 11) % 64) + b"\n"
+    npy = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + b"\x00" * 16
+    with zipfile.ZipFile(run / "doc_topics.npz", "w") as zf:
+        zf.writestr("doc_topic.npy", npy)
+        zf.writestr("ids.npy", npy)
+    with pytest.raises(RunError, match="doc_topics.npz is damaged|is damaged"):
+        _load_everything(run)
