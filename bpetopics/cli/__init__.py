@@ -245,7 +245,8 @@ MODEL_HELP = {
                        "others: times 59 / (T - 1) above 60 topics) and weighted by use, are "
                        "added to the per-token loss (0: maximum likelihood).",
     "topic_smoothing": "Dirichlet pseudo-counts of every word in every topic (MAP), weighed "
-                       "against the corpus's tokens: helps small corpora (0: none).",
+                       "against the corpus's tokens: helps small corpora (0: none; default: "
+                       "0.1 from 80,000 tokens on, 0.1 x 80,000 / tokens below, at most 1).",
     "soft_codes": "Codes per document the theta step fits: 1 the pursued code (MAP-EM); M > 1 the M "
                   "most probable of it and its one-bit neighbours, weighted (better topics, "
                   "slower: README).",
@@ -276,7 +277,7 @@ def _option_flag(name: str) -> str:
 
 
 # Parameters whose default None stands for a value computed from the data.
-FLOAT_OR_NONE = {"alpha": float, "gamma": float}
+FLOAT_OR_NONE = {"alpha": float, "gamma": float, "topic_smoothing": float}
 
 
 def model_parameters() -> dict:

@@ -82,12 +82,13 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         the two topics' use in the minibatch, weights averaging 1); above 60 topics, times
         59 / (T - 1), so that no topic is pushed harder than at T = 60. 0 is maximum
         likelihood (README measures the default against it).
-    topic_smoothing : float
+    topic_smoothing : float or None
         eta of a Dirichlet(1 + eta) prior on each topic's word distribution: the theta step
         is MAP with eta pseudo-counts for every word of every topic, weighed against the
         corpus's N_tok tokens (the per-token loss gains -(eta / N_tok) sum_t sum_w
-        ln beta_wt), so it matters most on small corpora. 0 is no prior; README measures
-        the default, 0.1, against it.
+        ln beta_wt), so it matters most on small corpora. 0 is no prior. None (the
+        default): 0.1 from 80,000 tokens on, 0.1 x 80,000 / N_tok below, at most 1
+        (``topic_priors.smoothing_for``; README measures both against other values).
     reseed_similarity : float or None
         In the first half of training, dead topics and topics whose cosine similarity to
         a more used one exceeds this are restarted (None: never, and no split moves
@@ -156,7 +157,7 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
 
     _parameter_rules = {**BPEBase._parameter_rules, "n_topics": P.POSITIVE_INT,
                         "n_bits": P.POSITIVE_INT_OR_NONE, "topic_init_docs": P.Rule("int", low=0),
-                        "topic_repulsion": P.NON_NEGATIVE, "topic_smoothing": P.NON_NEGATIVE,
+                        "topic_repulsion": P.NON_NEGATIVE, "topic_smoothing": P.NON_NEGATIVE_OR_NONE,
                         "reseed_similarity": P.NON_NEGATIVE_OR_NONE,
                         "split_moves": P.BOOL, "split_min_gain": P.NON_NEGATIVE,
                         "initial_topics": P.POSITIVE_INT_OR_NONE,
@@ -166,7 +167,7 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
     def __init__(self, n_topics=20, *, n_bits=None, hidden=(), activation="relu", alpha=None,
                  gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
-                 topic_repulsion=0.0008, topic_smoothing=0.1, reseed_similarity=0.7, split_moves=True,
+                 topic_repulsion=0.0008, topic_smoothing=None, reseed_similarity=0.7, split_moves=True,
                  split_min_gain=0.1, initial_topics=None, cooldown_epochs=2, soft_codes=1, pipeline=True,
                  random_state=0, device="auto", progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
@@ -329,7 +330,7 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         return float(X.sum()) * self.n_data_ / max(X.shape[0], 1)
 
     def _train(self, X, n_epochs):
-        if self.topic_smoothing and getattr(self, "n_tokens_", None) is None:
+        if self._topic_smoothing() and getattr(self, "n_tokens_", None) is None:
             self.n_tokens_ = self._corpus_tokens(X)        # a loaded model, trained further
         return super()._train(X, n_epochs)
 

@@ -12,6 +12,19 @@ from bpetopics.core.topic_prior import (dirichlet_logit_grad, dirichlet_penalty,
 #: The diversity prior pushes each topic away from up to this many others at full weight
 #: (T = 60); with more topics the same push is shared among them (_penalty_weight).
 FULL_PUSH_PARTNERS = 59
+#: ``topic_smoothing=None`` (the default): eta = BASE_SMOOTHING on corpora of
+#: SMOOTHING_TOKENS tokens and more, BASE_SMOOTHING * SMOOTHING_TOKENS / N_tok below, at
+#: most MAX_SMOOTHING (README, "A Dirichlet prior on the topics": 0.45 on lee's 17,700
+#: tokens, 0.52 on 400 documents of 20 Newsgroups; the corpora of 100,000 tokens and more
+#: keep 0.1).
+BASE_SMOOTHING = 0.1
+SMOOTHING_TOKENS = 80_000
+MAX_SMOOTHING = 1.0
+
+
+def smoothing_for(n_tokens: float) -> float:
+    """The default Dirichlet pseudo-counts eta for a corpus of ``n_tokens`` tokens."""
+    return min(MAX_SMOOTHING, BASE_SMOOTHING * max(1.0, SMOOTHING_TOKENS / max(float(n_tokens), 1.0)))
 
 
 class TopicPriors:
@@ -28,9 +41,18 @@ class TopicPriors:
         n_topics = getattr(self, "current_topics_", self.n_topics)   # T0 before the topics grow
         return self.topic_repulsion * n_topics * min(n_topics - 1, FULL_PUSH_PARTNERS)
 
+    def _topic_smoothing(self) -> float:
+        """eta in use: ``topic_smoothing``, or for None :func:`smoothing_for` the corpus's
+        N_tok (``n_tokens_``; BASE_SMOOTHING before it is known)."""
+        if self.topic_smoothing is not None:
+            return float(self.topic_smoothing)
+        n_tokens = getattr(self, "n_tokens_", None)
+        return smoothing_for(n_tokens) if n_tokens else BASE_SMOOTHING
+
     def _smoothing_strength(self) -> float:
         """s = eta / N_tok, the Dirichlet prior's weight per token (0 without smoothing)."""
-        return self.topic_smoothing / self.n_tokens_ if self.topic_smoothing else 0.0
+        eta = self._topic_smoothing()
+        return eta / self.n_tokens_ if eta else 0.0
 
     def _theta_penalty(self, out, params=None, usage=None):
         """lambda * R(beta): the use-weighted cosines summed over all ordered pairs of
@@ -41,7 +63,7 @@ class TopicPriors:
         prior, -(eta / N_tok) sum ln beta (``topic_smoothing``)."""
         beta = self.likelihood_.topic_word() if params is None else params
         penalty = 0.0
-        if self.topic_smoothing:
+        if self._topic_smoothing():
             penalty = dirichlet_penalty(beta, self._smoothing_strength())
         if not self.topic_repulsion:
             return penalty
@@ -53,7 +75,7 @@ class TopicPriors:
     def _smoothing_backward(self, params=None) -> None:
         """The gradient of the topics' Dirichlet prior (``topic_smoothing``,
         topic_prior.dirichlet_logit_grad) into ``topic_logits.grad``."""
-        if not self.topic_smoothing:
+        if not self._topic_smoothing():
             return
         logits = self.likelihood_.topic_logits
         beta = self.likelihood_.minibatch_params() if params is None else params

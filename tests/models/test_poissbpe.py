@@ -320,3 +320,21 @@ def test_doc_topic_with_all_pairs_is_the_posterior_mean_over_the_two_flip_ball(p
     np.testing.assert_allclose(model.doc_topic(new, pair_flips=n_bits), expected.numpy(),
                                rtol=1e-3, atol=1e-5)
     assert np.abs(model.doc_topic(new, pair_flips=2) - expected.numpy()).max() > 1e-4
+
+
+def test_the_default_dirichlet_prior_grows_as_the_corpus_shrinks():
+    """topic_smoothing=None: eta 0.1 from 80,000 tokens on, 0.1 x 80,000 / N_tok below,
+    at most 1; a number given is used as it is."""
+    from bpetopics.models.topic_priors import smoothing_for
+
+    assert smoothing_for(670_109) == smoothing_for(80_000) == 0.1
+    assert smoothing_for(40_000) == pytest.approx(0.2)
+    assert smoothing_for(17_747) == pytest.approx(0.4508, abs=1e-4)
+    assert smoothing_for(5_000) == smoothing_for(0) == 1.0
+    X, _, _ = planted_corpus(n_docs=200, doc_len=20)                  # 4,000 tokens
+    model = PoissBPE(n_topics=6, n_bits=8, epochs=1, device="cpu", progress=False).fit(X)
+    assert model.n_tokens_ == X.sum()
+    assert model._topic_smoothing() == 1.0
+    assert model._smoothing_strength() == pytest.approx(1.0 / X.sum())
+    fixed = PoissBPE(n_topics=6, n_bits=8, epochs=1, topic_smoothing=0.1, device="cpu", progress=False).fit(X)
+    assert fixed._smoothing_strength() == pytest.approx(0.1 / X.sum())
