@@ -19,16 +19,23 @@ class Encoding:
     ``decoder_``, ``likelihood_``, ``prior_``, ``device_``, ``max_bits`` and
     ``step_group``)."""
 
+    #: Points pursued together by ``transform`` and ``score`` when no ``batch_size`` is
+    #: given (a model class may choose its own: PoissBPE's batches are larger).
+    ENCODE_BATCH_SIZE = 1024
+
     def _check_fitted(self):
         if not hasattr(self, "decoder_"):
             raise RuntimeError(f"this {type(self).__name__} is not fitted yet; call fit(X) first")
 
-    def transform(self, X, batch_size=1024):
+    def transform(self, X, batch_size=None):
         """Codes for new data with everything global frozen.
 
         Parameters
         ----------
         X : array-like, shape (N, D)
+        batch_size : int, optional
+            Points pursued together (default ``ENCODE_BATCH_SIZE``); the codes do not
+            depend on it.
 
         Returns
         -------
@@ -37,7 +44,7 @@ class Encoding:
         codes, _ = self._encode(self._check_X(X), batch_size)
         return codes
 
-    def score(self, X, y=None, batch_size=1024):
+    def score(self, X, y=None, batch_size=None):
         """Mean per-point objective L(z) of the pursued codes (data term + prior term,
         up to the prior's code-independent constant)."""
         _, scores = self._encode(self._check_X(X), batch_size)
@@ -45,6 +52,7 @@ class Encoding:
 
     def _encode(self, X, batch_size):
         self._check_fitted()
+        batch_size = self.ENCODE_BATCH_SIZE if batch_size is None else int(batch_size)
         self.decoder_.eval()
         order = self.likelihood_.batch_order(X)[self.step_group.encoding_rows()]   # shared: a part
         codes = np.zeros((X.shape[0], self.code_length()), dtype=np.uint8)

@@ -13,6 +13,9 @@ from bpetopics.core.code_posterior import PAIR_FLIPS, local_mean
 from bpetopics.core.packed import PackedCounts, PaddedCounts
 from bpetopics.topwords import top_word_ids
 
+#: Documents whose posterior mixtures are computed together.
+POSTERIOR_BATCH_SIZE = 1024
+
 
 class TopicOutputs:
     """The text outputs of a fitted PoissBPE (see the module docstring)."""
@@ -28,7 +31,7 @@ class TopicOutputs:
         """Topic mixtures f(z) for codes (N, K) -> (N, T)."""
         return self.decode(codes)
 
-    def doc_topic(self, X, posterior="local", batch_size=1024, pair_flips=PAIR_FLIPS) -> np.ndarray:
+    def doc_topic(self, X, posterior="local", batch_size=None, pair_flips=PAIR_FLIPS) -> np.ndarray:
         """Topic mixtures of documents, (N, W) counts -> (N, T).
 
         posterior : {'local', 'map'}
@@ -46,9 +49,9 @@ class TopicOutputs:
         codes = self.transform(X, batch_size)
         if posterior == "map":
             return self.code_topic(codes)
-        return self.posterior_topic(X, codes, batch_size, pair_flips)
+        return self.posterior_topic(X, codes, batch_size or POSTERIOR_BATCH_SIZE, pair_flips)
 
-    def posterior_topic(self, X, codes, batch_size=1024, pair_flips=PAIR_FLIPS) -> np.ndarray:
+    def posterior_topic(self, X, codes, batch_size=POSTERIOR_BATCH_SIZE, pair_flips=PAIR_FLIPS) -> np.ndarray:
         """The posterior mean of f(z) over each document's pursued code, its K one-bit
         neighbours and the codes flipping two of its ``pair_flips`` best single flips,
         weighted by exp L(z) (:mod:`bpetopics.core.code_posterior`).

@@ -338,3 +338,15 @@ def test_the_default_dirichlet_prior_grows_as_the_corpus_shrinks():
     assert model._smoothing_strength() == pytest.approx(1.0 / X.sum())
     fixed = PoissBPE(n_topics=6, n_bits=8, epochs=1, topic_smoothing=0.1, device="cpu", progress=False).fit(X)
     assert fixed._smoothing_strength() == pytest.approx(0.1 / X.sum())
+
+
+def test_codes_and_mixtures_do_not_depend_on_the_encoding_batch(planted_fit):
+    """transform pursues ENCODE_BATCH_SIZE documents together by default (4,096 for
+    PoissBPE); any batch size gives the same codes, scores and mixtures."""
+    model, X, _, _ = planted_fit
+    assert PoissBPE.ENCODE_BATCH_SIZE == 4096
+    codes = model.transform(X)
+    np.testing.assert_array_equal(model.transform(X, batch_size=37), codes)
+    assert model.score(X, batch_size=37) == pytest.approx(model.score(X), rel=1e-6)
+    np.testing.assert_allclose(model.doc_topic(X[:300], batch_size=37), model.doc_topic(X[:300]),
+                               rtol=1e-5, atol=1e-7)
