@@ -1,6 +1,7 @@
 """doc_topic with the pairs of 8 / 12 / 16 / 20 best flips (session 16): completion perplexity and the
 posterior's CPU s, the same models (steps in order). Usage: python results/quality/pair_flips_sweep.py CORPUS T SEEDS
 (e.g. 20newsgroups 20 0,1,2; offline data as in README)."""
+import sys, time, numpy as np, torch
 torch.set_num_threads(1)
 from bpetopics import PoissBPE
 from bpetopics.core import code_posterior
