@@ -221,6 +221,8 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
                    "mean_active_bits": coded["mean_active_bits"], "bits_used": coded["bits_used"],
                    "train_seconds": float(sum(h.get("seconds", 0.0) for h in history)),
                    "topic_share": [float(x) for x in share], "top_words": [[vocabulary[j] for j in row] for row in order]}
+        if hasattr(model, "_topic_smoothing"):      # the Dirichlet prior's eta in use (None: by corpus size)
+            summary["topic_smoothing"] = float(model._topic_smoothing())
         state = {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
         (tmp / WEIGHTS_FILE).write_bytes(canonical_safetensors(safetensors_bytes(
             state, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})))

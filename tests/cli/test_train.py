@@ -49,6 +49,11 @@ def test_train_writes_a_complete_run(trained_run, saved_corpus):
     assert len((out / "vocabulary.txt").read_text().splitlines()) == 500
     summary = json.loads((out / "summary.json").read_text())
     assert abs(sum(summary["topic_share"]) - 1) < 1e-4
+    # the Dirichlet prior's eta in use: by the corpus's size (a small one: more than 0.1)
+    from bpetopics.models.topic_priors import smoothing_for
+
+    tokens = sp.load_npz(out / "counts.npz").sum()
+    assert summary["topic_smoothing"] == pytest.approx(smoothing_for(tokens)) and summary["topic_smoothing"] > 0.1
 
 
 def test_existing_run_is_refused_unless_overwrite(trained_run, saved_corpus, runner, tmp_path):
