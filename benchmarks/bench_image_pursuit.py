@@ -5,9 +5,14 @@ same MNIST images (binarised for BernBPE and the GS-VAE). For each BPE model: ep
 (the prior's ramp: more bits per image) and epoch 2, the share of epoch 2 spent in the
 pursuit, and with ``--before`` epoch 2 again from the same state by the generic batched
 pursuit (every image x every candidate through the decoder, the path before the dense
-tables): its objective must equal the fast path's (the codes are the same). Run:
+tables): its objective must equal the fast path's (the codes are the same). With
+``--shortlists`` each BPE model is trained again (same seed, same images) with the
+shortlist pursuit (:mod:`bpetopics.core.shortlist_pursuit`), one row pair per setting:
+``32`` is a shortlist of 32 bits with the exact stop, ``8f`` one of 8 that stops at once.
+Run:
 
     python benchmarks/bench_image_pursuit.py --data-root ../shared/data --images 5000 --before
+    python benchmarks/bench_image_pursuit.py --data-root ../shared/data --images 5000 --shortlists 32,16,16f,8f
 """
 
 from __future__ import annotations
@@ -88,6 +93,15 @@ def bench_vae(make, X, epochs):
     return (time.process_time() - start) / epochs
 
 
+def _shortlist_setting(text):
+    """'32' -> (row label, model parameters): a shortlist of 32 with the exact stop; '8f':
+    a shortlist of 8 that stops at once."""
+    fast = text.endswith("f")
+    size = int(text.rstrip("f"))
+    stop = "stops at once" if fast else "exact stop"
+    return f", shortlist {size} ({stop})", {"shortlist": size, "exact_stop": not fast}
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-root", default=None)
@@ -98,6 +112,8 @@ def main():
     parser.add_argument("--before", action="store_true",
                         help="also time epoch 2 by the generic pursuit (slow)")
     parser.add_argument("--models", default="gaussbpe,bernbpe")
+    parser.add_argument("--shortlists", default="",
+                        help="comma-separated shortlist settings to time as well: M (exact stop) or Mf (fast stop)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])   # its first call imports torch._dynamo
@@ -111,10 +127,15 @@ def main():
                                                  progress=False), Xb, args.vae_epochs)
     rows = []
     wanted = args.models.split(",")
-    if "gaussbpe" in wanted:
-        rows += [(*r, vae, "VAE") for r in bench_bpe("GaussBPE", GaussBPE(sigma=0.3, **common), X, args.before)]
-    if "bernbpe" in wanted:
-        rows += [(*r, gsvae, "GS-VAE") for r in bench_bpe("BernBPE", BernBPE(**common), Xb, args.before)]
+    settings = [("", {})] + [_shortlist_setting(v) for v in args.shortlists.split(",") if v]
+    for label, extra in settings:
+        before = args.before and not extra
+        if "gaussbpe" in wanted:
+            model = GaussBPE(sigma=0.3, **common, **extra)
+            rows += [(*r, vae, "VAE") for r in bench_bpe("GaussBPE" + label, model, X, before)]
+        if "bernbpe" in wanted:
+            model = BernBPE(**common, **extra)
+            rows += [(*r, gsvae, "GS-VAE") for r in bench_bpe("BernBPE" + label, model, Xb, before)]
     print(f"\nMNIST, {len(X)} training images, K = {args.bits}, BPE minibatch {args.batch_size}, "
           f"one thread, CPU seconds ({torch.__version__})\n")
     print(f"VAE (sigma^2 = 1, 100-image minibatches): {vae:.2f} s per epoch; GS-VAE: {gsvae:.2f} s per epoch\n")

@@ -72,6 +72,14 @@ def _images_error(exc):
 @click.option("--lr", type=FloatRange(min=0, min_open=True), default=None, help="Adam learning rate [default: the model's].")
 @click.option("--hidden", default=None, metavar="N,N,...",
               help="Decoder hidden layer sizes, comma-separated [default: the model's, 256,512].")
+@click.option("--shortlist", type=IntRange(min=1), default=None,
+              help="BPE only: each pursuit step after the first scores exactly only this many bits an "
+                   "image, ranked by a first-order estimate of their gain: faster epochs, codes that are "
+                   "no longer the exact greedy pursuit's (README, Images, has the trade-off measured) "
+                   "[default: every bit].")
+@click.option("--fast-stop", is_flag=True,
+              help="With --shortlist: an image stops as soon as its shortlist gains nothing, instead of "
+                   "after one exact step over every bit: fewer bits per image, several times faster epochs.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (model and subset).")
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when present), cpu or cuda.")
 @click.option("--tf32", is_flag=True,
@@ -81,8 +89,8 @@ def _images_error(exc):
 @click.option("--overwrite", is_flag=True, help="Replace a finished run (or an interrupted one) at --out.")
 @click.option("--quiet", is_flag=True, help="No line per epoch.")
 @click.pass_context
-def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_size, lr, hidden, seed, device,
-          tf32, resume, overwrite, quiet):
+def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_size, lr, hidden, shortlist,
+          fast_stop, seed, device, tf32, resume, overwrite, quiet):
     """Train one image model on DATASET and save it as a run folder.
 
     DATASET is mnist, scaled_mnist, binary_mnist or cifar10 (from --data-root; the
@@ -109,6 +117,10 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
         hidden = None if hidden is None else [int(v) for v in hidden.replace(" ", "").split(",") if v]
     except ValueError:
         raise UserError(f"--hidden takes comma-separated integers such as 256,512; got {hidden!r}") from None
+    if shortlist is not None and model_name not in ("gaussbpe", "bernbpe"):
+        raise UserError(f"--shortlist is for the BPE models (gaussbpe, bernbpe), not {model_name}: leave it out")
+    if fast_stop and shortlist is None:
+        raise UserError("--fast-stop only applies with --shortlist M: add --shortlist or leave --fast-stop out")
     hint = (f"bpetopics images train {shlex.quote(dataset)} --model {model_name} --out {shlex.quote(str(out))} "
             "--resume")
 
@@ -123,7 +135,8 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
             data, params = None, None
         else:
             params = image_job.image_params(model, bits=bits, epochs=epochs, seed=seed, device=device,
-                                            batch_size=batch_size, lr=lr, hidden=hidden)
+                                            batch_size=batch_size, lr=lr, hidden=hidden, shortlist=shortlist,
+                                            exact_stop=not fast_stop)
     if not resume:
         try:
             data = load_images(dataset, data_root, split="train", limit=limit, seed=seed)

@@ -62,7 +62,7 @@ class Encoding:
             rows = order[begin:begin + batch_size]
             batch = self.likelihood_.batch(X[rows], self.device_)
             z, s = greedy_pursuit(self.decoder_, self.likelihood_, batch, log_odds,
-                                  self.max_bits, return_score=True)
+                                  self.max_bits, return_score=True, **self._pursuit_options())
             codes[rows] = z.cpu().numpy()
             scores[rows] = s.cpu().numpy()
         if self.step_group.size > 1:    # each row was encoded by one process: sums assemble them

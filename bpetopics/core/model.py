@@ -369,8 +369,14 @@ class BPEBase(P.HyperParameters, SavedState, Encoding):
         # one mode (toggling eval()/train() on every step cost 3% of an epoch).
         codes, score = greedy_pursuit(self.decoder_, self.likelihood_, batch,
                                       weight * self.prior_.bit_log_odds(), self.max_bits,
-                                      return_score=True, params=params)
+                                      return_score=True, params=params,
+                                      **self._pursuit_options())
         return batch, codes, score
+
+    def _pursuit_options(self) -> dict:
+        """Extra keyword arguments of :func:`greedy_pursuit` for this model (training and
+        encoding alike); the image models' ``shortlist``."""
+        return {}
 
     def _theta_step(self, X_batch, batch, codes, params, weight) -> None:
         """One Adam step on theta at the minibatch's codes (steps 3-4 of a training step,

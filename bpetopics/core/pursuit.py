@@ -28,6 +28,7 @@ from bpetopics.core.dense_pursuit import dense_pursuit
 from bpetopics.core.greedy_step import accept_best
 from bpetopics.core.likelihoods import DenseBatch
 from bpetopics.core.packed import PackedCounts
+from bpetopics.core.shortlist_pursuit import shortlist_pursuit
 from bpetopics.core.table_pursuit import table_pursuit
 
 # Largest number of float elements one candidate pass may hold (points x bits x width).
@@ -44,7 +45,8 @@ def default_budget(device) -> int:
 
 
 def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
-                   budget=None, return_score=False, params=None):
+                   budget=None, return_score=False, params=None, shortlist=None,
+                   exact_stop=True):
     """Codes for a batch of points by batched greedy pursuit.
 
     Parameters
@@ -67,6 +69,14 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
         Also return each code's score (data term + sum of its bits' log-odds).
     params : optional
         ``likelihood.minibatch_params()`` when already computed (the topics beta).
+    shortlist : int, optional
+        Dense batches only: each step after the first scores exactly only this many bits
+        an image, ranked by a first-order estimate of their gain
+        (:func:`bpetopics.core.shortlist_pursuit.shortlist_pursuit`; a model change, not
+        the exact greedy pursuit). None: every bit.
+    exact_stop : bool
+        With a shortlist: an image whose shortlist gains nothing gets one exact step
+        before it stops (see ``shortlist_pursuit``).
 
     Packed text batches go to :func:`bpetopics.core.table_pursuit.table_pursuit` and
     dense image batches on the CPU to :func:`bpetopics.core.dense_pursuit.dense_pursuit`
@@ -83,6 +93,9 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
     if isinstance(batch, PackedCounts) and hasattr(likelihood, "topic_word"):
         return table_pursuit(decoder, likelihood, batch, log_odds, max_bits, budget,
                              return_score, beta=params)
+    if shortlist is not None and isinstance(batch, DenseBatch) and hasattr(likelihood, "shared_term"):
+        return shortlist_pursuit(decoder, likelihood, batch, log_odds, shortlist, max_bits,
+                                 budget, return_score, exact_stop)
     if uses_dense_tables(batch, likelihood, decoder.bit_columns.device):
         return dense_pursuit(decoder, likelihood, batch, log_odds, max_bits, budget,
                              return_score)

@@ -16,7 +16,8 @@ from bpetopics.core.model import BPEBase
 class _ImageBPE(BPEBase, TransformerMixin, BaseEstimator):
     """What GaussBPE and BernBPE share: dense float32 images and a decaying learning rate."""
 
-    _parameter_rules = {**BPEBase._parameter_rules, "lr_decay": P.BOOL, "prototype_init": P.BOOL}
+    _parameter_rules = {**BPEBase._parameter_rules, "lr_decay": P.BOOL, "prototype_init": P.BOOL,
+                        "shortlist": P.POSITIVE_INT_OR_NONE, "exact_stop": P.BOOL}
 
     def fit_transform(self, X, y=None):
         """``fit(X)``, then the codes of X (the same as ``transform(X)``): (N, K) uint8."""
@@ -24,6 +25,16 @@ class _ImageBPE(BPEBase, TransformerMixin, BaseEstimator):
 
     def _check_X(self, X):
         return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float32)
+
+    def _pursuit_options(self) -> dict:
+        """``shortlist``: each pursuit step after the first scores exactly only this many
+        bits an image, ranked by a first-order estimate of their gain, and ``exact_stop``:
+        an image whose shortlist gains nothing gets one exact step before it stops
+        (:mod:`bpetopics.core.shortlist_pursuit`); ``shortlist=None`` scores all K bits
+        (the exact greedy pursuit)."""
+        if self.shortlist is None:
+            return {}
+        return {"shortlist": self.shortlist, "exact_stop": self.exact_stop}
 
     def _learning_rate(self):
         """lr / sqrt(1 + e) for epoch e (from 0) when ``lr_decay``, else lr (with a
@@ -54,6 +65,15 @@ class GaussBPE(_ImageBPE):
     lr_decay : bool
         Adam's learning rate in epoch e (from 0) is lr / sqrt(1 + e) (see
         ``_ImageBPE._learning_rate``); False keeps it constant.
+    shortlist : int or None
+        Each pursuit step after the first scores exactly only this many bits an image,
+        ranked by a first-order estimate of their gain (:mod:`bpetopics.core.shortlist_pursuit`):
+        faster epochs, codes that are no longer exactly the greedy pursuit's. None (the
+        default) scores every bit. README (Images) has the trade-off measured.
+    exact_stop : bool
+        With a shortlist, an image whose shortlisted bits gain nothing gets one exact step
+        over all K bits before it stops (True, the default: as many bits as the exact
+        pursuit); False stops it at once (fewer bits, several times faster).
     """
 
     _parameter_rules = {**_ImageBPE._parameter_rules, "sigma": P.POSITIVE, "c": P.POSITIVE}
@@ -61,8 +81,8 @@ class GaussBPE(_ImageBPE):
     def __init__(self, n_bits=200, *, hidden=(256, 512), activation="relu", sigma=0.3, c=1.0,
                  alpha=1.0, gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128,
                  lr=1e-3, lr_decay=True, max_bits=None, flat_start=True,
-                 prior_ramp_epochs=1.0, prototype_init=True, random_state=0, device="auto",
-                 progress=True, callback=None):
+                 prior_ramp_epochs=1.0, prototype_init=True, shortlist=None, exact_stop=True,
+                 random_state=0, device="auto", progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
                          batch_size=batch_size, lr=lr, max_bits=max_bits,
@@ -73,6 +93,8 @@ class GaussBPE(_ImageBPE):
         self.c = c
         self.prototype_init = prototype_init
         self.lr_decay = lr_decay
+        self.shortlist = shortlist
+        self.exact_stop = exact_stop
 
 
     def _make_likelihood(self, shape):
@@ -104,15 +126,16 @@ class BernBPE(_ImageBPE):
     """Bernoulli BPE for binary data: x_n ~ Bernoulli(f(z_n)), no local scale.
 
     ``prototype_init`` (on by default) starts the decoder with the empty code decoding to
-    the mean image and bit k alone to one random training image, and ``lr_decay`` (on by
-    default) divides Adam's learning rate by sqrt(1 + epoch), as in GaussBPE.
+    the mean image and bit k alone to one random training image, ``lr_decay`` (on by
+    default) divides Adam's learning rate by sqrt(1 + epoch), and ``shortlist`` and
+    ``exact_stop`` choose the pursuit, as in GaussBPE.
     """
 
     def __init__(self, n_bits=200, *, hidden=(256, 512), activation="relu", alpha=1.0,
                  gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128, lr=1e-3,
                  lr_decay=True, max_bits=None, flat_start=True, prior_ramp_epochs=1.0,
-                 prototype_init=True, random_state=0, device="auto", progress=True,
-                 callback=None):
+                 prototype_init=True, shortlist=None, exact_stop=True, random_state=0,
+                 device="auto", progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
                          batch_size=batch_size, lr=lr, max_bits=max_bits,
@@ -121,7 +144,8 @@ class BernBPE(_ImageBPE):
                          callback=callback)
         self.prototype_init = prototype_init
         self.lr_decay = lr_decay
-
+        self.shortlist = shortlist
+        self.exact_stop = exact_stop
 
     def _make_likelihood(self, shape):
         return BernoulliLikelihood()

@@ -74,6 +74,27 @@ def test_tf32_switches_the_gpu_products_and_leaves_the_cpu_alone(image_run, runn
     assert np.array_equal(load_run(out).codes(), load_run(image_run).codes())  # the CPU: float32 as before
 
 
+def test_a_shortlist_run_saves_its_pursuit_and_encodes_by_it(runner, tmp_path, data_root):  # noqa: F811
+    """--shortlist / --fast-stop reach the model, the saved run and its encoding."""
+    from bpetopics.images.sources import load_images
+    from bpetopics.runs import load_run
+    from bpetopics.runs.image_codes import encode_images
+
+    out = tmp_path / "short"
+    small = [a if a != "8" else "24" for a in TINY]               # 24 bits: a shortlist of 3 is short
+    result = runner.invoke(main, ["images", "train", "mnist", "--model", "bernbpe", "--out", str(out),
+                                  "--data-root", str(data_root), *small, "--shortlist", "3", "--fast-stop"])
+    assert result.exit_code == 0, result.output
+    run = load_run(out)
+    assert run.config["params"]["shortlist"] == 3 and run.config["params"]["exact_stop"] is False
+    assert run.model.shortlist == 3 and run.model.exact_stop is False
+    test = load_images("binary_mnist", data_root, split="test", limit=40).X
+    codes = encode_images(run.model, test)
+    assert codes.sum(1).mean() >= 1
+    exact = run.model.set_params(shortlist=None)
+    assert not np.array_equal(encode_images(exact, test), codes)   # the shortlist changed codes
+
+
 def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # noqa: F811
     root = ["--data-root", str(data_root)]
     train = ["images", "train"]
@@ -84,6 +105,10 @@ def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # n
     one_line_error(runner.invoke(main, [*train, "scaled_mnist", "--model", "bernbpe", "--out", str(tmp_path / "r"),
                                         *root, *TINY]), "[0, 1]")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "lda", "--out", str(tmp_path / "r")]), "lda")
+    one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),
+                                        "--shortlist", "4"]), "--shortlist", "gaussbpe")
+    one_line_error(runner.invoke(main, [*train, "mnist", "--model", "gaussbpe", "--out", str(tmp_path / "r"),
+                                        "--fast-stop"]), "--fast-stop", "--shortlist")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),
                                         "--resume"]), "nothing to resume")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),

@@ -1,0 +1,189 @@
+"""Greedy pursuit that scores a shortlist of bits per step (dense data: images).
+
+An exact greedy step scores every candidate z + e_j through the decoder: K decoder passes
+per image and step, about 200 times a VAE's work per image at K = 200 (README, "The image
+models' pursuit"). Here a later step ranks the K candidates by a first-order estimate of
+their gain and scores only the ``shortlist`` best exactly.
+
+The estimate. With p = W1 z + b1 the first layer's pre-activation, h = a(p) its
+activation and L(h) the data term as a function of h (the rest of the decoder and the
+likelihood), switching bit j on moves p by w_j = W1[:, j] (``decoder.bit_columns[j]``), so
+
+    L(z + e_j) - L(z)  ~=  g' (a(p + w_j) - a(p)),        g = dL/dh at z,
+
+exact through the first activation and linear after it (a decoder without hidden layers:
+g = dL/dout and a(p + w_j) - a(p) = w_j). One backward pass per image gives g; the
+estimates of all K bits are one (A, K, H1) product, about H1 / (the decoder's work per
+candidate) of scoring them exactly (256 / 532k at 256-512-784).
+
+The step. The ``shortlist`` bits with the highest estimate plus log-odds (bits already on
+excluded) are scored exactly; the best of them is taken when it raises the code's exact
+score, as in the greedy pursuit. When none does, the image gets one exact step over all K
+bits (``exact_stop``), so it stops only where the greedy pursuit would; without it the
+image stops at once (fewer bits, faster). Every accepted bit raises the exact objective,
+but a step may take another bit than the best: the codes are a model change, and README's
+image sections have the quality this gives against the exact pursuit. Step 1 stays exact and shared
+(every image starts from the empty code: :func:`bpetopics.core.dense_pursuit.dense_pursuit`).
+
+No host synchronisation beyond the exact pursuit's per step, so it runs on a GPU as is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from bpetopics.core import kernels
+from bpetopics.core.dense_pursuit import DEFAULT_BUDGET, _later_step, head
+from bpetopics.core.greedy_step import accept_best
+from bpetopics.core.likelihoods import DenseBatch
+
+
+def shortlist_pursuit(decoder, likelihood, batch, log_odds, shortlist, max_bits=None,
+                      budget=DEFAULT_BUDGET, return_score=False, exact_stop=True):
+    """Codes for a dense batch, each later step scoring ``shortlist`` bits an image.
+
+    Parameters
+    ----------
+    decoder : CodeDecoder
+    likelihood : an image likelihood (``data_term`` and ``shared_term``)
+    batch : DenseBatch
+        P points, ``batch.x`` (P, D).
+    log_odds : torch.Tensor, shape (K,)
+    shortlist : int
+        Bits scored exactly per image in each step after the first (>= 1).
+    max_bits : int, optional
+    budget : int
+        Most float elements one pass may hold (images are taken in chunks).
+    return_score : bool
+    exact_stop : bool
+        An image none of whose shortlisted bits raises its score gets one exact step over
+        all K bits before it stops, so it stops only where the greedy pursuit would (the
+        last step then costs what an exact step costs). False: it stops at once.
+
+    Returns
+    -------
+    codes : torch.BoolTensor, shape (P, K)
+    score : torch.Tensor, shape (P,)  (only if ``return_score``): data term + log-odds
+    """
+    x = batch.x
+    bit_cols = decoder.bit_columns.detach()                            # (K, H1)
+    n_bits, device = bit_cols.shape[0], bit_cols.device
+    log_odds = log_odds.to(device=device, dtype=torch.float32)
+    max_steps = n_bits if max_bits is None else min(int(max_bits), n_bits)
+    shortlist = min(int(shortlist), n_bits)
+    n_points = x.shape[0]
+    with torch.no_grad():
+        # Step 1, exact and shared: the outputs of 0, e_1..e_K against every image.
+        pre0 = decoder.first_layer(torch.zeros(1, n_bits, device=device))
+        scores = likelihood.shared_term(head(decoder, torch.cat([pre0, pre0 + bit_cols])), batch)
+        codes = torch.zeros(n_points, n_bits, dtype=torch.bool, device=device)
+        data = scores[:, 0].contiguous()
+        prior_score = torch.zeros(n_points, device=device)
+        cand = scores[:, 1:] + log_odds                                 # (P, K)
+    active = torch.arange(n_points, device=device)
+    for step in range(max_steps):
+        if active.numel() == 0:
+            break
+        if step > 0:
+            floor = data[active] + prior_score[active]
+            cand = _shortlist_step(decoder, likelihood, x[active], codes[active], log_odds,
+                                   prior_score[active], floor, shortlist, budget, exact_stop)
+        with torch.no_grad():
+            step_taken = accept_best(cand, active, codes, data, prior_score, log_odds)
+        if step_taken is None:
+            break
+        active = step_taken[0]
+    if return_score:
+        return codes, data + prior_score
+    return codes
+
+
+def first_order_gain(decoder, likelihood, x, codes, pre=None):
+    """The estimate of L(z + e_j) - L(z) for every image and bit (module docstring).
+
+    x (A, D), codes (A, K) bool, pre (A, H1) the codes' first layer when already
+    computed -> (A, K)
+    """
+    bit_cols = decoder.bit_columns.detach()
+    layers = list(decoder.head)
+    if pre is None:
+        with torch.no_grad():
+            pre = decoder.first_layer(codes.float())                    # (A, H1)
+    if not layers:                                                      # out = p
+        with torch.enable_grad():
+            p = pre.requires_grad_(True)
+            g, = torch.autograd.grad(likelihood.data_term(p, DenseBatch(x)).sum(), p)
+        return g @ bit_cols.t()
+    activation, rest = layers[0], torch.nn.Sequential(*layers[1:])
+    with torch.enable_grad():
+        h = activation(pre).requires_grad_(True)
+        g, = torch.autograd.grad(likelihood.data_term(rest(h), DenseBatch(x)).sum(), h)
+    with torch.no_grad():
+        if isinstance(activation, nn.ReLU) and kernels.available(x.device) \
+                and pre.dtype == torch.float32:
+            # one compiled pass: sum_h g_h relu(p_h + w_jh), less g'h
+            gain = torch.empty(x.shape[0], bit_cols.shape[0])
+            _relu_moves(pre.contiguous().numpy(), g.contiguous().numpy(),
+                        bit_cols.contiguous().numpy(), gain.numpy())
+            return gain - torch.linalg.vecdot(g, h)[:, None]
+        # a(p + w_j) - a(p), contracted with g: (A, K, H1) in chunks of images
+        gain = torch.empty(x.shape[0], bit_cols.shape[0], device=x.device)
+        per_image = bit_cols.numel()
+        step = max(1, DEFAULT_BUDGET // per_image)
+        for a0 in range(0, x.shape[0], step):
+            a1 = min(a0 + step, x.shape[0])
+            moved = activation(pre[a0:a1, None, :] + bit_cols) - h[a0:a1, None, :]
+            gain[a0:a1] = torch.linalg.vecdot(moved, g[a0:a1, None, :])
+        return gain
+
+
+def _shortlist_step(decoder, likelihood, x, codes, log_odds, prior_score, floor, shortlist,
+                    budget, exact_stop):
+    """Scores (data + prior) of the shortlisted z_n + e_j, -inf elsewhere: (A, K); with
+    ``exact_stop`` an image none of whose shortlisted bits beats ``floor`` (A,) gets the
+    exact step."""
+    with torch.no_grad():
+        pre = decoder.first_layer(codes.float())                        # (A, H1)
+    estimate = first_order_gain(decoder, likelihood, x, codes, pre) + log_odds
+    with torch.no_grad():
+        estimate.masked_fill_(codes, -torch.inf)                        # bits already on
+        picks = estimate.topk(shortlist, dim=1).indices                 # (A, m)
+        widths = [layer.out_features for layer in decoder.head if hasattr(layer, "out_features")]
+        per_image = shortlist * (pre.shape[1] + sum(widths))
+        step = max(1, budget // max(per_image, 1))
+        exact = torch.empty(picks.shape, device=x.device)
+        for a0 in range(0, x.shape[0], step):
+            a1 = min(a0 + step, x.shape[0])
+            cand_pre = pre[a0:a1, None, :] + decoder.bit_columns[picks[a0:a1]]   # (a, m, H1)
+            out = head(decoder, cand_pre.reshape(-1, pre.shape[1]))
+            exact[a0:a1] = likelihood.data_term(out.view(a1 - a0, shortlist, -1),
+                                                DenseBatch(x[a0:a1]))
+        exact += log_odds[picks] + prior_score[:, None]
+        # a shortlisted bit already on (fewer free bits than the shortlist) must not win
+        exact.masked_fill_(codes.gather(1, picks), -torch.inf)
+        cand = torch.full(codes.shape, -torch.inf, device=x.device)
+        cand.scatter_(1, picks, exact)
+        if not exact_stop:
+            return cand
+        stuck = (exact.max(1).values <= floor).nonzero().squeeze(1)
+        if stuck.numel():
+            cand[stuck] = _later_step(decoder, likelihood, x[stuck], codes[stuck], log_odds,
+                                      prior_score[stuck], floor[stuck], budget)
+        return cand
+
+
+if kernels.numba is not None:
+    @kernels.numba.njit(cache=True, nogil=True, fastmath=True)
+    def _relu_moves(pre, g, bit_cols, out):  # pragma: no cover - compiled
+        """out[a, j] = sum_h g[a, h] max(pre[a, h] + bit_cols[j, h], 0): pre, g (A, H1),
+        bit_cols (K, H1), out (A, K) float32 (the (A, K, H1) products without the
+        (A, K, H1) tensors torch would write and read five times)."""
+        zero = np.float32(0.0)
+        for a in range(pre.shape[0]):
+            for j in range(bit_cols.shape[0]):
+                acc = zero
+                for h in range(pre.shape[1]):
+                    acc += g[a, h] * max(pre[a, h] + bit_cols[j, h], zero)
+                out[a, j] = acc

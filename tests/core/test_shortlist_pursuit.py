@@ -1,0 +1,121 @@
+"""The shortlist pursuit (images): a first-order estimate ranks the bits, a shortlist of
+them is scored exactly. With the whole code as its shortlist it is the greedy pursuit; with
+a short one every accepted bit still raises the exact score, and the pursuit stops only
+where no single bit would."""
+
+import numpy as np
+import pytest
+import torch
+
+from bpetopics.core import shortlist_pursuit as sl
+from bpetopics.core.dense_pursuit import dense_pursuit
+from bpetopics.core.pursuit import greedy_pursuit
+
+from .conftest import make_case
+
+
+@pytest.fixture(params=["gauss", "bernoulli"])
+def image_kind(request):
+    return request.param
+
+
+def _exact_score(decoder, lik, batch, codes, log_odds):
+    with torch.no_grad():
+        return lik.data_term(decoder(codes.float()), batch) + codes.float() @ log_odds
+
+
+@pytest.mark.parametrize("hidden", [(), (16,), (16, 24)])
+def test_a_shortlist_of_every_bit_is_the_greedy_pursuit(image_kind, hidden):
+    decoder, lik, batch = make_case(image_kind, n_points=30, n_bits=10, seed=7, hidden=hidden)
+    log_odds = -torch.rand(10, generator=torch.Generator().manual_seed(7)) * 0.5
+    exact = dense_pursuit(decoder, lik, batch, log_odds)
+    codes, score = sl.shortlist_pursuit(decoder, lik, batch, log_odds, shortlist=10, return_score=True)
+    assert torch.equal(codes, exact)
+    assert (codes.sum(1) >= 2).float().mean() > 0.2              # later steps were taken
+    torch.testing.assert_close(score, _exact_score(decoder, lik, batch, codes, log_odds),
+                               rtol=1e-5, atol=1e-3)
+    # greedy_pursuit sends dense batches here when given a shortlist
+    assert torch.equal(greedy_pursuit(decoder, lik, batch, log_odds, shortlist=10), exact)
+
+
+@pytest.mark.parametrize("exact_stop", [True, False])
+def test_a_short_list_raises_the_exact_score_with_every_bit(image_kind, exact_stop):
+    decoder, lik, batch = make_case(image_kind, n_points=40, n_bits=24, seed=3, hidden=(16, 16))
+    log_odds = torch.full((24,), -0.1)
+    codes, score = sl.shortlist_pursuit(decoder, lik, batch, log_odds, shortlist=2, return_score=True,
+                                        exact_stop=exact_stop)
+    true = _exact_score(decoder, lik, batch, codes, log_odds)
+    torch.testing.assert_close(score, true, rtol=1e-5, atol=1e-3)
+    # the score of each code's own greedy path: removing its bits in any order lowers it
+    # at least somewhere, so compare with the empty code: every bit was a gain
+    empty = _exact_score(decoder, lik, batch, torch.zeros_like(codes), log_odds)
+    has_bits = codes.any(1)
+    assert has_bits.float().mean() > 0.5
+    assert (true[has_bits] > empty[has_bits]).all()
+    # one more bit: with exact_stop no image could still gain (the greedy stopping rule)
+    with torch.no_grad():
+        more = torch.stack([_exact_score(decoder, lik, batch, codes | _bit(codes, j), log_odds)
+                            for j in range(24)], 1)
+        more[codes] = -torch.inf
+    can_gain = (more.max(1).values > true + 1e-4)
+    if exact_stop:
+        assert not can_gain.any()
+    else:                   # a 2-bit shortlist of 24 bits misses some gains, and stops
+        assert can_gain.any()
+
+
+def _bit(codes, j):
+    one = torch.zeros_like(codes)
+    one[:, j] = True
+    return one
+
+
+def test_the_estimate_is_the_first_order_gain():
+    """With every bit's weights scaled by eps, the estimate over eps tends to the
+    directional derivative of the data term (a smooth decoder: tanh)."""
+    from bpetopics.core.decoder import CodeDecoder
+    from bpetopics.core.likelihoods import GaussianLikelihood
+
+    torch.manual_seed(0)
+    rng = np.random.default_rng(0)
+    decoder = CodeDecoder(6, 10, (8, 8), activation="tanh")
+    lik = GaussianLikelihood(sigma=0.5, c=2.0)
+    batch = lik.batch(rng.random((5, 10)), "cpu")
+    codes = torch.tensor(rng.random((5, 6)) < 0.5)
+    eps = 1e-3
+    with torch.no_grad():
+        decoder.first.weight.mul_(eps)
+    gain = sl.first_order_gain(decoder, lik, batch.x, codes)
+    with torch.no_grad():
+        base = lik.data_term(decoder(codes.float()), batch)
+        shifted = torch.stack([lik.data_term(decoder.forward_from_first(
+            decoder.first_layer(codes.float()) + decoder.bit_columns[j]), batch) for j in range(6)], 1)
+    torch.testing.assert_close(gain / eps, (shifted - base[:, None]) / eps, rtol=2e-2, atol=2e-3)
+
+
+def test_the_image_models_take_a_shortlist(shared_data):
+    from bpetopics.images import load_mnist
+    from bpetopics.models import GaussBPE
+
+    X = load_mnist("train", shared_data, limit=120, random_state=0)[0]
+    common = dict(n_bits=40, gamma=10, epochs=1, batch_size=32, random_state=0, device="cpu",
+                  progress=False)
+    exact = GaussBPE(**common).fit(X)
+    short = GaussBPE(shortlist=4, exact_stop=False, **common).fit(X)
+    assert short.codes_.sum(1).mean() >= 1
+    assert (short.codes_ != exact.codes_).any()                 # the shortlist was used
+    with pytest.raises(ValueError, match="shortlist"):
+        GaussBPE(shortlist=0).fit(X)
+
+
+def test_the_compiled_relu_estimate_equals_torch(monkeypatch):
+    from bpetopics.core import kernels
+
+    if not kernels.available("cpu"):
+        pytest.skip("numba is not installed")
+    decoder, lik, batch = make_case("gauss", n_points=9, n_bits=13, seed=5, hidden=(16, 24))
+    codes = torch.tensor(np.random.default_rng(5).random((9, 13)) < 0.3)
+    compiled = sl.first_order_gain(decoder, lik, batch.x, codes)
+    monkeypatch.setattr(kernels, "available", lambda device: False)
+    torch.testing.assert_close(compiled, sl.first_order_gain(decoder, lik, batch.x, codes),
+                               rtol=1e-4, atol=1e-4)
