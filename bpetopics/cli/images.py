@@ -72,14 +72,15 @@ def _images_error(exc):
 @click.option("--lr", type=FloatRange(min=0, min_open=True), default=None, help="Adam learning rate [default: the model's].")
 @click.option("--hidden", default=None, metavar="N,N,...",
               help="Decoder hidden layer sizes, comma-separated [default: the model's, 256,512].")
-@click.option("--shortlist", type=IntRange(min=1), default=None,
+@click.option("--shortlist", type=IntRange(min=0), default=None,
               help="BPE only: each pursuit step after the first scores exactly only this many bits an "
-                   "image, ranked by a first-order estimate of their gain: faster epochs, codes that are "
-                   "no longer the exact greedy pursuit's (README, Images, has the trade-off measured) "
-                   "[default: every bit].")
+                   "image, ranked by a first-order estimate of their gain (codes that are not the exact "
+                   "greedy pursuit's; README, Images, has the trade-off measured); 0 scores every bit, "
+                   "the exact greedy pursuit [default: the model's, 32].")
 @click.option("--fast-stop", is_flag=True,
-              help="With --shortlist: an image stops as soon as its shortlist gains nothing, instead of "
-                   "after one exact step over every bit: fewer bits per image, several times faster epochs.")
+              help="BPE only: an image stops as soon as its shortlist gains nothing, instead of after one "
+                   "exact step over every bit: fewer bits per image, several times faster epochs, a higher "
+                   "error.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (model and subset).")
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when present), cpu or cuda.")
 @click.option("--tf32", is_flag=True,
@@ -117,10 +118,11 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
         hidden = None if hidden is None else [int(v) for v in hidden.replace(" ", "").split(",") if v]
     except ValueError:
         raise UserError(f"--hidden takes comma-separated integers such as 256,512; got {hidden!r}") from None
-    if shortlist is not None and model_name not in ("gaussbpe", "bernbpe"):
-        raise UserError(f"--shortlist is for the BPE models (gaussbpe, bernbpe), not {model_name}: leave it out")
-    if fast_stop and shortlist is None:
-        raise UserError("--fast-stop only applies with --shortlist M: add --shortlist or leave --fast-stop out")
+    for flag, given in (("--shortlist", shortlist is not None), ("--fast-stop", fast_stop)):
+        if given and model_name not in ("gaussbpe", "bernbpe"):
+            raise UserError(f"{flag} is for the BPE models (gaussbpe, bernbpe), not {model_name}: leave it out")
+    if fast_stop and shortlist == 0:
+        raise UserError("--fast-stop needs a shortlist, and --shortlist 0 scores every bit: drop one of them")
     hint = (f"bpetopics images train {shlex.quote(dataset)} --model {model_name} --out {shlex.quote(str(out))} "
             "--resume")
 
@@ -136,7 +138,7 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
         else:
             params = image_job.image_params(model, bits=bits, epochs=epochs, seed=seed, device=device,
                                             batch_size=batch_size, lr=lr, hidden=hidden, shortlist=shortlist,
-                                            exact_stop=not fast_stop)
+                                            exact_stop=(not fast_stop) if shortlist != 0 and model_name in ("gaussbpe", "bernbpe") else None)
     if not resume:
         try:
             data = load_images(dataset, data_root, split="train", limit=limit, seed=seed)
@@ -243,6 +245,9 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
 @click.option("--sigma", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Override GaussBPE's noise standard deviation (the budget's: 0.3). Smaller buys "
                    "detail with bits: README, 'Images: Table 1', has MSE and sparsity against it.")
+@click.option("--shortlist", type=IntRange(min=0), default=None,
+              help="Override the BPE pursuit's shortlist (small and tiny budgets: 32; full: 0, every bit, "
+                   "the exact greedy pursuit).")
 @click.option("--tf32", is_flag=True,
               help="On a GPU, matrix products in TF32 instead of float32: about 1.45x faster BPE epochs "
                    "(measured on an H100, same test error); codes may differ from float32's at near ties.")
@@ -252,8 +257,8 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="Continue the table in --out (same options): finished models are kept, an interrupted "
                    "one continues from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace the files of a table already in --out.")
-def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs, sigma, tf32, progress, resume,
-          overwrite):
+def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs, sigma, shortlist, tf32, progress,
+          resume, overwrite):
     """Train all models of the paper's Table 1 and write it next to ours.
 
     \b
@@ -293,12 +298,14 @@ def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs
         budget = replace(budget, vae_epochs=vae_epochs, gsvae_epochs=vae_epochs)
     if sigma:
         budget = replace(budget, sigma=sigma)
+    if shortlist is not None:
+        budget = replace(budget, shortlist=shortlist or None)
     from bpetopics.images.sources import ImageSourceError
     from bpetopics.runs.folder import RunError
 
     given = {"--out": out, "--data-root": data_root, "--budget": budget.name, "--datasets": ",".join(datasets),
              "--device": device, "--seed": seed, "--bpe-epochs": bpe_epochs, "--vae-epochs": vae_epochs,
-             "--sigma": sigma}
+             "--sigma": sigma, "--shortlist": shortlist}
     hint = "bpetopics images table " + " ".join(f"{k} {shlex.quote(str(v))}" for k, v in given.items()
                                                 if v not in (None, "")) + (" --tf32" if tf32 else "") + " --resume"
     try:

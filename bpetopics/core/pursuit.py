@@ -73,7 +73,7 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
         Dense batches only: each step after the first scores exactly only this many bits
         an image, ranked by a first-order estimate of their gain
         (:func:`bpetopics.core.shortlist_pursuit.shortlist_pursuit`; a model change, not
-        the exact greedy pursuit). None: every bit.
+        the exact greedy pursuit). None, or at least K: every bit.
     exact_stop : bool
         With a shortlist: an image whose shortlist gains nothing gets one exact step
         before it stops (see ``shortlist_pursuit``).
@@ -93,7 +93,8 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
     if isinstance(batch, PackedCounts) and hasattr(likelihood, "topic_word"):
         return table_pursuit(decoder, likelihood, batch, log_odds, max_bits, budget,
                              return_score, beta=params)
-    if shortlist is not None and isinstance(batch, DenseBatch) and hasattr(likelihood, "shared_term"):
+    if (shortlist is not None and shortlist < decoder.bit_columns.shape[0]
+            and isinstance(batch, DenseBatch) and hasattr(likelihood, "shared_term")):
         return shortlist_pursuit(decoder, likelihood, batch, log_odds, shortlist, max_bits,
                                  budget, return_score, exact_stop)
     if uses_dense_tables(batch, likelihood, decoder.bit_columns.device):

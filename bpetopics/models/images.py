@@ -68,8 +68,9 @@ class GaussBPE(_ImageBPE):
     shortlist : int or None
         Each pursuit step after the first scores exactly only this many bits an image,
         ranked by a first-order estimate of their gain (:mod:`bpetopics.core.shortlist_pursuit`):
-        faster epochs, codes that are no longer exactly the greedy pursuit's. None (the
-        default) scores every bit. README (Images) has the trade-off measured.
+        codes that are no longer exactly the greedy pursuit's. The default, 32 with
+        ``exact_stop``, trained 2-3x faster than every bit (None, the exact greedy
+        pursuit) to a lower test error on Table 1's small budget (README, Images).
     exact_stop : bool
         With a shortlist, an image whose shortlisted bits gain nothing gets one exact step
         over all K bits before it stops (True, the default: as many bits as the exact
@@ -81,7 +82,7 @@ class GaussBPE(_ImageBPE):
     def __init__(self, n_bits=200, *, hidden=(256, 512), activation="relu", sigma=0.3, c=1.0,
                  alpha=1.0, gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128,
                  lr=1e-3, lr_decay=True, max_bits=None, flat_start=True,
-                 prior_ramp_epochs=1.0, prototype_init=True, shortlist=None, exact_stop=True,
+                 prior_ramp_epochs=1.0, prototype_init=True, shortlist=32, exact_stop=True,
                  random_state=0, device="auto", progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
@@ -134,7 +135,7 @@ class BernBPE(_ImageBPE):
     def __init__(self, n_bits=200, *, hidden=(256, 512), activation="relu", alpha=1.0,
                  gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128, lr=1e-3,
                  lr_decay=True, max_bits=None, flat_start=True, prior_ramp_epochs=1.0,
-                 prototype_init=True, shortlist=None, exact_stop=True, random_state=0,
+                 prototype_init=True, shortlist=32, exact_stop=True, random_state=0,
                  device="auto", progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,

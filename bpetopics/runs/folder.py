@@ -132,6 +132,8 @@ def _build_model(name, params, state, n_data, n_features, training, device, wher
     params = dict(params, progress=False)
     if "pipeline" not in params and "pipeline" in cls._get_param_names():
         params["pipeline"] = False      # saved before the pipelined schedule: trained in order
+    if "shortlist" not in params and "shortlist" in cls._get_param_names():
+        params["shortlist"] = None      # saved before the shortlist pursuit: the exact one
     if device is not None:
         params["device"] = device
     try:

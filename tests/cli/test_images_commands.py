@@ -107,8 +107,10 @@ def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # n
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "lda", "--out", str(tmp_path / "r")]), "lda")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),
                                         "--shortlist", "4"]), "--shortlist", "gaussbpe")
+    one_line_error(runner.invoke(main, [*train, "mnist", "--model", "gsvae", "--out", str(tmp_path / "r"),
+                                        "--fast-stop"]), "--fast-stop", "gaussbpe")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "gaussbpe", "--out", str(tmp_path / "r"),
-                                        "--fast-stop"]), "--fast-stop", "--shortlist")
+                                        "--shortlist", "0", "--fast-stop"]), "--fast-stop", "--shortlist 0")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),
                                         "--resume"]), "nothing to resume")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),

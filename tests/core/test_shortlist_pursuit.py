@@ -34,8 +34,10 @@ def test_a_shortlist_of_every_bit_is_the_greedy_pursuit(image_kind, hidden):
     assert (codes.sum(1) >= 2).float().mean() > 0.2              # later steps were taken
     torch.testing.assert_close(score, _exact_score(decoder, lik, batch, codes, log_odds),
                                rtol=1e-5, atol=1e-3)
-    # greedy_pursuit sends dense batches here when given a shortlist
+    # greedy_pursuit sends dense batches here when given a shortlist shorter than K
     assert torch.equal(greedy_pursuit(decoder, lik, batch, log_odds, shortlist=10), exact)
+    short = sl.shortlist_pursuit(decoder, lik, batch, log_odds, shortlist=3)
+    assert torch.equal(greedy_pursuit(decoder, lik, batch, log_odds, shortlist=3), short)
 
 
 @pytest.mark.parametrize("exact_stop", [True, False])

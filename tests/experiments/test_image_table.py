@@ -59,6 +59,7 @@ def test_table_command_tiny_budget(data_root, tmp_path):
     assert float(gs["neg_elbo"]) > 0 and float(gs["paper_value"]) == 81.55
     assert (out / "seconds_per_epoch.png").read_bytes()[:4] == b"\x89PNG"
     assert "| MNIST | GaussBPE | MSE |" in (out / "table1.md").read_text()
+    assert "pursuit: shortlist 8 with the exact stop" in (out / "table1.md").read_text()
 
 
 def test_table_command_epoch_overrides(data_root, tmp_path):
@@ -90,6 +91,25 @@ def test_table_command_sigma_override_is_part_of_the_table(data_root, tmp_path):
     assert "sigma 0.2" in (out / "table1.md").read_text()
     again = CliRunner().invoke(main, args + ["--resume"])            # the budget's sigma is not the table's
     assert again.exit_code == 2 and "other settings (sigma)" in again.output
+
+
+def test_table_command_shortlist_override_is_part_of_the_table(data_root, tmp_path):
+    """The tiny budget's BPE models use a shortlist of 8 of their 24 bits; --shortlist 0
+    trains them with the exact greedy pursuit, and the table says which."""
+    import json
+
+    from bpetopics.cli import main
+
+    out = tmp_path / "exact"
+    args = ["images", "table", "--data-root", str(data_root), "--out", str(out), "--budget", "tiny",
+            "--datasets", "binary_mnist", "--bpe-epochs", "1", "--vae-epochs", "1", "--device", "cpu"]
+    result = CliRunner().invoke(main, args + ["--shortlist", "0"])
+    assert result.exit_code == 0, result.output
+    config = json.loads((out / "runs" / "binary_mnist-bernbpe" / "config.json").read_text())
+    assert config["params"]["shortlist"] is None
+    assert "pursuit: exact greedy" in (out / "table1.md").read_text()
+    again = CliRunner().invoke(main, args + ["--resume"])            # the budget's shortlist is 8
+    assert again.exit_code == 2 and "other settings (shortlist)" in again.output
 
 
 def test_table_command_rejects_bad_input(tmp_path):

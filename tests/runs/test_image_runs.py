@@ -173,3 +173,25 @@ def test_a_folder_of_images_trains_encodes_and_must_have_one_size(images, tmp_pa
     with pytest.raises(ImageSourceError) as exc_info:
         load_images(folder)
     _one_line(exc_info, "zz.png", "one size")
+
+
+def test_a_shortlist_run_round_trips_and_older_runs_load_exact(images, tmp_path):
+    """A run trained with the shortlist pursuit encodes the test images to the same codes
+    once loaded; a run saved before the shortlist existed (no "shortlist" in its params)
+    loads with the exact greedy pursuit it was trained with."""
+    train, test = images["mnist"]
+    params = {**image_params("GaussBPE", bits=40, epochs=1, seed=3, device="cpu", batch_size=50,
+                             hidden=[32, 64], shortlist=4), "gamma": 10.0}
+    assert params["shortlist"] == 4 and params["exact_stop"] is True
+    folder = tmp_path / "short"
+    job = start_image_job(folder, "GaussBPE", params, train)
+    run_image_job(job)
+    finish_image_job(job)
+    run = load_run(folder)
+    assert run.model.shortlist == 4
+    assert np.array_equal(encode_images(run.model, test.X), encode_images(job.model, test.X))
+
+    config = json.loads((folder / "config.json").read_text())
+    del config["params"]["shortlist"]
+    (folder / "config.json").write_text(json.dumps(config))
+    assert load_run(folder).model.shortlist is None
