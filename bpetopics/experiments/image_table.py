@@ -85,7 +85,7 @@ BUDGETS = {
     # for the test suite: seconds, not meaningful numbers
     "tiny": Budget("tiny", 150, 100, ("mnist", "scaled_mnist", "binary_mnist"), 2, 24, 32,
                    3e-3, 2, 2, shortlist=8),
-    # the CPU: about 23 CPU minutes on one thread (GaussBPE's 800 bits most of it)
+    # the CPU: about 11 CPU minutes on one thread (GaussBPE's 800 bits most of it)
     "small": Budget("small", 2000, 1000, ("mnist", "scaled_mnist", "binary_mnist"), 4, 200,
                     32, 3e-3, 100, 100, gauss_n_bits=800),
     # a GPU: whole splits

@@ -69,12 +69,13 @@ class GaussBPE(_ImageBPE):
         Each pursuit step after the first scores exactly only this many bits an image,
         ranked by a first-order estimate of their gain (:mod:`bpetopics.core.shortlist_pursuit`):
         codes that are no longer exactly the greedy pursuit's. The default, 32 with
-        ``exact_stop``, trained 2-3x faster than every bit (None, the exact greedy
-        pursuit) to a lower test error on Table 1's small budget (README, Images).
+        ``exact_stop``, trains faster than scoring every bit (None, the exact greedy
+        pursuit) and reached a lower test error on Table 1's small budget (README, Images,
+        has the figures).
     exact_stop : bool
         With a shortlist, an image whose shortlisted bits gain nothing gets one exact step
         over all K bits before it stops (True, the default: as many bits as the exact
-        pursuit); False stops it at once (fewer bits, several times faster).
+        pursuit); False stops it at once (fewer bits, faster, a higher error).
     """
 
     _parameter_rules = {**_ImageBPE._parameter_rules, "sigma": P.POSITIVE, "c": P.POSITIVE}
