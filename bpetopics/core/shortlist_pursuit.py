@@ -1,8 +1,8 @@
 """Greedy pursuit that scores a shortlist of bits per step (dense data: images).
 
 An exact greedy step scores every candidate z + e_j through the decoder: K decoder passes
-per image and step, about 200 times a VAE's work per image at K = 200 (README, "The image
-models' pursuit"). Here a later step ranks the K candidates by a first-order estimate of
+per image and step, where a VAE makes one (README, "The image models' pursuit", has the
+epochs measured). Here a later step ranks the K candidates by a first-order estimate of
 their gain and scores only the ``shortlist`` best exactly.
 
 The estimate. With p = W1 z + b1 the first layer's pre-activation, h = a(p) its
@@ -22,8 +22,9 @@ score, as in the greedy pursuit. When none does, the image gets one exact step o
 bits (``exact_stop``), so it stops only where the greedy pursuit would; without it the
 image stops at once (fewer bits, faster). Every accepted bit raises the exact objective,
 but a step may take another bit than the best: the codes are a model change, and README's
-image sections have the quality this gives against the exact pursuit. Step 1 stays exact and shared
-(every image starts from the empty code: :func:`bpetopics.core.dense_pursuit.dense_pursuit`).
+image sections have the quality this gives against the exact pursuit. Step 1 stays exact
+and shared (every image starts from the empty code:
+:func:`bpetopics.core.dense_pursuit.dense_pursuit`).
 
 No host synchronisation beyond the exact pursuit's per step, so it runs on a GPU as is.
 """
