@@ -54,7 +54,7 @@ BOUND_SLACK = 1e-3
 
 
 def dense_pursuit(decoder, likelihood, batch, log_odds, max_bits=None, budget=DEFAULT_BUDGET,
-                  return_score=False):
+                  return_score=False, later_step=None):
     """Codes for a dense batch; same arguments and results as
     :func:`bpetopics.core.pursuit.greedy_pursuit`.
 
@@ -62,6 +62,11 @@ def dense_pursuit(decoder, likelihood, batch, log_odds, max_bits=None, budget=DE
     ----------
     batch : DenseBatch
         P points, ``batch.x`` (P, D).
+    later_step : callable, optional
+        ``later_step(x (A, D), codes (A, K), log_odds (K,), prior_score (A,), floor (A,))
+        -> (A, K)`` scores of each active image's candidates in the steps after the first
+        (-inf for those not scored); default: every candidate, exactly (``_later_step``).
+        :mod:`bpetopics.core.shortlist_pursuit` passes its shortlisted step.
 
     Returns
     -------
@@ -91,8 +96,11 @@ def dense_pursuit(decoder, likelihood, batch, log_odds, max_bits=None, budget=DE
                 break
             if step > 0:
                 floor = data[active] + prior_score[active]              # must beat this
-                cand = _later_step(decoder, likelihood, x[active], codes[active], log_odds,
-                                   prior_score[active], floor, budget)
+                if later_step is None:
+                    cand = _later_step(decoder, likelihood, x[active], codes[active], log_odds,
+                                       prior_score[active], floor, budget)
+                else:
+                    cand = later_step(x[active], codes[active], log_odds, prior_score[active], floor)
             step_taken = accept_best(cand, active, codes, data, prior_score, log_odds)
             if step_taken is None:
                 break

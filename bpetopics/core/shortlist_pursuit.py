@@ -36,8 +36,7 @@ import torch
 from torch import nn
 
 from bpetopics.core import kernels
-from bpetopics.core.dense_pursuit import DEFAULT_BUDGET, _later_step, head
-from bpetopics.core.greedy_step import accept_best
+from bpetopics.core.dense_pursuit import DEFAULT_BUDGET, _later_step, dense_pursuit, head
 from bpetopics.core.likelihoods import DenseBatch
 
 
@@ -68,37 +67,14 @@ def shortlist_pursuit(decoder, likelihood, batch, log_odds, shortlist, max_bits=
     codes : torch.BoolTensor, shape (P, K)
     score : torch.Tensor, shape (P,)  (only if ``return_score``): data term + log-odds
     """
-    x = batch.x
-    bit_cols = decoder.bit_columns.detach()                            # (K, H1)
-    n_bits, device = bit_cols.shape[0], bit_cols.device
-    log_odds = log_odds.to(device=device, dtype=torch.float32)
-    max_steps = n_bits if max_bits is None else min(int(max_bits), n_bits)
-    shortlist = min(int(shortlist), n_bits)
-    n_points = x.shape[0]
-    with torch.no_grad():
-        # Step 1, exact and shared: the outputs of 0, e_1..e_K against every image.
-        pre0 = decoder.first_layer(torch.zeros(1, n_bits, device=device))
-        scores = likelihood.shared_term(head(decoder, torch.cat([pre0, pre0 + bit_cols])), batch)
-        codes = torch.zeros(n_points, n_bits, dtype=torch.bool, device=device)
-        data = scores[:, 0].contiguous()
-        prior_score = torch.zeros(n_points, device=device)
-        cand = scores[:, 1:] + log_odds                                 # (P, K)
-    active = torch.arange(n_points, device=device)
-    for step in range(max_steps):
-        if active.numel() == 0:
-            break
-        if step > 0:
-            floor = data[active] + prior_score[active]
-            cand = _shortlist_step(decoder, likelihood, x[active], codes[active], log_odds,
-                                   prior_score[active], floor, shortlist, budget, exact_stop)
-        with torch.no_grad():
-            step_taken = accept_best(cand, active, codes, data, prior_score, log_odds)
-        if step_taken is None:
-            break
-        active = step_taken[0]
-    if return_score:
-        return codes, data + prior_score
-    return codes
+    shortlist = min(int(shortlist), decoder.bit_columns.shape[0])
+
+    def step(x, codes, log_odds, prior_score, floor):
+        return _shortlist_step(decoder, likelihood, x, codes, log_odds, prior_score, floor,
+                               shortlist, budget, exact_stop)
+
+    return dense_pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_score,
+                         later_step=step)
 
 
 def first_order_gain(decoder, likelihood, x, codes, pre=None):
