@@ -81,6 +81,9 @@ def _images_error(exc):
               help="BPE only: an image stops as soon as its shortlist gains nothing, instead of after one "
                    "exact step over every bit: fewer bits per image, several times faster epochs, a higher "
                    "error.")
+@click.option("--sigma", type=FloatRange(min=0, min_open=True), default=None,
+              help="GaussBPE only: the pixels' noise standard deviation. Smaller buys detail with bits: "
+                   "Table 1's small budget uses 0.1 (README, 'Images: Table 1') [default: the model's, 0.3].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (model and subset).")
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when present), cpu or cuda.")
 @click.option("--tf32", is_flag=True,
@@ -91,7 +94,7 @@ def _images_error(exc):
 @click.option("--quiet", is_flag=True, help="No line per epoch.")
 @click.pass_context
 def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_size, lr, hidden, shortlist,
-          fast_stop, seed, device, tf32, resume, overwrite, quiet):
+          fast_stop, sigma, seed, device, tf32, resume, overwrite, quiet):
     """Train one image model on DATASET and save it as a run folder.
 
     DATASET is mnist, scaled_mnist, binary_mnist or cifar10 (from --data-root; the
@@ -102,6 +105,7 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
     \b
     Examples:
       bpetopics images train mnist --model gaussbpe --out runs/mnist --limit 2000 --epochs 4
+      bpetopics images train mnist --model gaussbpe --out runs/mnist --limit 2000 --epochs 8 --sigma 0.1
       bpetopics images train binary_mnist --model bernbpe --out runs/bin --bits 100
       bpetopics images train photos/ --model vae --out runs/photos --device cuda
       bpetopics images train mnist --model gaussbpe --out runs/mnist --resume
@@ -121,6 +125,8 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
     for flag, given in (("--shortlist", shortlist is not None), ("--fast-stop", fast_stop)):
         if given and model_name not in ("gaussbpe", "bernbpe"):
             raise UserError(f"{flag} is for the BPE models (gaussbpe, bernbpe), not {model_name}: leave it out")
+    if sigma is not None and model_name != "gaussbpe":
+        raise UserError(f"--sigma is GaussBPE's noise level, not {model_name}'s: leave it out")
     if fast_stop and shortlist == 0:
         raise UserError("--fast-stop needs a shortlist, and --shortlist 0 scores every bit: drop one of them")
     hint = (f"bpetopics images train {shlex.quote(dataset)} --model {model_name} --out {shlex.quote(str(out))} "
@@ -139,7 +145,7 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
             is_bpe = model_name in ("gaussbpe", "bernbpe")
             params = image_job.image_params(model, bits=bits, epochs=epochs, seed=seed, device=device,
                                             batch_size=batch_size, lr=lr, hidden=hidden, shortlist=shortlist,
-                                            exact_stop=(not fast_stop) if is_bpe else None)
+                                            exact_stop=(not fast_stop) if is_bpe else None, sigma=sigma)
     if not resume:
         try:
             data = load_images(dataset, data_root, split="train", limit=limit, seed=seed)
@@ -230,9 +236,9 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               metavar="[tiny|small|full]",
               help="tiny: 150 / 100 images per data set, 2 epochs: a check that everything runs "
                    "(seconds; the numbers mean nothing). "
-                   "small: 2,000 / 1,000 images per data set, 4 BPE epochs (GaussBPE 800 bits, "
-                   "BernBPE 200), no CIFAR-10 (23 CPU minutes measured on one thread). full: "
-                   "whole splits and CIFAR-10, 30 BPE epochs, for a GPU.")
+                   "small: 2,000 / 1,000 images per data set, 8 BPE epochs (GaussBPE 800 bits, "
+                   "sigma 0.1; BernBPE 200), no CIFAR-10 (about 40 CPU minutes on one thread; README, "
+                   "'Images: Table 1'). full: whole splits and CIFAR-10, 30 BPE epochs, sigma 0.3, for a GPU.")
 @click.option("--datasets", multiple=True, callback=_datasets,
               help="Data sets to run, comma-separated or repeated: mnist, scaled_mnist, "
                    "binary_mnist, cifar10 (default: the budget's).")
@@ -244,7 +250,7 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
 @click.option("--vae-epochs", type=click.IntRange(min=1), default=None,
               help="Override the budget's epochs of both VAE baselines.")
 @click.option("--sigma", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Override GaussBPE's noise standard deviation (the budget's: 0.3). Smaller buys "
+              help="Override GaussBPE's noise standard deviation (the budget's: small 0.1, full 0.3). Smaller buys "
                    "detail with bits: README, 'Images: Table 1', has MSE and sparsity against it.")
 @click.option("--shortlist", type=IntRange(min=0), default=None,
               help="Override the BPE pursuit's shortlist (small budget: 32, tiny: 8; full: 0, every bit, "

@@ -26,12 +26,18 @@ def main(path):
     for line in open(path, encoding="utf-8"):
         row = json.loads(line)
         sigma = "-" if row["kind"] == "bern" else (row.get("sigma") or 0.3)
-        key = (row["kind"], sigma, row["epochs"], label(row))
+        data = row["kind"]
+        if data == "scaled" and row.get("s_max", 2.0) != 2.0:
+            data += f", s_max {row['s_max']:.3g}"
+        if row.get("n_train", 2000) != 2000:
+            data += f", {row['n_train']:,} training images"
+        key = (data, sigma, row["epochs"], label(row))
         groups[key].append(row)
-    print("| data | sigma | epochs | pursuit | seeds | MSE / NLL | Hoyer | bits/img | training CPU s | later epochs' CPU s | encoding 1,000 test images, wall s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| data | sigma | epochs | pursuit | seeds | MSE / NLL | scaled MNIST: MSE / mean s^2 | Hoyer | bits/img | training CPU s | later epochs' CPU s | encoding 1,000 test images, wall s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     order = {"gauss": 0, "scaled": 1, "bern": 2}
-    for key in sorted(groups, key=lambda k: (order[k[0]], str(k[1]), k[2], k[3] != "exact greedy pursuit", k[3])):
+    for key in sorted(groups, key=lambda k: (order[k[0].split(",")[0]], k[0], str(k[1]), k[2],
+                                             k[3] != "exact greedy pursuit", k[3])):
         rows = groups[key]
         seeds = ",".join(str(r.get("seed", 0)) for r in rows)
 
@@ -39,8 +45,11 @@ def main(path):
             v = np.array([r[name] for r in rows], dtype=float)
             return f"{v.mean():.2f}" if len(v) == 1 else f"{v.mean():.2f} +/- {v.std(ddof=1):.2f}"
 
+        per_scale = stat("mse_per_unit_scale") if all("mse_per_unit_scale" in r for r in rows) else "-"
         later = np.mean([np.mean(r["epoch_cpu"][1:]) for r in rows])
-        print(f"| {DATA[key[0]]} | {key[1]} | {key[2]} | {key[3]} | {seeds} | {stat('value')} | "
+        kind, _, extra = key[0].partition(", ")
+        name = DATA[kind] + (f", {extra}" if extra else "")
+        print(f"| {name} | {key[1]} | {key[2]} | {key[3]} | {seeds} | {stat('value')} | {per_scale} | "
               f"{np.mean([r['sparsity'] for r in rows]):.3f} | {np.mean([r['active_bits'] for r in rows]):.2f} | "
               f"{np.mean([r['fit_cpu'] for r in rows]):.0f} | {later:.1f} | "
               f"{np.mean([r['encode_seconds'] for r in rows]):.1f} |")

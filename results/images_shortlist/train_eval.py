@@ -1,17 +1,19 @@
-"""One BPE model of Table 1's small budget (2,000 / 1,000 images, 4 epochs, batch 32,
-lr 3e-3; GaussBPE K = 800, BernBPE K = 200) with a given pursuit, scored as the table
-scores it; appends one JSON line to results/images_shortlist/runs.jsonl.
+"""One BPE model of Table 1's small budget (2,000 / 1,000 images, batch 32, lr 3e-3;
+GaussBPE K = 800, BernBPE K = 200) with a given pursuit, scored as the table scores it;
+appends one JSON line to results/images_shortlist/runs.jsonl.
 
-    OMP_NUM_THREADS=1 python results/images_shortlist/train_eval.py KIND SHORTLIST EXACT_STOP [EPOCHS [SEED [SIGMA]]]
+    OMP_NUM_THREADS=1 python results/images_shortlist/train_eval.py KIND SHORTLIST EXACT_STOP [EPOCHS [SEED [SIGMA [S_MAX]]]] [--n-train N]
 
 KIND: gauss (MNIST), scaled (scaled MNIST) or bern (binarised MNIST); SHORTLIST: none (the
-exact greedy pursuit) or a number; EXACT_STOP: 1 or 0; EPOCHS: a number or - (the
-budget's). The data root is $BPETOPICS_DATA (default ../shared/data).
+exact greedy pursuit) or a number; EXACT_STOP: 1 or 0; EPOCHS and SIGMA: a number or - (the
+budget's); S_MAX: scaled MNIST's largest scale (default the budget's, 2); --n-train: more
+(or fewer) class-balanced training images than the budget's (the test images stay its
+1,000). The data root is $BPETOPICS_DATA (default ../shared/data).
 """
 
+import argparse
 import json
 import os
-import sys
 import time
 
 import torch
@@ -21,27 +23,45 @@ from bpetopics.experiments.image_table_runs import table_models
 from bpetopics.models.registry import MODELS
 
 torch.set_num_threads(1)
-kind, shortlist, stop = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
-epochs = int(sys.argv[4]) if len(sys.argv) > 4 and sys.argv[4] != "-" else None
-seed = int(sys.argv[5]) if len(sys.argv) > 5 else 0
-sigma = float(sys.argv[6]) if len(sys.argv) > 6 else None
+parser = argparse.ArgumentParser()
+parser.add_argument("kind", choices=["gauss", "scaled", "bern"])
+parser.add_argument("shortlist")
+parser.add_argument("exact_stop", choices=["0", "1"])
+for name in ("epochs", "seed", "sigma", "s_max"):
+    parser.add_argument(name, nargs="?", default="-")
+parser.add_argument("--n-train", type=int, default=None)
+args = parser.parse_args()
+kind, shortlist, stop = args.kind, args.shortlist, args.exact_stop == "1"
+epochs = int(args.epochs) if args.epochs != "-" else None
+seed = int(args.seed) if args.seed != "-" else 0
+sigma = float(args.sigma) if args.sigma != "-" else None
 root = os.environ.get("BPETOPICS_DATA", "../shared/data")
 dataset = {"gauss": "mnist", "scaled": "scaled_mnist", "bern": "binary_mnist"}[kind]
 budget = BUDGETS["small"]
+s_max = float(args.s_max) if args.s_max != "-" else budget.s_max
+n_train = args.n_train or budget.n_train
 name, slug, registry, params = table_models("bern" if kind == "bern" else "gauss", budget, seed, "cpu")[0]
 params = {**params, "shortlist": None if shortlist == "none" else int(shortlist), "exact_stop": stop}
 if epochs:
     params["epochs"] = epochs
 if sigma:
     params["sigma"] = sigma
-X, _ = load_split(dataset, "train", root, budget.n_train, seed, budget.s_max)
-Xt, _ = load_split(dataset, "test", root, budget.n_test, seed, budget.s_max)
+X, _ = load_split(dataset, "train", root, n_train, seed, s_max)
+Xt, _ = load_split(dataset, "test", root, budget.n_test, seed, s_max)
 model = MODELS[registry](**params)
 start = time.process_time()
 model.fit(X, encode=False)
 fit = time.process_time() - start
-row, _ = _evaluate_bpe(model, "bern" if kind == "bern" else "gauss", Xt)
-row.update(sigma=params.get("sigma"), seed=seed, kind=kind, shortlist=shortlist, stop_exactly=stop,
+row, recon = _evaluate_bpe(model, "bern" if kind == "bern" else "gauss", Xt)
+if kind == "scaled":
+    # scaled MNIST's error in plain MNIST's units: x_n = s_n m_n, so a model that recovers
+    # s_n exactly has error s_n^2 times m_n's; divide the MSE by the test images' mean s_n^2
+    from bpetopics.images.datasets import load_scaled_mnist
+
+    _, _, s = load_scaled_mnist("test", root, s_max=s_max, limit=budget.n_test, random_state=seed)
+    row["mean_s2"] = float((s.astype("float64") ** 2).mean())
+    row["mse_per_unit_scale"] = row["value"] / row["mean_s2"]
+row.update(sigma=params.get("sigma"), seed=seed, s_max=s_max, n_train=n_train, kind=kind, shortlist=shortlist, stop_exactly=stop,
            fit_cpu=fit, epochs=params["epochs"], epoch_cpu=[h["seconds"] for h in model.history_],
            objective=model.history_[-1]["objective"])
 print(json.dumps(row))

@@ -95,6 +95,20 @@ def test_a_shortlist_run_saves_its_pursuit_and_encodes_by_it(runner, tmp_path, d
     assert not np.array_equal(encode_images(exact, test), codes)   # the shortlist changed codes
 
 
+def test_sigma_reaches_gaussbpe_and_buys_bits(image_run, runner, tmp_path, data_root):  # noqa: F811
+    """--sigma is GaussBPE's noise level: saved with the run, and a smaller one switches on
+    more bits per image than the default 0.3 (a bit must lower the error by ~2 sigma^2 its cost)."""
+    from bpetopics.runs import load_run
+
+    out = tmp_path / "sharp"
+    result = runner.invoke(main, ["images", "train", "mnist", "--model", "gaussbpe", "--out", str(out),
+                                  "--data-root", str(data_root), *TINY, "--sigma", "0.1"])
+    assert result.exit_code == 0, result.output
+    run, default = load_run(out), load_run(image_run)
+    assert run.config["params"]["sigma"] == 0.1 and run.model.sigma == 0.1 and default.model.sigma == 0.3
+    assert run.codes().sum(1).mean() > default.codes().sum(1).mean()
+
+
 def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # noqa: F811
     root = ["--data-root", str(data_root)]
     train = ["images", "train"]
@@ -111,6 +125,8 @@ def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # n
                                         "--fast-stop"]), "--fast-stop", "gaussbpe")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "gaussbpe", "--out", str(tmp_path / "r"),
                                         "--shortlist", "0", "--fast-stop"]), "--fast-stop", "--shortlist 0")
+    one_line_error(runner.invoke(main, [*train, "binary_mnist", "--model", "bernbpe", "--out", str(tmp_path / "r"),
+                                        "--sigma", "0.1"]), "--sigma", "GaussBPE")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),
                                         "--resume"]), "nothing to resume")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),
