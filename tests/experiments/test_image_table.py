@@ -60,6 +60,19 @@ def test_table_command_tiny_budget(data_root, tmp_path):
     assert (out / "seconds_per_epoch.png").read_bytes()[:4] == b"\x89PNG"
     assert "| MNIST | GaussBPE | MSE |" in (out / "table1.md").read_text()
     assert "pursuit: shortlist 8 with the exact stop" in (out / "table1.md").read_text()
+    # scaled MNIST's error in plain MNIST's units: MSE / the test images' mean s_n^2
+    from bpetopics.images.datasets import load_scaled_mnist
+
+    _, _, factors = load_scaled_mnist("test", data_root, s_max=2.0, limit=100, random_state=0)
+    for r in rows:
+        if r["dataset"] == "scaled_mnist":
+            # (the CSV keeps 4 decimals)
+            assert float(r["mean_s2"]) == pytest.approx(float(np.mean(factors.astype(float) ** 2)), abs=1e-4)
+            assert float(r["mse_per_unit_scale"]) == pytest.approx(float(r["value"]) / float(r["mean_s2"]),
+                                                                   rel=1e-3)
+        else:
+            assert r["mse_per_unit_scale"] == ""
+    assert "Scaled MNIST in plain MNIST's units" in (out / "table1.md").read_text()
 
 
 def test_table_command_epoch_overrides(data_root, tmp_path):
