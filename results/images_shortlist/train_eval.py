@@ -1,6 +1,7 @@
 """One BPE model of Table 1's small budget (2,000 / 1,000 images, batch 32, lr 3e-3;
-GaussBPE K = 800, BernBPE K = 200) with a given pursuit, scored as the table scores it;
-appends one JSON line to results/images_shortlist/runs.jsonl.
+GaussBPE K = 800, BernBPE K = 200; by default 4 epochs and sigma 0.3) with a given
+pursuit, scored as the table scores it; appends one JSON line to
+results/images_shortlist/runs.jsonl.
 
     OMP_NUM_THREADS=1 python results/images_shortlist/train_eval.py KIND SHORTLIST EXACT_STOP [EPOCHS [SEED [SIGMA [S_MAX]]]] [--n-train N]
 
@@ -15,6 +16,7 @@ import argparse
 import json
 import os
 import time
+from dataclasses import replace
 
 import torch
 
@@ -37,7 +39,9 @@ seed = int(args.seed) if args.seed != "-" else 0
 sigma = float(args.sigma) if args.sigma != "-" else None
 root = os.environ.get("BPETOPICS_DATA", "../shared/data")
 dataset = {"gauss": "mnist", "scaled": "scaled_mnist", "bern": "binary_mnist"}[kind]
-budget = BUDGETS["small"]
+# the small budget as it stood when these runs began (session 17: 4 epochs, sigma 0.3; since
+# session 18 the budget itself is 8 epochs at sigma 0.1), so that "-" keeps meaning the same
+budget = replace(BUDGETS["small"], bpe_epochs=4, sigma=0.3)
 s_max = float(args.s_max) if args.s_max != "-" else budget.s_max
 n_train = args.n_train or budget.n_train
 name, slug, registry, params = table_models("bern" if kind == "bern" else "gauss", budget, seed, "cpu")[0]
