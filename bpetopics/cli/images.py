@@ -78,9 +78,9 @@ def _images_error(exc):
                    "greedy pursuit's; README, Images, has the trade-off measured); 0 scores every bit, "
                    "the exact greedy pursuit [default: the model's, 32].")
 @click.option("--fast-stop", is_flag=True,
-              help="BPE only: an image stops as soon as its shortlist gains nothing, instead of after one "
-                   "exact step over every bit: fewer bits per image, several times faster epochs, a higher "
-                   "error.")
+              help="BPE only: an image stops as soon as its shortlist gains nothing, instead of after "
+                   "widening it and one exact step over every bit: fewer bits per image, several times faster "
+                   "epochs, a higher error.")
 @click.option("--sigma", type=FloatRange(min=0, min_open=True), default=None,
               help="GaussBPE only: the pixels' noise standard deviation. Smaller buys detail with bits: "
                    "Table 1's small budget uses 0.1 (README, 'Images: Table 1') [default: the model's, 0.3].")

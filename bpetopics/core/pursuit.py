@@ -75,8 +75,8 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
         (:func:`bpetopics.core.shortlist_pursuit.shortlist_pursuit`; a model change, not
         the exact greedy pursuit). None, or at least K: every bit.
     exact_stop : bool
-        With a shortlist: an image whose shortlist gains nothing gets one exact step
-        before it stops (see ``shortlist_pursuit``).
+        With a shortlist: an image whose shortlist gains nothing scores doubling lists of
+        the next-ranked bits, then one exact step, before it stops (see ``shortlist_pursuit``).
 
     Packed text batches go to :func:`bpetopics.core.table_pursuit.table_pursuit` and
     dense image batches on the CPU to :func:`bpetopics.core.dense_pursuit.dense_pursuit`

@@ -29,8 +29,8 @@ class _ImageBPE(BPEBase, TransformerMixin, BaseEstimator):
     def _pursuit_options(self) -> dict:
         """``shortlist``: each pursuit step after the first scores exactly only this many
         bits an image, ranked by a first-order estimate of their gain, and ``exact_stop``:
-        an image whose shortlist gains nothing gets one exact step before it stops
-        (:mod:`bpetopics.core.shortlist_pursuit`); ``shortlist=None`` scores all K bits
+        an image whose shortlist gains nothing scores the next-ranked bits in doubling lists,
+        then one exact step, before it stops (:mod:`bpetopics.core.shortlist_pursuit`); ``shortlist=None`` scores all K bits
         (the exact greedy pursuit)."""
         if self.shortlist is None:
             return {}
@@ -73,9 +73,10 @@ class GaussBPE(_ImageBPE):
         pursuit) and reached a lower test error on Table 1's small budget (README, Images,
         has the figures).
     exact_stop : bool
-        With a shortlist, an image whose shortlisted bits gain nothing gets one exact step
-        over all K bits before it stops (True, the default: as many bits as the exact
-        pursuit); False stops it at once (fewer bits, faster, a higher error).
+        With a shortlist, an image whose shortlisted bits gain nothing scores the
+        next-ranked bits in doubling lists and then gets one exact step over all K bits
+        before it stops (True, the default: it stops where the exact pursuit would); False
+        stops it at once (fewer bits, faster, a higher error).
     """
 
     _parameter_rules = {**_ImageBPE._parameter_rules, "sigma": P.POSITIVE, "c": P.POSITIVE}

@@ -18,6 +18,8 @@ def label(row):
     if row["shortlist"] == "none":
         return "exact greedy pursuit"
     stop = "exact stop" if row["stop_exactly"] else "stops at once"
+    if row.get("widen"):
+        stop = "widening lists, " + stop
     return f"shortlist {row['shortlist']}, {stop}"
 
 

@@ -9,7 +9,8 @@ KIND: gauss (MNIST), scaled (scaled MNIST) or bern (binarised MNIST); SHORTLIST:
 exact greedy pursuit) or a number; EXACT_STOP: 1 or 0; EPOCHS and SIGMA: a number or - (the
 budget's); S_MAX: scaled MNIST's largest scale (default the budget's, 2); --n-train: more
 (or fewer) class-balanced training images than the budget's (the test images stay its
-1,000). The data root is $BPETOPICS_DATA (default ../shared/data).
+1,000); --no-widen: the exact stop without the widening lists (rows without a
+"widen" field were measured before it existed, without). The data root is $BPETOPICS_DATA (default ../shared/data).
 """
 
 import argparse
@@ -32,7 +33,14 @@ parser.add_argument("exact_stop", choices=["0", "1"])
 for name in ("epochs", "seed", "sigma", "s_max"):
     parser.add_argument(name, nargs="?", default="-")
 parser.add_argument("--n-train", type=int, default=None)
+parser.add_argument("--no-widen", action="store_true",
+                    help="the exact stop without the widening lists (shortlist_pursuit.WIDEN = False: "
+                         "the pursuit of session 17)")
 args = parser.parse_args()
+import bpetopics.core.shortlist_pursuit as shortlist_pursuit  # noqa: E402
+
+if args.no_widen:
+    shortlist_pursuit.WIDEN = False
 kind, shortlist, stop = args.kind, args.shortlist, args.exact_stop == "1"
 epochs = int(args.epochs) if args.epochs != "-" else None
 seed = int(args.seed) if args.seed != "-" else 0
@@ -65,7 +73,7 @@ if kind == "scaled":
     _, _, s = load_scaled_mnist("test", root, s_max=s_max, limit=budget.n_test, random_state=seed)
     row["mean_s2"] = float((s.astype("float64") ** 2).mean())
     row["mse_per_unit_scale"] = row["value"] / row["mean_s2"]
-row.update(sigma=params.get("sigma"), seed=seed, s_max=s_max, n_train=n_train, kind=kind, shortlist=shortlist, stop_exactly=stop,
+row.update(sigma=params.get("sigma"), seed=seed, s_max=s_max, n_train=n_train, widen=shortlist_pursuit.WIDEN, kind=kind, shortlist=shortlist, stop_exactly=stop,
            fit_cpu=fit, epochs=params["epochs"], epoch_cpu=[h["seconds"] for h in model.history_],
            objective=model.history_[-1]["objective"])
 print(json.dumps(row))
