@@ -9,11 +9,14 @@ pursuit (every image x every candidate through the decoder, the path before the 
 tables): its objective must equal the fast path's (the codes are the same). With
 ``--shortlists`` each BPE model is trained again (same seed, same images) with the
 shortlist pursuit (:mod:`bpetopics.core.shortlist_pursuit`), one row pair per setting:
-``32`` is a shortlist of 32 bits with the exact stop, ``8f`` one of 8 that stops at once.
-Run:
+``32`` is a shortlist of 32 bits with the exact stop (widening lists first: the default),
+``32n`` the exact stop straight after the shortlist (``shortlist_pursuit.WIDEN = False``,
+session 17's pursuit), ``8f`` one of 8 that stops at once. ``--skip-exact`` leaves out the
+exact pursuit's rows. Run:
 
     python benchmarks/bench_image_pursuit.py --data-root ../shared/data --images 5000 --before
     python benchmarks/bench_image_pursuit.py --data-root ../shared/data --images 5000 --shortlists 32,16,16f,8f
+    python benchmarks/bench_image_pursuit.py --data-root ../shared/data --images 5000 --shortlists 32,32n --skip-exact
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import torch
 from bpetopics.baselines.gsvae import GumbelSoftmaxVAE
 from bpetopics.baselines.vae import GaussianVAE
 from bpetopics.core import model as model_module
+from bpetopics.core import shortlist_pursuit
 from bpetopics.experiments.image_table import load_split
 from bpetopics.models import BernBPE, GaussBPE
 
@@ -95,12 +99,12 @@ def bench_vae(make, X, epochs):
 
 
 def _shortlist_setting(text):
-    """'32' -> (row label, model parameters): a shortlist of 32 with the exact stop; '8f':
-    a shortlist of 8 that stops at once."""
-    fast = text.endswith("f")
-    size = int(text.rstrip("f"))
-    stop = "stops at once" if fast else "exact stop"
-    return f", shortlist {size} ({stop})", {"shortlist": size, "exact_stop": not fast}
+    """'32' -> (row label, model parameters, widen): a shortlist of 32 with the exact stop
+    after widening lists; '32n': without the lists; '8f': a shortlist of 8 that stops at once."""
+    fast, narrow = text.endswith("f"), text.endswith("n")
+    size = int(text.rstrip("fn"))
+    stop = "stops at once" if fast else ("exact stop, no widening" if narrow else "exact stop")
+    return f", shortlist {size} ({stop})", {"shortlist": size, "exact_stop": not fast}, not narrow
 
 
 def main():
@@ -114,7 +118,9 @@ def main():
                         help="also time epoch 2 by the generic pursuit (slow)")
     parser.add_argument("--models", default="gaussbpe,bernbpe")
     parser.add_argument("--shortlists", default="",
-                        help="comma-separated shortlist settings to time as well: M (exact stop) or Mf (fast stop)")
+                        help="comma-separated shortlist settings to time as well: M (exact stop), Mn (exact stop "
+                             "without the widening lists) or Mf (fast stop)")
+    parser.add_argument("--skip-exact", action="store_true", help="no rows for the exact greedy pursuit")
     args = parser.parse_args()
     torch.set_num_threads(1)
     torch.optim.Adam([torch.zeros(1, requires_grad=True)])   # its first call imports torch._dynamo
@@ -128,8 +134,10 @@ def main():
                                                  progress=False), Xb, args.vae_epochs)
     rows = []
     wanted = args.models.split(",")
-    settings = [("", {"shortlist": None})] + [_shortlist_setting(v) for v in args.shortlists.split(",") if v]
-    for label, extra in settings:
+    settings = ([] if args.skip_exact else [("", {"shortlist": None}, True)]) + \
+        [_shortlist_setting(v) for v in args.shortlists.split(",") if v]
+    for label, extra, widen in settings:
+        shortlist_pursuit.WIDEN = widen
         before = args.before and extra["shortlist"] is None
         if "gaussbpe" in wanted:
             model = GaussBPE(sigma=0.3, **common, **extra)
