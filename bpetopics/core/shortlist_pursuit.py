@@ -168,8 +168,9 @@ def _shortlist_step(decoder, likelihood, x, codes, log_odds, prior_score, floor,
                 rows = order[:, width:2 * width]
                 more = _score_picks(decoder, likelihood, x[stuck], pre[stuck], codes[stuck], rows,
                                     log_odds, prior_score[stuck], budget)
-                cand[stuck] = cand[stuck].scatter(1, rows, more)
-                keep = cand[stuck].max(1).values <= floor[stuck]
+                widened = cand[stuck].scatter_(1, rows, more)
+                cand[stuck] = widened
+                keep = widened.max(1).values <= floor[stuck]
                 stuck, order, width = stuck[keep], order[keep], 2 * width
         if stuck.numel():
             cand[stuck] = _later_step(decoder, likelihood, x[stuck], codes[stuck], log_odds,

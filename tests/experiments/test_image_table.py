@@ -89,40 +89,29 @@ def test_table_command_epoch_overrides(data_root, tmp_path):
     assert epochs == {"BernBPE": 1, "GS-VAE": 3}
 
 
-def test_table_command_sigma_override_is_part_of_the_table(data_root, tmp_path):
+@pytest.mark.parametrize("dataset, model, option, value, param, saved, said", [
+    ("mnist", "gaussbpe", "--sigma", "0.2", "sigma", 0.2, "sigma 0.2"),
+    # the tiny budget's BPE models use a shortlist of 8 of their 24 bits; 0: the exact pursuit
+    ("binary_mnist", "bernbpe", "--shortlist", "0", "shortlist", None, "pursuit: exact greedy"),
+])
+def test_table_command_override_is_part_of_the_table(data_root, tmp_path, dataset, model, option, value,
+                                                     param, saved, said):
+    """--sigma / --shortlist reach the BPE model's run, the table says so, and --resume with
+    the budget's own setting is refused."""
     import json
 
     from bpetopics.cli import main
 
-    out = tmp_path / "sigma"
+    out = tmp_path / "table"
     args = ["images", "table", "--data-root", str(data_root), "--out", str(out), "--budget", "tiny",
-            "--datasets", "mnist", "--bpe-epochs", "1", "--vae-epochs", "1", "--device", "cpu"]
-    result = CliRunner().invoke(main, args + ["--sigma", "0.2"])
+            "--datasets", dataset, "--bpe-epochs", "1", "--vae-epochs", "1", "--device", "cpu"]
+    result = CliRunner().invoke(main, args + [option, value])
     assert result.exit_code == 0, result.output
-    config = json.loads((out / "runs" / "mnist-gaussbpe" / "config.json").read_text())
-    assert config["params"]["sigma"] == 0.2
-    assert "sigma 0.2" in (out / "table1.md").read_text()
-    again = CliRunner().invoke(main, args + ["--resume"])            # the budget's sigma is not the table's
-    assert again.exit_code == 2 and "other settings (sigma)" in again.output
-
-
-def test_table_command_shortlist_override_is_part_of_the_table(data_root, tmp_path):
-    """The tiny budget's BPE models use a shortlist of 8 of their 24 bits; --shortlist 0
-    trains them with the exact greedy pursuit, and the table says which."""
-    import json
-
-    from bpetopics.cli import main
-
-    out = tmp_path / "exact"
-    args = ["images", "table", "--data-root", str(data_root), "--out", str(out), "--budget", "tiny",
-            "--datasets", "binary_mnist", "--bpe-epochs", "1", "--vae-epochs", "1", "--device", "cpu"]
-    result = CliRunner().invoke(main, args + ["--shortlist", "0"])
-    assert result.exit_code == 0, result.output
-    config = json.loads((out / "runs" / "binary_mnist-bernbpe" / "config.json").read_text())
-    assert config["params"]["shortlist"] is None
-    assert "pursuit: exact greedy" in (out / "table1.md").read_text()
-    again = CliRunner().invoke(main, args + ["--resume"])            # the budget's shortlist is 8
-    assert again.exit_code == 2 and "other settings (shortlist)" in again.output
+    config = json.loads((out / "runs" / f"{dataset}-{model}" / "config.json").read_text())
+    assert config["params"][param] == saved
+    assert said in (out / "table1.md").read_text()
+    again = CliRunner().invoke(main, args + ["--resume"])            # the budget's setting is not the table's
+    assert again.exit_code == 2 and f"other settings ({param})" in again.output
 
 
 def test_table_command_rejects_bad_input(tmp_path):
