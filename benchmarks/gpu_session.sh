@@ -1,30 +1,45 @@
 #!/bin/bash
-# What a lent GPU should run next, prepared so that one device call (about 9 minutes) does
-# it all. The device machine gets the working tree but not ../shared, so the image data
-# travels in .gpu/ (ignored by git, and kept here between sessions):
+# What a lent GPU should run, prepared so that one device call (about 9 minutes) does it.
+# The device machine gets the working tree but not ../shared, so the image data travels in
+# .gpu/ (ignored by git):
 #
 #   bash benchmarks/gpu_session.sh prepare        # here: .gpu/data <- ../shared/data images;
-#                                                 # TABLE_TAR=<files_at>/table1-full-parts.tgz.
-#                                                 # unpacks the pieces a call returned
-#   device run, carry [".gpu"]:  bash benchmarks/gpu_session.sh run
-#     (the carry is capped at 64 MiB: with pieces under way, carry .gpu/data/mnist and the
-#     three MNIST pieces, and CIFAR-10 (.gpu/data/cifar10 and its piece) in a call of its
-#     own; `run` trains the data sets whose images it finds)
+#                                                 # TABLE_TAR=<files_at>/<parts>.tgz. unpacks
+#                                                 # the pieces a call returned
+#   device run, carry [".gpu/data/mnist", ".gpu/<parts>"]:  bash benchmarks/gpu_session.sh run
+#     (every call carries what it needs: in session 19 a second call on the still-warm
+#     machine found .gpu/ gone, the pieces of the first call with it)
 #   bash benchmarks/gpu_session.sh merge          # here, once every piece has finished
 #
-# `run` writes into $OUT (the device tool returns 8 files, 64 MiB in all): profile.txt
-# (PROFILE=1, the default: one GaussBPE epoch profiled), log.txt (the versions; with
-# TIMING=1 GaussBPE MNIST epoch times on 20,000 images at K = 200 and 800; then the `full`
-# Table 1, one table per data set in parallel processes sharing the card, each started or
-# resumed and stopped by SIGINT after TABLE_SECONDS with its finished models and last
-# checkpoints kept) and table1-full-parts.tgz.* (the pieces, gzipped in 15 MiB parts, for
-# `prepare`). `merge` moves the finished pieces' runs into .gpu/table1-full and writes the
-# one table from them (nothing trains: it refuses while a model is unfinished).
-# BUDGET=tiny DEVICE=cpu OUT=/tmp/x PROFILE=0 try it on a CPU. SIGMA=0.15 (run and merge)
-# trains GaussBPE at that noise (`images table --sigma`) in pieces of their own
-# (.gpu/table1-full-sigma0.15-parts): pieces resume only with the sigma they started with.
+# `run` trains Table 1 with every model in a process of its own (PIECES: "data set:model"
+# pairs; default the MNIST data sets' five models and BernBPE), all sharing the card, each
+# started or resumed under PARTS/<data set>-<model>/ and stopped by SIGINT after
+# TABLE_SECONDS (or what is left of TOTAL_SECONDS) with its finished model or last
+# checkpoint kept. The table's options come
+# from BUDGET (full), BPE_EPOCHS, VAE_EPOCHS, SIGMA and SHORTLIST (empty: the budget's),
+# and TF32=1 (the default) adds --tf32. On a GPU the table picks the exact pursuit unless
+# SHORTLIST is given (session 19, H100: the shortlist pursuit's epochs were several times
+# the exact one's). A CUDA smoke test (the tiny budget, one epoch) runs first; the pieces
+# start only when it passes. It writes into $OUT (the device tool returns 8 files, 64 MiB
+# in all): log.txt (versions, the smoke test, every piece's log) and <parts>.tgz.* (the
+# pieces' records and runs, BPE runs before VAE runs, gzipped in at most four 15 MiB parts,
+# for `prepare`; a fifth would be dropped by the tool, so an archive cut there loses the
+# last VAE runs and says so in log.txt).
+# Sizes measured in session 19 (H100, eight pieces sharing the card): a VAE's 100 epochs
+# on a whole MNIST split 190-280 s; GaussBPE (K = 800, sigma 0.1, exact pursuit, alone)
+# 17.9 s an epoch of 5,000 images, so about 215 s an epoch of the whole split.
+# `merge` joins the finished pieces into one table (`images table --resume`: nothing
+# trains; it refuses while a piece is unfinished). BUDGET=tiny DEVICE=cpu OUT=/tmp/x tries
+# it on a CPU.
 set -u
 mode=${1:-run}
+BUDGET=${BUDGET:-full}; BPE_EPOCHS=${BPE_EPOCHS:-}; VAE_EPOCHS=${VAE_EPOCHS:-}
+SIGMA=${SIGMA:-}; SHORTLIST=${SHORTLIST:-}
+PIECES=${PIECES:-"mnist:gaussbpe mnist:vae-fixed mnist:vae-learned scaled_mnist:gaussbpe scaled_mnist:vae-fixed scaled_mnist:vae-learned binary_mnist:bernbpe binary_mnist:gsvae"}
+TAG=table1-$BUDGET${BPE_EPOCHS:+-e$BPE_EPOCHS}${SIGMA:+-sigma$SIGMA}
+PARTS=.gpu/$TAG-parts
+OPTS="--budget $BUDGET ${BPE_EPOCHS:+--bpe-epochs $BPE_EPOCHS} ${VAE_EPOCHS:+--vae-epochs $VAE_EPOCHS}"
+OPTS="$OPTS ${SIGMA:+--sigma $SIGMA}"
 if [ "$mode" = prepare ]; then
     mkdir -p .gpu/data
     for d in mnist cifar10; do
@@ -39,81 +54,71 @@ if [ "$mode" = prepare ]; then
 fi
 
 if [ "$mode" = merge ]; then
-    BUDGET=${BUDGET:-full}; SIGMA=${SIGMA:-}
-    PARTS=.gpu/table1-$BUDGET${SIGMA:+-sigma$SIGMA}-parts; TABLE=.gpu/table1-$BUDGET${SIGMA:+-sigma$SIGMA}
-    python3 - "$BUDGET" "$PARTS" "$TABLE" "$SIGMA" <<'PY' || exit 1
-import shutil, sys
-from dataclasses import replace
+    TABLE=.gpu/$TAG
+    python3 - "$PARTS" "$TABLE" $PIECES <<'PY' || exit 1
+import json, shutil, sys
 from pathlib import Path
-from bpetopics.experiments.image_table import BUDGETS, DATASETS
-from bpetopics.experiments.image_table_runs import RUNS, open_table, table_models
-budget, parts, table = BUDGETS[sys.argv[1]], Path(sys.argv[2]), Path(sys.argv[3])
-if sys.argv[4]:
-    budget = replace(budget, sigma=float(sys.argv[4]))
-missing = [f"{ds}-{slug}" for ds in budget.datasets
-           for _, slug, _, _ in table_models(DATASETS[ds][1], budget, 0, "cpu")
-           if not (parts / ds / RUNS / f"{ds}-{slug}.json").is_file()]
+from bpetopics.experiments.image_table_runs import RUNS, TABLE_FILE
+parts, table, pieces = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
+missing = [p for p in pieces if not (parts / p.replace(":", "-") / RUNS / f"{p.replace(':', '-')}.json").is_file()]
 if missing:
     sys.exit(f"not finished yet: {', '.join(missing)}; run the pieces again first")
-open_table(table, budget, 0, overwrite=True)
-for ds in budget.datasets:
-    for src in (parts / ds / RUNS).iterdir():
+records = [json.loads((parts / p.replace(":", "-") / TABLE_FILE).read_text()) for p in pieces]
+for r in records:              # each piece's record names its own data set
+    r["budget"]["datasets"] = list(dict.fromkeys(p.split(":")[0] for p in pieces))
+if any(r != records[0] for r in records):
+    sys.exit("the pieces were started with different settings; merge pieces of one table")
+(table / RUNS).mkdir(parents=True, exist_ok=True)
+(table / TABLE_FILE).write_text(json.dumps(records[0], indent=1) + "\n")
+for p in pieces:
+    for src in (parts / p.replace(":", "-") / RUNS).iterdir():
         dst = table / RUNS / src.name
         if not dst.exists():
             (shutil.copytree if src.is_dir() else shutil.copy2)(src, dst)
 PY
-    exec python3 -m bpetopics images table --data-root .gpu/data --out "$TABLE" --budget "$BUDGET" \
-        --device cpu --resume --no-progress ${SIGMA:+--sigma $SIGMA}
+    datasets=$(for p in $PIECES; do echo "${p%%:*}"; done | awk '!seen[$0]++' | paste -sd, -)
+    exec python3 -m bpetopics images table --data-root .gpu/data --out "$TABLE" $OPTS \
+        ${SHORTLIST:+--shortlist $SHORTLIST} --datasets "$datasets" --device cpu --resume --no-progress
 fi
 
 export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD BPETOPICS_DATA=$PWD/.gpu/data
-DEVICE=${DEVICE:-cuda}; BUDGET=${BUDGET:-full}; TABLE_SECONDS=${TABLE_SECONDS:-400}
+DEVICE=${DEVICE:-cuda}; TABLE_SECONDS=${TABLE_SECONDS:-400}; STARTED=$SECONDS
 LOG=$OUT/log.txt
-{ date; nvidia-smi -L 2>&1; python3 -c "import torch; print('torch', torch.__version__)"; } > "$LOG"
-E="python3 benchmarks/bench_image_epochs.py --data-root .gpu/data --device $DEVICE --dataset mnist --epochs 2 --report 2"
-if [ "$BUDGET" = full ]; then E="$E --train 20000 --test 2000"; else E="$E --train 300 --test 100"; fi
-if [ "${TIMING:-0}" = 1 ]; then     # timed in session 9 (results/table1-h100-session9/)
-    { timeout 60 $E; timeout 75 $E '{"n_bits": 800}'; } >> "$LOG" 2>&1
-fi
-# where a GaussBPE epoch's time goes on the card (about 50 of its 88 ms a minibatch at
-# K = 800 are neither matrix products nor memory traffic by our count): one epoch of
-# 5,000 images profiled, the top operators by device and by host time
-if [ "${PROFILE:-1}" = 1 ]; then
-    P="python3 benchmarks/bench_image_epochs.py --data-root .gpu/data --device $DEVICE --dataset mnist"
-    timeout 90 $P --epochs 2 --report 2 --train 5000 --test 500 --profile '{"n_bits": 800}' > "$OUT/profile.txt" 2>&1
-fi
-
-# One table per data set, all at once (each process one model at a time; the card and its
-# 16 cores are far from full with one). `merge` joins the finished pieces into one table.
-# TF32 products for the epochs after session 9's (1.45x at the same MSE, README); TF32=0: float32
+{ date; nvidia-smi -L 2>&1; python3 -c "import torch; print('torch', torch.__version__)"; } >> "$LOG"
 TF32=$([ "${TF32:-1}" = 1 ] && echo --tf32)
-SIGMA=${SIGMA:-}
-PARTS=.gpu/table1-$BUDGET${SIGMA:+-sigma$SIGMA}-parts
-DATASETS=${DATASETS:-$(python3 -c "from bpetopics.experiments.image_table import BUDGETS; print(' '.join(BUDGETS['$BUDGET'].datasets))")}
-# only the data sets whose images were carried (the carry decides: see the header)
-kept=""
-for ds in $DATASETS; do
+# the smoke test: the tiny budget's shortlist pursuit on this device, one epoch each
+if ! timeout 150 python3 -m bpetopics images table --data-root .gpu/data --out /tmp/smoke-table --overwrite \
+        --budget tiny --datasets mnist,binary_mnist --device "$DEVICE" --bpe-epochs 1 --vae-epochs 1 $TF32 \
+        > "$OUT/smoke.txt" 2>&1; then
+    { echo "smoke test failed: no piece started"; cat "$OUT/smoke.txt"; } >> "$LOG"; tail -n 20 "$LOG"; exit 1
+fi
+{ echo "== smoke test"; cat "$OUT/smoke.txt"; } >> "$LOG"; rm -f "$OUT/smoke.txt"
+# TOTAL_SECONDS (the call's limit): the pieces stop in time for the return to be packed
+[ -n "${TOTAL_SECONDS:-}" ] && TABLE_SECONDS=$((TOTAL_SECONDS - (SECONDS - STARTED) - 40))
+echo "pieces: $PIECES, $TABLE_SECONDS s, options $OPTS ${SHORTLIST:+--shortlist $SHORTLIST} $TF32" >> "$LOG"
+# every piece at once, one model a process (the card and its 16 cores are far from full
+# with one); a piece found under PARTS resumes
+for p in $PIECES; do
+    ds=${p%%:*}; model=${p#*:}; T=$PARTS/$ds-$model
     d=mnist; [ "$ds" = cifar10 ] && d=cifar10
-    if [ -d ".gpu/data/$d" ]; then kept="$kept $ds"; else echo "skipping $ds: .gpu/data/$d was not carried" >> "$LOG"; fi
-done
-DATASETS=$kept
-for ds in $DATASETS; do
-    T=$PARTS/$ds; RESUME=""
-    [ -f "$T/table.json" ] && RESUME="--resume"
-    OMP_NUM_THREADS=4 timeout -s INT "$TABLE_SECONDS" python3 -m bpetopics images table --data-root .gpu/data \
-        --out "$T" --budget "$BUDGET" --datasets "$ds" --device "$DEVICE" $RESUME $TF32 ${SIGMA:+--sigma $SIGMA} \
-        --no-progress \
-        > "$OUT/table-$ds.txt" 2>&1 &
+    [ -d ".gpu/data/$d" ] || { echo "skipping $p: .gpu/data/$d was not carried" >> "$LOG"; continue; }
+    RESUME=""; [ -f "$T/table.json" ] && RESUME="--resume"
+    OMP_NUM_THREADS=${THREADS:-2} timeout -s INT "$TABLE_SECONDS" python3 -m bpetopics images table \
+        --data-root .gpu/data --out "$T" $OPTS ${SHORTLIST:+--shortlist $SHORTLIST} --datasets "$ds" \
+        --models "$model" --device "$DEVICE" $RESUME $TF32 --no-progress > "$OUT/piece-$ds-$model.txt" 2>&1 &
 done
 wait
-for ds in $DATASETS; do
-    { echo "== $ds"; cat "$OUT/table-$ds.txt"; } >> "$LOG"; rm -f "$OUT/table-$ds.txt"
+for f in "$OUT"/piece-*.txt; do
+    { echo "== ${f#$OUT/piece-}"; grep -v -e '^|' -e 'epoch [0-9]*/[0-9]*: ' "$f"; } >> "$LOG"; rm -f "$f"
 done
-# the tables' records and the BPE runs first, so that a return cut at 64 MiB loses VAEs
+# the records first, then the BPE runs, so that a return cut at 64 MiB loses VAE runs
 P=$(basename "$PARTS")
 ( cd .gpu && { find "$P" -maxdepth 2 -type f; find "$P"/*/runs -maxdepth 1 -type f
                find "$P"/*/runs -mindepth 1 -maxdepth 1 -type d -name '*bpe*'
                find "$P"/*/runs -mindepth 1 -maxdepth 1 -type d ! -name '*bpe*'; } | tar -c -T - ) \
     | gzip -1 | split -b 15m - "$OUT/$P.tgz."
-ls -la "$OUT"
-grep -E '^\| |^== |epoch|Error|error' "$LOG" | tail -n 60
+for f in "$OUT/$P".tgz.a[e-z]; do
+    [ -e "$f" ] && { echo "dropped $(basename "$f"): the archive is cut after 60 MiB" >> "$LOG"; rm -f "$f"; }
+done
+ls -la "$OUT" >> "$LOG"
+grep -E '^== |: (MSE|NLL) |Error|error|finished|skipping|smoke|dropped' "$LOG" | tail -n 80

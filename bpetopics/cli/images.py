@@ -24,15 +24,19 @@ def _budget(ctx, param, value):
     return value
 
 
+def _names(ctx, param, value):
+    return tuple(dict.fromkeys(n.strip() for item in value for n in item.split(",") if n.strip()))
+
+
 def _datasets(ctx, param, value):
     from bpetopics.experiments.image_table import DATASETS
 
-    names = [n.strip() for item in value for n in item.split(",") if n.strip()]
+    names = _names(ctx, param, value)
     unknown = [n for n in names if n not in DATASETS]
     if unknown:
         raise click.BadParameter(f"unknown data set {', '.join(map(repr, unknown))}; "
                                  f"choose from {', '.join(DATASETS)}")
-    return tuple(dict.fromkeys(names))
+    return names
 
 
 @main.group()
@@ -51,6 +55,16 @@ def images():
 MODEL_CHOICES = ("gaussbpe", "bernbpe", "vae", "gsvae")
 DATA_ROOT_HELP = ("Folder with the data sets (MNIST under mnist/MNIST/raw or MNIST/raw, CIFAR-10 under "
                   "cifar10/); default $BPETOPICS_DATA or ~/.cache/bpetopics.")
+
+
+def _on_gpu(device) -> bool:
+    """Whether ``device`` resolves to CUDA (an unknown one: False, refused later with its message)."""
+    from bpetopics.core.device import resolve_device
+
+    try:
+        return resolve_device(device).type == "cuda"
+    except ValueError:
+        return False
 
 
 def _images_error(exc):
@@ -76,7 +90,8 @@ def _images_error(exc):
               help="BPE only: each pursuit step after the first scores exactly only this many bits an "
                    "image, ranked by a first-order estimate of their gain (codes that are not the exact "
                    "greedy pursuit's; README, Images, has the trade-off measured); 0 scores every bit, "
-                   "the exact greedy pursuit [default: the model's, 32].")
+                   "the exact greedy pursuit [default: 32 on the CPU, 0 on a GPU, where the shortlist's "
+                   "small steps measured several times slower than scoring every bit].")
 @click.option("--fast-stop", is_flag=True,
               help="BPE only: an image stops as soon as its shortlist gains nothing, instead of after "
                    "widening it and one exact step over every bit: fewer bits per image, several times faster "
@@ -143,6 +158,10 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
             data, params = None, None
         else:
             is_bpe = model_name in ("gaussbpe", "bernbpe")
+            if is_bpe and shortlist is None and not fast_stop and _on_gpu(device):
+                shortlist = 0       # the exact pursuit: the shortlist's is several times slower there
+                click.echo("On a GPU the BPE models score every bit (--shortlist 0, the exact greedy pursuit): "
+                           "the shortlist pursuit measured several times slower there (README, Images).", err=True)
             params = image_job.image_params(model, bits=bits, epochs=epochs, seed=seed, device=device,
                                             batch_size=batch_size, lr=lr, hidden=hidden, shortlist=shortlist,
                                             exact_stop=(not fast_stop) if is_bpe else None, sigma=sigma)
@@ -242,6 +261,10 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
 @click.option("--datasets", multiple=True, callback=_datasets,
               help="Data sets to run, comma-separated or repeated: mnist, scaled_mnist, "
                    "binary_mnist, cifar10 (default: the budget's).")
+@click.option("--models", multiple=True, callback=_names,
+              help="Train only these models, comma-separated or repeated: gaussbpe, bernbpe, vae-fixed, "
+                   "vae-learned, gsvae (default: all). Pieces of one table trained apart (e.g. one model a "
+                   "process sharing a GPU) join with `images table --resume` once their runs are in one --out.")
 @click.option("--device", default="auto", show_default=True,
               help="auto (CUDA when present), cpu or cuda.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
@@ -253,7 +276,7 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="Override GaussBPE's noise standard deviation (the budget's: small 0.1, full 0.3). Smaller buys "
                    "detail with bits: README, 'Images: Table 1', has MSE and sparsity against it.")
 @click.option("--shortlist", type=IntRange(min=0), default=None,
-              help="Override the BPE pursuit's shortlist (small budget: 32, tiny: 8; full: 0, every bit, "
+              help="Override the BPE pursuit's shortlist (small budget: 32, tiny: 8, on a GPU 0; full: 0, every bit, "
                    "the exact greedy pursuit).")
 @click.option("--tf32", is_flag=True,
               help="On a GPU, matrix products in TF32 instead of float32: about 1.45x faster BPE epochs "
@@ -264,7 +287,7 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="Continue the table in --out (same options): finished models are kept, an interrupted "
                    "one continues from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace the files of a table already in --out.")
-def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs, sigma, shortlist, tf32, progress,
+def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, vae_epochs, sigma, shortlist, tf32, progress,
           resume, overwrite):
     """Train all models of the paper's Table 1 and write it next to ours.
 
@@ -307,17 +330,28 @@ def table(data_root, out, budget, datasets, device, seed, bpe_epochs, vae_epochs
         budget = replace(budget, sigma=sigma)
     if shortlist is not None:
         budget = replace(budget, shortlist=shortlist or None)
+    elif budget.shortlist and _on_gpu(device):      # as `images train`: the exact pursuit on a GPU
+        budget = replace(budget, shortlist=None)
+        click.echo("On a GPU the BPE models score every bit (the exact greedy pursuit): the shortlist "
+                   "pursuit measured several times slower there; --shortlist N asks for it.", err=True)
+    from bpetopics.experiments.image_table_runs import check_models
+
+    try:
+        check_models(models, datasets or budget.datasets, budget)
+    except ValueError as err:
+        raise UserError(f"--models: {err}") from None
     from bpetopics.images.sources import ImageSourceError
     from bpetopics.runs.folder import RunError
 
     given = {"--out": out, "--data-root": data_root, "--budget": budget.name, "--datasets": ",".join(datasets),
+             "--models": ",".join(models),
              "--device": device, "--seed": seed, "--bpe-epochs": bpe_epochs, "--vae-epochs": vae_epochs,
              "--sigma": sigma, "--shortlist": shortlist}
     hint = "bpetopics images table " + " ".join(f"{k} {shlex.quote(str(v))}" for k, v in given.items()
                                                 if v not in (None, "")) + (" --tf32" if tf32 else "") + " --resume"
     try:
-        rows, paths = run_table(data_root, out, budget, datasets or None, device, seed,
-                                progress, log=click.echo, resume=resume, overwrite=overwrite)
+        rows, paths = run_table(data_root, out, budget, datasets or None, device, seed, progress,
+                                log=click.echo, resume=resume, overwrite=overwrite, models=models or None)
     except KeyboardInterrupt:
         click.echo(f"\nInterrupted: finished models and the last epoch are kept. Continue with:\n  {hint}",
                    err=True)

@@ -90,7 +90,7 @@ BUDGETS = {
     "small": Budget("small", 2000, 1000, ("mnist", "scaled_mnist", "binary_mnist"), 8, 200,
                     32, 3e-3, 100, 100, sigma=0.1, gauss_n_bits=800),
     # a GPU: whole splits
-    # (the exact pursuit: the pieces trained on lent GPUs before the shortlist pursuit resume)
+    # (the exact pursuit: on a GPU several times faster than the shortlist's, session 19)
     "full": Budget("full", None, None, ("mnist", "scaled_mnist", "binary_mnist", "cifar10"),
                    30, 200, 128, 1e-3, 100, 100, gauss_n_bits=800, shortlist=None),
 }
@@ -101,17 +101,12 @@ def load_split(dataset, split, data_root, limit, seed=0, s_max=2.0):
     """(X float32 (N, D), y int64 (N,)) of one split of a Table 1 data set."""
     from bpetopics.images import datasets as ds
 
-    if dataset == "mnist":
-        return ds.load_mnist(split, data_root, limit=limit, random_state=seed)
     if dataset == "scaled_mnist":
-        X, y, _ = ds.load_scaled_mnist(split, data_root, s_max=s_max, limit=limit,
-                                       random_state=seed)
-        return X, y
-    if dataset == "binary_mnist":
-        return ds.load_binarized_mnist(split, data_root, limit=limit, random_state=seed)
-    if dataset == "cifar10":
-        return ds.load_cifar10(split, data_root, limit=limit, random_state=seed)
-    raise ValueError(f"unknown data set {dataset!r}; choose from {', '.join(DATASETS)}")
+        return ds.load_scaled_mnist(split, data_root, s_max=s_max, limit=limit, random_state=seed)[:2]
+    loaders = {"mnist": ds.load_mnist, "binary_mnist": ds.load_binarized_mnist, "cifar10": ds.load_cifar10}
+    if dataset not in loaders:
+        raise ValueError(f"unknown data set {dataset!r}; choose from {', '.join(DATASETS)}")
+    return loaders[dataset](split, data_root, limit=limit, random_state=seed)
 
 
 def show_indices(y, n=10):
@@ -170,12 +165,13 @@ def _paper_values(dataset, model):
 
 
 def run_dataset(dataset, data_root, budget, device="auto", seed=0, progress=False, log=None,
-                out=None, resume=False):
+                out=None, resume=False, models=None):
     """Train every model of one data set and score it on the test subset.
 
     Each model is an image run under ``out/runs/`` (:mod:`image_table_runs`), trained by
     the checkpointed image job; with ``resume`` finished models are read back and an
-    interrupted one continues from its last checkpoint.
+    interrupted one continues from its last checkpoint. ``models``: the slugs to train
+    (``table_models``'; default all), e.g. one model a process on a shared GPU.
 
     Returns ``(rows, grid, histories)``: one metrics dict per model, the grid images
     ``{'original' | model name: (n_show, D) array}`` and ``{model name: history_}``.
@@ -200,6 +196,8 @@ def run_dataset(dataset, data_root, budget, device="auto", seed=0, progress=Fals
     show = show_indices(yt)
     grid, histories, rows = {"original": Xt[show]}, {}, []
     for name, slug, registry, params in table_models(kind, budget, seed, device):
+        if models and slug not in models:
+            continue
         params = {**params, "progress": bool(progress)}
 
         def evaluate(model):
@@ -334,7 +332,7 @@ def write_outputs(out, rows, grids, histories, budget, device, total_seconds):
 
 
 def run_table(data_root, out, budget="small", datasets=None, device="auto", seed=0,
-              progress=False, log=None, resume=False, overwrite=False):
+              progress=False, log=None, resume=False, overwrite=False, models=None):
     """Train all models of Table 1 on each data set and write the outputs to ``out``.
 
     Parameters
@@ -353,6 +351,9 @@ def run_table(data_root, out, budget="small", datasets=None, device="auto", seed
         last checkpoint (:mod:`bpetopics.experiments.image_table_runs`).
     overwrite : bool
         Start again in ``out``, removing the runs of a table there.
+    models : list of str, optional
+        Train only these models (slugs: gaussbpe, bernbpe, vae-fixed, vae-learned, gsvae),
+        e.g. one a process on a lent GPU; the table holds their rows.
 
     Returns
     -------
@@ -371,8 +372,9 @@ def run_table(data_root, out, budget="small", datasets=None, device="auto", seed
             raise ValueError(f"unknown data set(s) {', '.join(unknown)}; choose from "
                              f"{', '.join(DATASETS)}")
         budget = replace(budget, datasets=tuple(datasets))
-    from bpetopics.experiments.image_table_runs import open_table
+    from bpetopics.experiments.image_table_runs import check_models, open_table
 
+    models = check_models(models, budget.datasets, budget)
     device = str(resolve_device(device))
     log = log or (lambda msg: None)
     created = not Path(out).exists()
@@ -382,7 +384,7 @@ def run_table(data_root, out, budget="small", datasets=None, device="auto", seed
     try:
         for dataset in budget.datasets:
             r, grid, hist = run_dataset(dataset, data_root, budget, device, seed, progress, log, out,
-                                        resume)
+                                        resume, models)
             rows += r
             grids[dataset] = grid
             histories[dataset] = hist

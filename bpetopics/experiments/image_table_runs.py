@@ -54,6 +54,25 @@ def table_models(kind, budget, seed, device):
             ("GS-VAE", "gsvae", "GumbelSoftmaxVAE", params("GumbelSoftmaxVAE", epochs=budget.gsvae_epochs))]
 
 
+def check_models(models, datasets, budget):
+    """The model slugs ``models`` (None: all) as a set, or ValueError (one line) naming an
+    unknown slug or a data set of ``datasets`` that none of them belongs to."""
+    from bpetopics.experiments.image_table import DATASETS
+
+    if not models:
+        return None
+    slugs = {ds: [m[1] for m in table_models(DATASETS[ds][1], budget, 0, "cpu")] for ds in datasets}
+    known = sorted({s for kind in ("gauss", "bern") for _, s, _, _ in table_models(kind, budget, 0, "cpu")})
+    unknown = [m for m in models if m not in known]
+    if unknown:
+        raise ValueError(f"unknown model(s) {', '.join(unknown)}; choose from {', '.join(known)}")
+    empty = [ds for ds in datasets if not set(slugs[ds]) & set(models)]
+    if empty:
+        raise ValueError(f"no model of {', '.join(empty)} among {', '.join(models)}: name one of its models "
+                         "or leave the data set out")
+    return set(models)
+
+
 def open_table(out, budget, seed, *, resume=False, overwrite=False) -> Path:
     """Create (or, with ``resume``, check) the table folder ``out``: RunError (one line)
     when resuming a table started with another budget or seed, or when there is none."""

@@ -95,6 +95,24 @@ def test_a_shortlist_run_saves_its_pursuit_and_encodes_by_it(runner, tmp_path, d
     assert not np.array_equal(encode_images(exact, test), codes)   # the shortlist changed codes
 
 
+@pytest.mark.parametrize("extra, saved", [([], None), (["--shortlist", "3"], 3), (["--fast-stop"], 32)])
+def test_on_a_gpu_the_bpe_models_default_to_the_exact_pursuit(runner, tmp_path, data_root, monkeypatch,  # noqa: F811
+                                                             extra, saved):
+    """Where the device is CUDA, `images train` picks the exact pursuit (shortlist None) unless
+    --shortlist or --fast-stop asks for the shortlist's; says so. (The GPU is faked: the run
+    trains on the CPU.)"""
+    import bpetopics.cli.images as cli_images
+    from bpetopics.runs import load_run
+
+    monkeypatch.setattr(cli_images, "_on_gpu", lambda device: True)
+    out = tmp_path / "gpu"
+    result = runner.invoke(main, ["images", "train", "mnist", "--model", "bernbpe", "--out", str(out),
+                                  "--data-root", str(data_root), *TINY, *extra])
+    assert result.exit_code == 0, result.output
+    assert load_run(out).config["params"]["shortlist"] == saved
+    assert ("score every bit" in result.output) == (saved is None)
+
+
 def test_sigma_reaches_gaussbpe_and_buys_bits(image_run, runner, tmp_path, data_root):  # noqa: F811
     """--sigma is GaussBPE's noise level: saved with the run, and a smaller one switches on
     more bits per image than the default 0.3 (a bit must lower the error by ~2 sigma^2 its cost)."""

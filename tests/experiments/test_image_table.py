@@ -114,6 +114,19 @@ def test_table_command_override_is_part_of_the_table(data_root, tmp_path, datase
     assert again.exit_code == 2 and f"other settings ({param})" in again.output
 
 
+def test_on_a_gpu_the_table_defaults_to_the_exact_pursuit(data_root, tmp_path, monkeypatch):
+    import bpetopics.cli.images as cli_images
+    from bpetopics.cli import main
+
+    monkeypatch.setattr(cli_images, "_on_gpu", lambda device: True)   # faked: trains on the CPU
+    out = tmp_path / "table"
+    result = CliRunner().invoke(main, ["images", "table", "--data-root", str(data_root), "--out", str(out),
+                                       "--budget", "tiny", "--datasets", "binary_mnist", "--models", "bernbpe",
+                                       "--bpe-epochs", "1", "--device", "cpu"])
+    assert result.exit_code == 0, result.output
+    assert "pursuit: exact greedy" in (out / "table1.md").read_text() and "score every bit" in result.output
+
+
 def test_table_command_rejects_bad_input(tmp_path):
     from bpetopics.cli import main
 
@@ -188,3 +201,41 @@ def test_interrupted_table_resumes_to_the_same_table(data_root, tmp_path):
         run_table(data_root, out, replace(budget, n_train=90), device="cpu", resume=True)
     with pytest.raises(RunError, match="no table to resume"):
         run_table(data_root, tmp_path / "none", budget, device="cpu", resume=True)
+
+
+def test_models_trained_apart_join_into_the_whole_table(data_root, tmp_path):
+    """--models trains one model a table (a process each on a shared GPU); their runs copied
+    into one folder resume, training nothing, to the table trained whole."""
+    import shutil
+    from dataclasses import replace
+
+    from bpetopics.experiments.image_table import BUDGETS, run_table
+
+    budget = replace(BUDGETS["tiny"], n_train=80, n_test=40, datasets=("binary_mnist",), vae_epochs=2,
+                     gsvae_epochs=2)
+    whole, _ = run_table(data_root, tmp_path / "whole", budget, device="cpu")
+    joined = tmp_path / "joined"
+    (joined / "runs").mkdir(parents=True)
+    for slug in ("gsvae", "bernbpe"):
+        rows, _ = run_table(data_root, tmp_path / slug, budget, device="cpu", models=[slug])
+        assert len(rows) == 1
+        for src in (tmp_path / slug / "runs").iterdir():
+            (shutil.copytree if src.is_dir() else shutil.copy2)(src, joined / "runs" / src.name)
+    shutil.copy2(tmp_path / "gsvae" / "table.json", joined / "table.json")
+    log = _Stop(None)
+    rows, _ = run_table(data_root, joined, budget, device="cpu", log=log, resume=True)
+    assert sum("finished before" in m for m in log.seen) == 2 and not any("epoch" in m for m in log.seen)
+    keys = ("model", "value", "neg_elbo", "sparsity", "active_bits", "epochs")
+    assert [[r.get(k) for k in keys] for r in rows] == [[r.get(k) for k in keys] for r in whole]
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--datasets", "mnist", "--models", "gaussbpe,bernbpe2"], "unknown model(s) bernbpe2"),
+    (["--datasets", "binary_mnist", "--models", "gaussbpe"], "no model of binary_mnist among gaussbpe"),
+])
+def test_table_command_rejects_bad_models(tmp_path, args, said):
+    from bpetopics.cli import main
+
+    result = CliRunner().invoke(main, ["images", "table", "--out", str(tmp_path / "t"), "--budget", "tiny"] + args)
+    assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "t").exists()
