@@ -129,10 +129,12 @@ def head(decoder, pre, upto=None):
     return h
 
 
-def _later_step(decoder, likelihood, x, codes, log_odds, prior_score, floor, budget):
+def _later_step(decoder, likelihood, x, codes, log_odds, prior_score, floor, budget, known=None):
     """Scores (data + prior) of z_n + e_j for each active image n and bit j, (A, K);
     bits already in a code get -inf. Candidates that provably cannot beat ``floor`` (A,)
-    or the image's best candidate may be left at -inf (Bernoulli screening)."""
+    or the image's best candidate may be left at -inf (Bernoulli screening), and so may
+    those of ``known`` (A, K) bool, scored before and known not to beat ``floor`` (the
+    screening scores none of them)."""
     n_bits = codes.shape[1]
     uniq, code_of = _distinct_codes(codes)                          # (C, K), (A,)
     order = torch.argsort(code_of, stable=True)
@@ -154,7 +156,8 @@ def _later_step(decoder, likelihood, x, codes, log_odds, prior_score, floor, bud
         local = sorted_codes[lo:hi] - c0                            # each image's code in the block
         if screen:
             cand[rows] = _screened(decoder, likelihood, x[rows], codes[rows], cand_pre, local,
-                                   pre[c0:c1], log_odds, prior_score[rows], floor[rows])
+                                   pre[c0:c1], log_odds, prior_score[rows], floor[rows],
+                                   None if known is None else known[rows])
         else:
             out = head(decoder, cand_pre)                           # (bK, D)
             term = likelihood.shared_term(out, x[rows])             # (a, bK)
@@ -164,14 +167,15 @@ def _later_step(decoder, likelihood, x, codes, log_odds, prior_score, floor, bud
 
 
 def _screened(decoder, likelihood, x, codes, cand_pre, local, pre_own, log_odds, prior_score,
-              floor):
+              floor, known=None):
     """The later step for the images of one block of codes when the likelihood has a
     linear upper bound (Bernoulli; module docstring): exact scores for every candidate
     that can still win, -inf for the others, (a, K).
 
     x (a, D); codes (a, K) the images' codes; cand_pre (bK, H1) the block's candidates;
     local (a,) each image's code in the block; pre_own (b, H1) the block's codes;
-    log_odds (K,); prior_score, floor (a,) (a candidate must score above floor).
+    log_odds (K,); prior_score, floor (a,) (a candidate must score above floor); known
+    (a, K) bool or None: candidates already known not to beat floor, left at -inf.
     """
     last = decoder.head[-1]                                        # o = W h + b, W (D, H)
     n_bits = codes.shape[1]
@@ -186,6 +190,8 @@ def _screened(decoder, likelihood, x, codes, cand_pre, local, pre_own, log_odds,
     bound += const[:, None] + log_odds + prior_score[:, None]
     bound += BOUND_SLACK * (1.0 + bound.abs())                      # float rounding
     bound.masked_fill_(codes, -torch.inf)                           # bits already on
+    if known is not None:
+        bound.masked_fill_(known, -torch.inf)
     exact = torch.full_like(bound, -torch.inf)
     best = floor.clone()                                            # to beat: the current score
     take = SCREEN_ROUND
