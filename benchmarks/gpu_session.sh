@@ -28,6 +28,11 @@
 # Sizes measured in session 19 (H100, eight pieces sharing the card): a VAE's 100 epochs
 # on a whole MNIST split 190-280 s; GaussBPE (K = 800, sigma 0.1, exact pursuit, alone)
 # 17.9 s an epoch of 5,000 images, so about 215 s an epoch of the whole split.
+# The next lent GPU (one call): BUDGET=full BPE_EPOCHS=5 TOTAL_SECONDS=560, carry
+# [".gpu/data/mnist"]: the three MNIST tables on whole splits at sigma 0.3 with the exact
+# pursuit, sized from session 9's epochs (GaussBPE K = 800 54 s, BernBPE 44 s with three
+# tables sharing, float32; TF32 1.45x faster) and session 19's VAEs; CIFAR-10 in a call
+# of its own (PIECES="cifar10:gaussbpe cifar10:vae-fixed cifar10:vae-learned").
 # `merge` joins the finished pieces into one table (`images table --resume`: nothing
 # trains; it refuses while a piece is unfinished). BUDGET=tiny DEVICE=cpu OUT=/tmp/x tries
 # it on a CPU.

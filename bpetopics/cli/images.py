@@ -94,7 +94,7 @@ def _images_error(exc):
                    "small steps measured several times slower than scoring every bit].")
 @click.option("--fast-stop", is_flag=True,
               help="BPE only: an image stops as soon as its shortlist gains nothing, instead of after "
-                   "widening it and one exact step over every bit: fewer bits per image, several times faster "
+                   "widening it and the exact step over the bits left: fewer bits per image, several times faster "
                    "epochs, a higher error.")
 @click.option("--sigma", type=FloatRange(min=0, min_open=True), default=None,
               help="GaussBPE only: the pixels' noise standard deviation. Smaller buys detail with bits: "

@@ -23,8 +23,8 @@ bits of the same ranking, in lists that double (ranks m to 2m, 2m to 4m, ... whi
 the list is below K), takes the best found as soon as one gains, and gets the exact step
 when none does, so it stops only where the greedy pursuit would: the step scores the
 ranks not scored yet (Bernoulli: the screened step over all K, skipping those), since
-the best of all K is among them when the scored ones gain nothing (the same codes as the
-exact step over all K, a third of its candidates at K = 200 after the lists); without
+the best of all K is among them when the scored ones gain nothing (the exact step over
+all K up to float rounding, a third of its candidates at K = 200 after the lists); without
 ``exact_stop`` the image stops at once (fewer bits, faster). On a trained GaussBPE at
 sigma 0.1 half the later steps found no gain in the first 32 bits although one existed,
 mostly within the estimate's top 256; the doubling lists find it for a fraction of the
@@ -126,7 +126,7 @@ def first_order_gain(decoder, likelihood, x, codes, pre=None):
 
 
 #: With the exact stop, a stuck image first scores the next bits of its estimate's ranking
-#: in doubling lists before the exact step over all K (module docstring). False: straight
+#: in doubling lists before the exact step (module docstring). False: straight
 #: to the exact step (the pursuit of session 17; kept for the A/B runs in results/).
 WIDEN = True
 

@@ -74,7 +74,7 @@ class GaussBPE(_ImageBPE):
         has the figures).
     exact_stop : bool
         With a shortlist, an image whose shortlisted bits gain nothing scores the
-        next-ranked bits in doubling lists and then gets one exact step over all K bits
+        next-ranked bits in doubling lists and then the exact step over the bits left
         before it stops (True, the default: it stops where the exact pursuit would); False
         stops it at once (fewer bits, faster, a higher error).
     """
