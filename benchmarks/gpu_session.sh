@@ -18,16 +18,18 @@
 # checkpoint kept. The table's options come
 # from BUDGET (full), BPE_EPOCHS, VAE_EPOCHS, SIGMA and SHORTLIST (empty: the budget's),
 # and TF32=1 (the default) adds --tf32. On a GPU the table picks the exact pursuit unless
-# SHORTLIST is given (session 19, H100: the shortlist pursuit's epochs were several times
-# the exact one's). A CUDA smoke test (the tiny budget, one epoch) runs first; the pieces
+# SHORTLIST is given (session 19, H100: the shortlist pursuit's BernBPE epochs took 358 s
+# on the whole split with eight pieces sharing the card, the exact pursuit's 11.5 s alone
+# on an H200, results/table1-h200-bin-cifar/; TIMING=1 times both, below). A CUDA smoke
+# test (the tiny budget, one epoch) runs first; the pieces
 # start only when it passes. It writes into $OUT (the device tool returns 8 files, 64 MiB
 # in all): log.txt (versions, the smoke test, every piece's log) and <parts>.tgz.* (the
 # pieces' records and runs, BPE runs before VAE runs, gzipped in at most four 15 MiB parts,
 # for `prepare`; a fifth would be dropped by the tool, so an archive cut there loses the
 # last VAE runs and says so in log.txt).
 # Sizes measured in session 19 (H100, eight pieces sharing the card): a VAE's 100 epochs
-# on a whole MNIST split 190-280 s; GaussBPE (K = 800, sigma 0.1, exact pursuit, alone)
-# 17.9 s an epoch of 5,000 images, so about 215 s an epoch of the whole split.
+# on a whole MNIST split 190-280 s; GaussBPE (K = 800, sigma 0.1, the shortlist pursuit,
+# alone) 17.9 s an epoch of 5,000 images, so about 215 s an epoch of the whole split.
 # The next lent GPU (one call): BUDGET=full BPE_EPOCHS=5 TOTAL_SECONDS=560, carry
 # [".gpu/data/mnist"]: the three MNIST tables on whole splits at sigma 0.3 with the exact
 # pursuit, sized from session 9's epochs (GaussBPE K = 800 54 s, BernBPE 44 s with three
@@ -98,8 +100,19 @@ if ! timeout 150 python3 -m bpetopics images table --data-root .gpu/data --out /
     { echo "smoke test failed: no piece started"; cat "$OUT/smoke.txt"; } >> "$LOG"; tail -n 20 "$LOG"; exit 1
 fi
 { echo "== smoke test"; cat "$OUT/smoke.txt"; } >> "$LOG"; rm -f "$OUT/smoke.txt"
+# TIMING=1: one epoch of 2,000 MNIST images alone on the card, each pursuit (exact, and the
+# shortlist's with the exact stop) of GaussBPE (K = 800, sigma 0.3) and BernBPE (K = 200)
+if [ "${TIMING:-0}" = 1 ]; then
+    B="python3 benchmarks/bench_image_epochs.py --data-root .gpu/data --device $DEVICE --epochs 1 --report 1 --train 2000 --test 500"
+    { echo "== timing"
+      for s in null 32; do
+          timeout 60 $B --dataset mnist "{\"n_bits\": 800, \"shortlist\": $s}" | tail -n 1
+          timeout 60 $B --dataset binary_mnist "{\"shortlist\": $s}" | tail -n 1
+      done; } >> "$LOG" 2>&1
+fi
 # TOTAL_SECONDS (the call's limit): the pieces stop in time for the return to be packed
 [ -n "${TOTAL_SECONDS:-}" ] && TABLE_SECONDS=$((TOTAL_SECONDS - (SECONDS - STARTED) - 40))
+[ "$TABLE_SECONDS" -lt 30 ] && { echo "no time left for the pieces ($TABLE_SECONDS s)" >> "$LOG"; PIECES=""; }
 echo "pieces: $PIECES, $TABLE_SECONDS s, options $OPTS ${SHORTLIST:+--shortlist $SHORTLIST} $TF32" >> "$LOG"
 # every piece at once, one model a process (the card and its 16 cores are far from full
 # with one); a piece found under PARTS resumes
@@ -114,6 +127,7 @@ for p in $PIECES; do
 done
 wait
 for f in "$OUT"/piece-*.txt; do
+    [ -e "$f" ] || continue
     { echo "== ${f#$OUT/piece-}"; grep -v -e '^|' -e 'epoch [0-9]*/[0-9]*: ' "$f"; } >> "$LOG"; rm -f "$f"
 done
 # the records first, then the BPE runs, so that a return cut at 64 MiB loses VAE runs

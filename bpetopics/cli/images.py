@@ -90,8 +90,8 @@ def _images_error(exc):
               help="BPE only: each pursuit step after the first scores exactly only this many bits an "
                    "image, ranked by a first-order estimate of their gain (codes that are not the exact "
                    "greedy pursuit's; README, Images, has the trade-off measured); 0 scores every bit, "
-                   "the exact greedy pursuit [default: 32 on the CPU, 0 on a GPU, where the shortlist's "
-                   "small steps measured several times slower than scoring every bit].")
+                   "the exact greedy pursuit [default: 32 on the CPU, 0 on a GPU, where the shortlist "
+                   "pursuit's BernBPE epochs measured many times slower than scoring every bit].")
 @click.option("--fast-stop", is_flag=True,
               help="BPE only: an image stops as soon as its shortlist gains nothing, instead of after "
                    "widening it and the exact step over the bits left: fewer bits per image, several times faster "
@@ -159,9 +159,9 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
         else:
             is_bpe = model_name in ("gaussbpe", "bernbpe")
             if is_bpe and shortlist is None and not fast_stop and _on_gpu(device):
-                shortlist = 0       # the exact pursuit: the shortlist's is several times slower there
+                shortlist = 0       # the exact pursuit: the shortlist's was far slower there (README)
                 click.echo("On a GPU the BPE models score every bit (--shortlist 0, the exact greedy pursuit): "
-                           "the shortlist pursuit measured several times slower there (README, Images).", err=True)
+                           "the shortlist pursuit was far slower there (README, Images).", err=True)
             params = image_job.image_params(model, bits=bits, epochs=epochs, seed=seed, device=device,
                                             batch_size=batch_size, lr=lr, hidden=hidden, shortlist=shortlist,
                                             exact_stop=(not fast_stop) if is_bpe else None, sigma=sigma)
@@ -333,7 +333,7 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
     elif budget.shortlist and _on_gpu(device):      # as `images train`: the exact pursuit on a GPU
         budget = replace(budget, shortlist=None)
         click.echo("On a GPU the BPE models score every bit (the exact greedy pursuit): the shortlist "
-                   "pursuit measured several times slower there; --shortlist N asks for it.", err=True)
+                   "pursuit was far slower there (README, Images); --shortlist N asks for it.", err=True)
     from bpetopics.experiments.image_table_runs import check_models
 
     try:

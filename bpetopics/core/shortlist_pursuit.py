@@ -131,6 +131,14 @@ def first_order_gain(decoder, likelihood, x, codes, pre=None):
 WIDEN = True
 
 
+def _screens(likelihood, device) -> bool:
+    """Whether the exact stop's step is the dense pursuit's screened one (a likelihood with
+    a linear bound, Bernoulli, on the CPU). On a GPU the screening's distinct codes, blocks
+    of codes and rounds each wait on the host, which made the dense pursuit several times
+    slower there (README, Images): the GPU scores the bits left instead (not yet timed)."""
+    return hasattr(likelihood, "linear_bound") and torch.device(device).type == "cpu"
+
+
 def _score_picks(decoder, likelihood, x, pre, codes, picks, log_odds, prior_score, budget):
     """Exact scores (data + prior) of z_n + e_j for the bits ``picks`` (A, m): (A, m)."""
     m = picks.shape[1]
@@ -181,9 +189,9 @@ def _shortlist_step(decoder, likelihood, x, codes, log_odds, prior_score, floor,
             stuck, order, width = stuck[keep], order[keep], 2 * width
         if not stuck.numel() or width >= K:          # (a shortlist of every bit: all scored)
             return cand
-        if hasattr(likelihood, "linear_bound"):
-            # Bernoulli: the exact step over all K, whose bound screens most candidates out;
-            # those scored already are not scored again
+        if _screens(likelihood, x.device):
+            # Bernoulli on the CPU: the exact step over all K, whose bound screens most
+            # candidates out; those scored already are not scored again
             scored = cand[stuck]
             later = _later_step(decoder, likelihood, x[stuck], codes[stuck], log_odds, prior_score[stuck],
                                 floor[stuck], budget, known=scored > -torch.inf)

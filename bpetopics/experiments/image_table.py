@@ -90,7 +90,7 @@ BUDGETS = {
     "small": Budget("small", 2000, 1000, ("mnist", "scaled_mnist", "binary_mnist"), 8, 200,
                     32, 3e-3, 100, 100, sigma=0.1, gauss_n_bits=800),
     # a GPU: whole splits
-    # (the exact pursuit: on a GPU several times faster than the shortlist's, session 19)
+    # (the exact pursuit: on a GPU the shortlist's was far slower, session 19)
     "full": Budget("full", None, None, ("mnist", "scaled_mnist", "binary_mnist", "cifar10"),
                    30, 200, 128, 1e-3, 100, 100, gauss_n_bits=800, shortlist=None),
 }

@@ -130,3 +130,20 @@ def test_the_compiled_relu_estimate_equals_torch(monkeypatch):
     monkeypatch.setattr(kernels, "available", lambda device: False)
     torch.testing.assert_close(compiled, sl.first_order_gain(decoder, lik, batch.x, codes),
                                rtol=1e-4, atol=1e-4)
+
+
+def test_without_the_screening_the_bernoulli_stop_gives_the_same_codes(monkeypatch):
+    """On a GPU BernBPE's exact stop scores the bits left instead of screening all K
+    (``_screens`` is False there); faked here on the CPU: the same codes, and no bit can
+    still gain at the end."""
+    decoder, lik, batch = make_case("bernoulli", n_points=60, n_bits=40, seed=5, hidden=(16, 16))
+    log_odds = torch.full((40,), -0.2)
+    screened = sl.shortlist_pursuit(decoder, lik, batch, log_odds, shortlist=4)
+    monkeypatch.setattr(sl, "_screens", lambda likelihood, device: False)
+    codes, score = sl.shortlist_pursuit(decoder, lik, batch, log_odds, shortlist=4, return_score=True)
+    assert torch.equal(codes, screened) and codes.sum(1).float().mean() > 1
+    with torch.no_grad():
+        more = torch.stack([_exact_score(decoder, lik, batch, codes | _bit(codes, j), log_odds)
+                            for j in range(40)], 1)
+        more[codes] = -torch.inf
+    assert not (more.max(1).values > score + 1e-4).any()
