@@ -82,11 +82,12 @@ def test_table_command_epoch_overrides(data_root, tmp_path):
     result = CliRunner().invoke(main, ["images", "table", "--data-root", str(data_root),
                                        "--out", str(out), "--budget", "tiny", "--datasets",
                                        "binary_mnist", "--bpe-epochs", "1", "--vae-epochs",
-                                       "3", "--device", "cpu"])
+                                       "3", "--n-train", "120", "--device", "cpu"])
     assert result.exit_code == 0, result.output
     with open(out / "table1.csv") as fh:
-        epochs = {r["model"]: int(r["epochs"]) for r in csv.DictReader(fh)}
-    assert epochs == {"BernBPE": 1, "GS-VAE": 3}
+        rows = list(csv.DictReader(fh))
+    assert {r["model"]: int(r["epochs"]) for r in rows} == {"BernBPE": 1, "GS-VAE": 3}
+    assert {int(r["n_train"]) for r in rows} == {120}                 # the tiny budget's is 150
 
 
 @pytest.mark.parametrize("dataset, model, option, value, param, saved, said", [
