@@ -86,11 +86,12 @@ def shortlist_pursuit(decoder, likelihood, batch, log_odds, shortlist, max_bits=
                          later_step=step)
 
 
-def first_order_gain(decoder, likelihood, x, codes, pre=None):
+def first_order_gain(decoder, likelihood, x, codes, pre=None, budget=DEFAULT_BUDGET):
     """The estimate of L(z + e_j) - L(z) for every image and bit (module docstring).
 
     x (A, D), codes (A, K) bool, pre (A, H1) the codes' first layer when already
-    computed -> (A, K)
+    computed -> (A, K); ``budget``: most floats one chunk of the (A, K, H1) moves holds
+    (where the compiled pass does not serve: a GPU, another activation)
     """
     bit_cols = decoder.bit_columns.detach()
     layers = list(decoder.head)
@@ -117,7 +118,7 @@ def first_order_gain(decoder, likelihood, x, codes, pre=None):
         # a(p + w_j) - a(p), contracted with g: (A, K, H1) in chunks of images
         gain = torch.empty(x.shape[0], bit_cols.shape[0], device=x.device)
         per_image = bit_cols.numel()
-        step = max(1, DEFAULT_BUDGET // per_image)
+        step = max(1, budget // per_image)
         for a0 in range(0, x.shape[0], step):
             a1 = min(a0 + step, x.shape[0])
             moved = activation(pre[a0:a1, None, :] + bit_cols) - h[a0:a1, None, :]
@@ -162,7 +163,7 @@ def _shortlist_step(decoder, likelihood, x, codes, log_odds, prior_score, floor,
     exact step (with ``widen``, after the doubling lists of :data:`WIDEN`)."""
     with torch.no_grad():
         pre = decoder.first_layer(codes.float())                        # (A, H1)
-    estimate = first_order_gain(decoder, likelihood, x, codes, pre) + log_odds
+    estimate = first_order_gain(decoder, likelihood, x, codes, pre, budget) + log_odds
     with torch.no_grad():
         estimate.masked_fill_(codes, -torch.inf)                        # bits already on
         if exact_stop:   # the whole ranking: the stuck images go down it (ranks m..K)
