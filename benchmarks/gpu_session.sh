@@ -23,10 +23,12 @@
 # on an H200, results/table1-h200-bin-cifar/; TIMING=1 times both, below). A CUDA smoke
 # test (the tiny budget, one epoch) runs first; the pieces
 # start only when it passes. It writes into $OUT (the device tool returns 8 files, 64 MiB
-# in all): log.txt (versions, the smoke test, every piece's log) and <parts>.tgz.* (the
-# pieces' records and runs, BPE runs before VAE runs, gzipped in at most four 15 MiB parts,
-# for `prepare`; a fifth would be dropped by the tool, so an archive cut there loses the
-# last VAE runs and says so in log.txt).
+# in all): log.txt (versions, the smoke test, every piece's log, the merged table),
+# table.tgz (the table's files, when every piece finished: `merge` runs there, so the runs
+# need not come back for it) and <parts>.tgz.* (the pieces' records and runs, BPE runs
+# before VAE runs, gzipped in at most four 15 MiB parts, for `prepare`; a fifth would be
+# dropped by the tool, so an archive cut there loses the last VAE runs (a whole-split
+# MNIST VAE run is 12-15 MB) and says so in log.txt).
 # Sizes measured in session 19 (H100, eight pieces sharing the card): a VAE's 100 epochs
 # on a whole MNIST split 190-280 s; GaussBPE (K = 800, sigma 0.1, the shortlist pursuit,
 # alone) 17.9 s an epoch of 5,000 images, so about 215 s an epoch of the whole split.
@@ -67,9 +69,12 @@ import json, shutil, sys
 from pathlib import Path
 from bpetopics.experiments.image_table_runs import RUNS, TABLE_FILE
 parts, table, pieces = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
-missing = [p for p in pieces if not (parts / p.replace(":", "-") / RUNS / f"{p.replace(':', '-')}.json").is_file()]
+def finished(p):     # its row and its run (a run cut from a call's return would train again)
+    slug = p.replace(":", "-")
+    return (parts / slug / RUNS / f"{slug}.json").is_file() and (parts / slug / RUNS / slug).is_dir()
+missing = [p for p in pieces if not finished(p)]
 if missing:
-    sys.exit(f"not finished yet: {', '.join(missing)}; run the pieces again first")
+    sys.exit(f"not finished yet (or its run did not come back): {', '.join(missing)}; run those pieces again")
 records = [json.loads((parts / p.replace(":", "-") / TABLE_FILE).read_text()) for p in pieces]
 for r in records:              # each piece's record names its own data set
     r["budget"]["datasets"] = list(dict.fromkeys(p.split(":")[0] for p in pieces))
@@ -93,7 +98,7 @@ DEVICE=${DEVICE:-cuda}; TABLE_SECONDS=${TABLE_SECONDS:-400}; STARTED=$SECONDS
 LOG=$OUT/log.txt
 { date; nvidia-smi -L 2>&1; python3 -c "import torch; print('torch', torch.__version__)"; } >> "$LOG"
 TF32=$([ "${TF32:-1}" = 1 ] && echo --tf32)
-# the smoke test: the tiny budget's shortlist pursuit on this device, one epoch each
+# the smoke test: the tiny budget on this device, one epoch each
 if ! timeout 150 python3 -m bpetopics images table --data-root .gpu/data --out /tmp/smoke-table --overwrite \
         --budget tiny --datasets mnist,binary_mnist --device "$DEVICE" --bpe-epochs 1 --vae-epochs 1 $TF32 \
         > "$OUT/smoke.txt" 2>&1; then
@@ -130,6 +135,15 @@ for f in "$OUT"/piece-*.txt; do
     [ -e "$f" ] || continue
     { echo "== ${f#$OUT/piece-}"; grep -v -e '^|' -e 'epoch [0-9]*/[0-9]*: ' "$f"; } >> "$LOG"; rm -f "$f"
 done
+# every piece finished: the table is merged here and returned (table.tgz: table1.md, .csv,
+# history.json, the figures), so the runs need not come back for it
+if [ -n "$PIECES" ] && bash "$0" merge > "$OUT/merge.txt" 2>&1; then
+    tar -czf "$OUT/table.tgz" -C ".gpu/$TAG" --exclude runs --exclude table.json . && echo "merged: table.tgz" >> "$LOG"
+    grep '^|' "$OUT/merge.txt" >> "$LOG"
+else
+    echo "not merged: $(tail -n 1 "$OUT/merge.txt" 2>/dev/null)" >> "$LOG"
+fi
+rm -f "$OUT/merge.txt"
 # the records first, then the BPE runs, so that a return cut at 64 MiB loses VAE runs
 P=$(basename "$PARTS")
 ( cd .gpu && { find "$P" -maxdepth 2 -type f; find "$P"/*/runs -maxdepth 1 -type f
@@ -140,4 +154,4 @@ for f in "$OUT/$P".tgz.a[e-z]; do
     [ -e "$f" ] && { echo "dropped $(basename "$f"): the archive is cut after 60 MiB" >> "$LOG"; rm -f "$f"; }
 done
 ls -la "$OUT" >> "$LOG"
-grep -E '^== |: (MSE|NLL) |Error|error|finished|skipping|smoke|dropped' "$LOG" | tail -n 80
+grep -E '^== |: (MSE|NLL) |Error|error|finished|skipping|smoke|dropped|merged' "$LOG" | tail -n 80
