@@ -301,6 +301,8 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
       bpetopics images table --out runs/mnist --datasets mnist,binary_mnist
       bpetopics images table --out runs/cifar --budget full --datasets cifar10 --bpe-epochs 3
       bpetopics images table --out runs/table1-full --budget full --device cuda --resume
+      bpetopics images table --out runs/scaled --datasets scaled_mnist --n-train 10000
+      bpetopics images table --out runs/vae --datasets mnist --models vae-fixed,vae-learned
 
     Every model is an image run under OUT/runs/ with a checkpoint after every epoch:
     after an interruption, the same command with --resume keeps the finished models and
