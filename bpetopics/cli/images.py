@@ -67,6 +67,16 @@ def _on_gpu(device) -> bool:
         return False
 
 
+def _exact_pursuit_on_gpu(device) -> bool:
+    """Whether the BPE models should take the exact pursuit in place of the shortlist's
+    default: on a GPU, where the shortlist pursuit was far slower (README, Images); says so."""
+    if not _on_gpu(device):
+        return False
+    click.echo("On a GPU the BPE models score every bit (--shortlist 0, the exact greedy pursuit): the "
+               "shortlist pursuit was far slower there (README, Images); --shortlist N asks for it.", err=True)
+    return True
+
+
 def _images_error(exc):
     return UserError(str(exc).splitlines()[0])
 
@@ -158,10 +168,8 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
             data, params = None, None
         else:
             is_bpe = model_name in ("gaussbpe", "bernbpe")
-            if is_bpe and shortlist is None and not fast_stop and _on_gpu(device):
-                shortlist = 0       # the exact pursuit: the shortlist's was far slower there (README)
-                click.echo("On a GPU the BPE models score every bit (--shortlist 0, the exact greedy pursuit): "
-                           "the shortlist pursuit was far slower there (README, Images).", err=True)
+            if is_bpe and shortlist is None and not fast_stop and _exact_pursuit_on_gpu(device):
+                shortlist = 0
             params = image_job.image_params(model, bits=bits, epochs=epochs, seed=seed, device=device,
                                             batch_size=batch_size, lr=lr, hidden=hidden, shortlist=shortlist,
                                             exact_stop=(not fast_stop) if is_bpe else None, sigma=sigma)
@@ -337,10 +345,8 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
         budget = replace(budget, n_train=n_train)
     if shortlist is not None:
         budget = replace(budget, shortlist=shortlist or None)
-    elif budget.shortlist and _on_gpu(device):      # as `images train`: the exact pursuit on a GPU
+    elif budget.shortlist and _exact_pursuit_on_gpu(device):
         budget = replace(budget, shortlist=None)
-        click.echo("On a GPU the BPE models score every bit (the exact greedy pursuit): the shortlist "
-                   "pursuit was far slower there (README, Images); --shortlist N asks for it.", err=True)
     from bpetopics.experiments.image_table_runs import check_models
 
     try:

@@ -18,7 +18,8 @@ def _one_thread():
 
 
 def test_checks_and_markdown_on_hand_made_rows():
-    from bpetopics.experiments.image_table import BUDGETS, VAE_FIXED, VAE_LEARNED, checks, markdown
+    from bpetopics.experiments.image_table import BUDGETS, VAE_FIXED, VAE_LEARNED
+    from bpetopics.experiments.image_table_report import checks, markdown
 
     base = dict(sec_per_epoch=1.0, epochs=2, paper_value=1.0, paper_sparsity=0.5)
     rows = [dict(dataset="mnist", model="GaussBPE", metric="MSE", value=10.0, sparsity=0.9,
