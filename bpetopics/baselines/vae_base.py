@@ -106,7 +106,7 @@ class BaseVAE(BaseEstimator):
         steps_per_epoch = -(-n // bs)
         step = self.n_steps_
         bar = tqdm(total=(self.epochs - self.epoch_) * steps_per_epoch, disable=not self.progress,
-                   desc=type(self).__name__, leave=False)
+                   desc=type(self).__name__, unit="batch", leave=False)
         self.net_.train()
         try:
             for epoch in range(self.epoch_, self.epochs):

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -116,7 +117,7 @@ def _images_error(exc):
                    "(measured on an H100, same test error); codes may differ from float32's at near ties.")
 @click.option("--resume", is_flag=True, help="Continue the interrupted training of --out from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace a finished run (or an interrupted one) at --out.")
-@click.option("--quiet", is_flag=True, help="No line per epoch.")
+@click.option("--quiet", is_flag=True, help="No progress bar and no line per epoch.")
 @click.pass_context
 def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_size, lr, hidden, shortlist,
           fast_stop, sigma, seed, device, tf32, resume, overwrite, quiet):
@@ -158,9 +159,11 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
             "--resume")
 
     def after_epoch(m, info):
+        from tqdm import tqdm
+
         if not quiet:
             shown = ", ".join(f"{k} {info[k]:.4g}" for k in ("objective", "loss", "active_bits") if k in info)
-            click.echo(f"epoch {info['epoch']}/{m.epochs}: {shown}", err=True)
+            tqdm.write(f"epoch {info['epoch']}/{m.epochs}: {shown}", file=sys.stderr)   # above the bar
 
     with run_errors():
         check_run_destination(out, overwrite)
@@ -185,7 +188,8 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
     try:
         with run_errors():
             image_job.train_image_run(out, model, params, data, overwrite=overwrite, resume=resume,
-                                      device=device if device_given else None, after_epoch=after_epoch)
+                                      device=device if device_given else None, after_epoch=after_epoch,
+                                      progress=not quiet)
     except KeyboardInterrupt:
         click.echo(f"\nInterrupted: the last finished epoch is checkpointed. Resume with:\n  {hint}", err=True)
         ctx.exit(130)

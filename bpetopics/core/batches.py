@@ -83,3 +83,23 @@ class InMemoryBatches:
         shuffled = self.X[order]            # one gather per epoch; minibatches are slices
         for begin in range(0, self.n_samples, self.batch_size):
             yield shuffled[begin:begin + self.batch_size]
+
+
+class CountedBatches:
+    """A batch source that moves a progress bar (``tqdm``) by one at each minibatch it
+    yields; everything else is the wrapped source's (``n_samples``, ``len``)."""
+
+    def __init__(self, batches, bar):
+        self._batches, self._bar = batches, bar
+        self.n_samples = batches.n_samples
+
+    def __len__(self) -> int:
+        return len(self._batches)
+
+    def __getattr__(self, name):
+        return getattr(self._batches, name)
+
+    def __iter__(self):
+        for X_batch in self._batches:
+            yield X_batch
+            self._bar.update(1)

@@ -134,7 +134,7 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
     device : 'auto', 'cpu' or 'cuda'
         Where the model trains; 'auto' is CUDA when present.
     progress : bool
-        Show a progress bar over the epochs.
+        Show a progress bar over the minibatches of the epochs.
     callback : callable or None
         Called as ``callback(model, info)`` after each epoch, ``info`` being that
         epoch's ``history_`` entry (the CLI saves its checkpoints this way).

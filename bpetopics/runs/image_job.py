@@ -113,11 +113,11 @@ def resume_image_job(out, *, device: str | None = None) -> TrainingJob:
     return TrainingJob(out, model, data, record, lock)
 
 
-def run_image_job(job: TrainingJob, after_epoch=None):
+def run_image_job(job: TrainingJob, after_epoch=None, progress=None):
     """Train (or continue) ``job.model`` on the job's images, a checkpoint after every
-    epoch, then ``after_epoch(model, info)`` (:func:`bpetopics.runs.job.run_job`).
-    Returns the fitted model."""
-    return run_job(job, after_epoch, X=job.corpus.X)
+    epoch, then ``after_epoch(model, info)``; ``progress`` shows the model's bar over
+    minibatches (:func:`bpetopics.runs.job.run_job`). Returns the fitted model."""
+    return run_job(job, after_epoch, X=job.corpus.X, progress=progress)
 
 
 def finish_image_job(job: TrainingJob, *, overwrite: bool = False) -> Path:
@@ -129,12 +129,12 @@ def finish_image_job(job: TrainingJob, *, overwrite: bool = False) -> Path:
 
 
 def train_image_run(out, model: str, params: dict, data, *, overwrite: bool = False, resume: bool = False,
-                    device: str | None = None, after_epoch=None) -> Path:
+                    device: str | None = None, after_epoch=None, progress=None) -> Path:
     """Start (or, with ``resume``, continue) an image training, run it and finish it."""
     job = (resume_image_job(out, device=device) if resume
            else start_image_job(out, model, params, data, overwrite=overwrite))
     try:
-        run_image_job(job, after_epoch)
+        run_image_job(job, after_epoch, progress)
     except BaseException:
         release_job(job)
         raise

@@ -209,10 +209,12 @@ def interrupted_note(out) -> str:
     return f"the checkpoint after epoch {model.epoch_} of {model.total_epochs()} is kept in {partial_path(out)}"
 
 
-def run_job(job: TrainingJob, after_epoch=None, X=None):
+def run_job(job: TrainingJob, after_epoch=None, X=None, progress=None):
     """Train (or continue) ``job.model`` on ``X`` (default: the job's corpus counts; an
     image job passes its images), saving a checkpoint after every epoch, then calling
-    ``after_epoch(model, info)``. Returns the fitted model.
+    ``after_epoch(model, info)``. Returns the fitted model. ``progress`` (True/False)
+    shows or hides the model's own progress bar while it trains; the checkpoints and the
+    run record the model's ``progress`` parameter as it was.
 
     An interruption (e.g. KeyboardInterrupt) leaves the last checkpoint, from which
     :func:`resume_job` continues with the same result as an uninterrupted run (for the
@@ -222,23 +224,29 @@ def run_job(job: TrainingJob, after_epoch=None, X=None):
     import torch
 
     model = job.model
+    recorded = model.progress
+    shown = recorded if progress is None else bool(progress)
 
     def callback(m, info):
-        save_checkpoint(job.checkpoint, m, extra={"torch_threads": torch.get_num_threads()})
+        m.progress = recorded
+        try:
+            save_checkpoint(job.checkpoint, m, extra={"torch_threads": torch.get_num_threads()})
+        finally:
+            m.progress = shown
         if after_epoch is not None:
             after_epoch(m, info)
 
     X = job.corpus.counts if X is None else X
     # rows on disk: no dense codes_ at the end; save_run writes them shard by shard
     encode = {"encode": False} if isinstance(X, RowStore) else {}
-    model.callback = callback
+    model.callback, model.progress = callback, shown
     try:
         if hasattr(model, "decoder_") or hasattr(model, "net_"):  # loaded from a checkpoint
             model.continue_fit(X, **encode)
         else:
             model.fit(X, **encode)
     finally:
-        model.callback = None
+        model.callback, model.progress = None, recorded
     return model
 
 

@@ -204,11 +204,11 @@ def test_ctrl_c_then_resume_gives_the_same_run(runner, tmp_path, data_root, monk
 
     real = image_job.run_image_job
 
-    def interrupted(job, after_epoch=None):
+    def interrupted(job, after_epoch=None, progress=None):
         def stop(m, info):
             if m.epoch_ == 1:
                 raise KeyboardInterrupt
-        return real(job, stop)
+        return real(job, stop, progress)
 
     monkeypatch.setattr(image_job, "run_image_job", interrupted)
     result = runner.invoke(main, [*args, "--out", str(tmp_path / "cut")])

@@ -195,3 +195,43 @@ def test_a_shortlist_run_round_trips_and_older_runs_load_exact(images, tmp_path)
     del config["params"]["shortlist"]
     (folder / "config.json").write_text(json.dumps(config))
     assert load_run(folder).model.shortlist is None
+
+
+@pytest.mark.parametrize("model", ["GaussBPE", "GaussianVAE"])
+def test_the_progress_bar_counts_every_minibatch_and_is_not_recorded(model, images, tmp_path, monkeypatch):
+    """``progress=True`` shows a bar over the minibatches of every epoch (120 images in
+    batches of 50: 3 a pass, 6 in two epochs), and the checkpoints and the run keep the
+    model's ``progress`` parameter as it was (False)."""
+    import tqdm.std
+
+    from bpetopics.baselines import vae_base
+    from bpetopics.core import model as model_module
+    from safetensors import safe_open
+
+    bars = []
+
+    class Recording(tqdm.std.tqdm):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **{**kwargs, "disable": False})
+            bars.append(self)
+
+        def close(self):
+            self.final = self.n
+            super().close()
+
+    monkeypatch.setattr(model_module, "tqdm", Recording)
+    monkeypatch.setattr(vae_base, "tqdm", Recording)
+    dataset, _ = MODELS[model]
+    folder = tmp_path / "run"
+    job = start_image_job(folder, model, _params(model), images[dataset][0])
+    saved = []            # each checkpoint's progress parameter, read back after its epoch
+
+    def read_back(m, info):
+        with safe_open(job.checkpoint, "pt") as f:
+            saved.append(json.loads(f.metadata()["config"])["params"]["progress"])
+
+    run_image_job(job, read_back, progress=True)
+    finish_image_job(job)
+    assert [bar.total for bar in bars] == [6] and bars[0].final == 6
+    assert saved == [False, False] and job.model.progress is False
+    assert json.loads((folder / "config.json").read_text())["params"]["progress"] is False
