@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Iterator, Protocol, runtime_checkable
 
 import torch
+from tqdm.auto import tqdm
 
 
 @runtime_checkable
@@ -103,3 +104,30 @@ class CountedBatches:
         for X_batch in self._batches:
             yield X_batch
             self._bar.update(1)
+
+
+class MinibatchBar:
+    """One progress bar over the minibatches of ``n_epochs`` epochs (none when not
+    ``enabled``): :meth:`wrap` each epoch's batch source, :meth:`epoch_done` after it,
+    :meth:`close` at the end. Its total is known at the first epoch's source."""
+
+    def __init__(self, name: str, n_epochs: int, enabled: bool):
+        self.name, self.n_epochs, self.enabled, self.bar = name, int(n_epochs), bool(enabled), None
+
+    def wrap(self, batches, epoch: int):
+        """``batches`` counted on the bar as epoch ``epoch`` (from 1)."""
+        if not self.enabled:
+            return batches
+        desc = f"{self.name} epoch {epoch}"
+        if self.bar is None:
+            self.bar = tqdm(total=self.n_epochs * len(batches), desc=desc, unit="batch", leave=False)
+        self.bar.set_description(desc, refresh=False)
+        return CountedBatches(batches, self.bar)
+
+    def epoch_done(self, **shown) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix(**shown)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()

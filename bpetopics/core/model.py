@@ -19,12 +19,11 @@ from __future__ import annotations
 import time
 
 import torch
-from tqdm.auto import tqdm
 
 from bpetopics.core import kernels, pipelined_steps
 from bpetopics.core import params as P
 from bpetopics.core.adam import Adam
-from bpetopics.core.batches import CountedBatches
+from bpetopics.core.batches import MinibatchBar
 from bpetopics.core.decoder import ACTIVATIONS, CodeDecoder
 from bpetopics.core.device import resolve_device
 from bpetopics.core.likelihoods import Likelihood
@@ -296,25 +295,15 @@ class BPEBase(P.HyperParameters, SavedState, Encoding):
     def _train(self, X, n_epochs):
         """``n_epochs`` epochs, ``callback(self, info)`` after each; with ``progress`` a bar
         over their minibatches (an image epoch on a CPU can take minutes)."""
-        bar = None
+        bar = MinibatchBar(type(self).__name__, n_epochs, self.progress)
         try:
             for _ in range(n_epochs):
-                batches = self._batches(X)
-                if self.progress:
-                    desc = f"{type(self).__name__} epoch {self.epoch_ + 1}"
-                    if bar is None:
-                        bar = tqdm(total=n_epochs * len(batches), desc=desc, unit="batch", leave=False)
-                    bar.set_description(desc, refresh=False)
-                    batches = CountedBatches(batches, bar)
-                info = self._run_epoch(X, batches)
-                if bar is not None:
-                    bar.set_postfix(objective=f"{info['objective']:.1f}",
-                                    bits=f"{info['active_bits']:.2f}")
+                info = self._run_epoch(X, bar.wrap(self._batches(X), self.epoch_ + 1))
+                bar.epoch_done(objective=f"{info['objective']:.1f}", bits=f"{info['active_bits']:.2f}")
                 if self.callback is not None:
                     self.callback(self, info)
         finally:
-            if bar is not None:
-                bar.close()
+            bar.close()
 
     def _learning_rate(self) -> float:
         """Adam's learning rate for the epoch about to run (``epoch_`` done so far);

@@ -205,7 +205,7 @@ def test_the_progress_bar_counts_every_minibatch_and_is_not_recorded(model, imag
     import tqdm.std
 
     from bpetopics.baselines import vae_base
-    from bpetopics.core import model as model_module
+    from bpetopics.core import batches as batches_module
     from safetensors import safe_open
 
     bars = []
@@ -219,7 +219,7 @@ def test_the_progress_bar_counts_every_minibatch_and_is_not_recorded(model, imag
             self.final = self.n
             super().close()
 
-    monkeypatch.setattr(model_module, "tqdm", Recording)
+    monkeypatch.setattr(batches_module, "tqdm", Recording)
     monkeypatch.setattr(vae_base, "tqdm", Recording)
     dataset, _ = MODELS[model]
     folder = tmp_path / "run"
