@@ -1,4 +1,4 @@
-"""Score the unfinished BPE models of a Table 1 run on the CPU, at their last checkpoint.
+"""Score the BPE models of Table 1 runs on the CPU: unfinished ones at their last checkpoint, finished ones.
 
 The ``full`` Table 1 is trained in pieces on lent GPUs (``benchmarks/gpu_session.sh``):
 between sessions each BPE model is a checkpoint of a partly trained run
@@ -6,7 +6,10 @@ between sessions each BPE model is a checkpoint of a partly trained run
 loads each checkpoint on the CPU (loading executes no code: safetensors plus JSON), encodes
 the data set's test images and prints the test metric the table reports (GaussBPE: MSE,
 BernBPE: NLL), the codes' Hoyer sparsity and bits per image, next to the epochs done, so
-that the trend over epochs can be read between lent sessions. One thread, CPU seconds.
+that the trend over epochs can be read between lent sessions. Finished BPE runs
+(``<parts>/<output>/runs/<data set>-<model>/``, e.g. a table trained on the CPU from more
+images than its 1,000 test images) are scored the same way, on the test images asked for.
+One thread, CPU seconds.
 
 Run (offline data as in README):
 
@@ -24,6 +27,7 @@ import torch
 
 from bpetopics.experiments.image_table import _evaluate_bpe, load_split
 from bpetopics.runs.checkpoints import load_checkpoint
+from bpetopics.runs.folder import load_run
 
 PAPER = {"mnist": 8.51, "scaled_mnist": 9.18, "binary_mnist": 82.16, "cifar10": 75.88}
 
@@ -40,17 +44,19 @@ def main():
     torch.set_num_threads(1)
     wanted = None if args.datasets is None else set(args.datasets.split(","))
     checkpoints = sorted(Path(args.parts).glob("*/runs/*.partial/checkpoint.safetensors"))
-    if not checkpoints:
-        raise SystemExit(f"Error: no checkpoint under {args.parts}/*/runs/*.partial/; "
-                         "prepare the pieces first (benchmarks/gpu_session.sh prepare)")
+    finished = sorted(p.parent for p in Path(args.parts).glob("*/runs/*bpe/config.json"))
+    if not checkpoints and not finished:
+        raise SystemExit(f"Error: no checkpoint under {args.parts}/*/runs/*.partial/ and no finished BPE run "
+                         f"under {args.parts}/*/runs/; prepare the pieces first (benchmarks/gpu_session.sh prepare)")
     print("| data set | model | epochs done / planned | test images | metric | ours | paper "
           "| Hoyer | bits/img | CPU s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for path in checkpoints:
-        dataset = path.parent.name.rsplit("-", 1)[0]
+    for path in checkpoints + finished:
+        run = path if path in finished else path.parent
+        dataset = run.name.removesuffix(".partial").rsplit("-", 1)[0]
         if wanted is not None and dataset not in wanted:
             continue
-        model, _ = load_checkpoint(path, device="cpu")
+        model = load_run(path, device="cpu").model if path in finished else load_checkpoint(path, device="cpu")[0]
         Xt, _ = load_split(dataset, "test", args.data_root, args.test)
         start = time.process_time()
         row, _ = _evaluate_bpe(model, "bern" if dataset == "binary_mnist" else "gauss", Xt)
