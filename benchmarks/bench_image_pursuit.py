@@ -11,12 +11,15 @@ tables): its objective must equal the fast path's (the codes are the same). With
 shortlist pursuit (:mod:`bpetopics.core.shortlist_pursuit`), one row pair per setting:
 ``32`` is a shortlist of 32 bits with the exact stop (widening lists first: the default),
 ``32n`` the exact stop straight after the shortlist (``shortlist_pursuit.WIDEN = False``,
-session 17's pursuit), ``8f`` one of 8 that stops at once. ``--skip-exact`` leaves out the
+session 17's pursuit), ``8f`` one of 8 that stops at once, ``16w`` one of 16 whose first
+epoch stops at once (the warm-up, ``fast_stop_epochs=1``) and whose second takes the exact
+stop. ``--skip-exact`` leaves out the
 exact pursuit's rows. Run:
 
     python benchmarks/bench_image_pursuit.py --data-root ../shared/data --images 5000 --before
     python benchmarks/bench_image_pursuit.py --data-root ../shared/data --images 5000 --shortlists 32,16,16f,8f
     python benchmarks/bench_image_pursuit.py --data-root ../shared/data --images 5000 --shortlists 32,32n --skip-exact
+    python benchmarks/bench_image_pursuit.py --data-root ../shared/data --images 5000 --shortlists 32,16f,16w --skip-exact
 """
 
 from __future__ import annotations
@@ -100,11 +103,15 @@ def bench_vae(make, X, epochs):
 
 def _shortlist_setting(text):
     """'32' -> (row label, model parameters, widen): a shortlist of 32 with the exact stop
-    after widening lists; '32n': without the lists; '8f': a shortlist of 8 that stops at once."""
-    fast, narrow = text.endswith("f"), text.endswith("n")
-    size = int(text.rstrip("fn"))
-    stop = "stops at once" if fast else ("exact stop, no widening" if narrow else "exact stop")
-    return f", shortlist {size} ({stop})", {"shortlist": size, "exact_stop": not fast}, not narrow
+    after widening lists; '32n': without the lists; '8f': a shortlist of 8 that stops at once;
+    '16w': a shortlist of 16 whose epoch 1 stops at once (``fast_stop_epochs=1``, the
+    warm-up) and epoch 2 takes the exact stop."""
+    fast, narrow, warm = text.endswith("f"), text.endswith("n"), text.endswith("w")
+    size = int(text.rstrip("fnw"))
+    stop = ("stops at once" if fast else "exact stop, no widening" if narrow
+            else "epoch 1 stops at once, then the exact stop" if warm else "exact stop")
+    return (f", shortlist {size} ({stop})", {"shortlist": size, "exact_stop": not fast, "fast_stop_epochs": int(warm)},
+            not narrow)
 
 
 def main():

@@ -107,6 +107,11 @@ def _images_error(exc):
               help="BPE only: an image stops as soon as its shortlist gains nothing, instead of after "
                    "widening it and the exact step over the bits left: fewer bits per image, several times faster "
                    "epochs, a higher error.")
+@click.option("--fast-stop-epochs", type=IntRange(min=0), default=None,
+              help="BPE only: the first N epochs stop an image as soon as its shortlist gains nothing (a "
+                   "cheaper warm-up, several times faster epochs); the later epochs and the encodings take "
+                   "the exact stop (README, 'The shortlist pursuit', has the error and the time measured) "
+                   "[default: 0].")
 @click.option("--sigma", type=FloatRange(min=0, min_open=True), default=None,
               help="GaussBPE only: the pixels' noise standard deviation. Smaller buys detail with bits: "
                    "Table 1's small budget uses 0.1 (README, 'Images: Table 1') [default: the model's, 0.3].")
@@ -120,7 +125,7 @@ def _images_error(exc):
 @click.option("--quiet", is_flag=True, help="No progress bar and no line per epoch.")
 @click.pass_context
 def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_size, lr, hidden, shortlist,
-          fast_stop, sigma, seed, device, tf32, resume, overwrite, quiet):
+          fast_stop, fast_stop_epochs, sigma, seed, device, tf32, resume, overwrite, quiet):
     """Train one image model on DATASET and save it as a run folder.
 
     DATASET is mnist, scaled_mnist, binary_mnist or cifar10 (from --data-root; the
@@ -148,13 +153,18 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
         hidden = None if hidden is None else [int(v) for v in hidden.replace(" ", "").split(",") if v]
     except ValueError:
         raise UserError(f"--hidden takes comma-separated integers such as 256,512; got {hidden!r}") from None
-    for flag, given in (("--shortlist", shortlist is not None), ("--fast-stop", fast_stop)):
+    for flag, given in (("--shortlist", shortlist is not None), ("--fast-stop", fast_stop),
+                        ("--fast-stop-epochs", fast_stop_epochs is not None)):
         if given and model_name not in ("gaussbpe", "bernbpe"):
             raise UserError(f"{flag} is for the BPE models (gaussbpe, bernbpe), not {model_name}: leave it out")
     if sigma is not None and model_name != "gaussbpe":
         raise UserError(f"--sigma is GaussBPE's noise level, not {model_name}'s: leave it out")
-    if fast_stop and shortlist == 0:
-        raise UserError("--fast-stop needs a shortlist, and --shortlist 0 scores every bit: drop one of them")
+    for flag, given in (("--fast-stop", fast_stop), ("--fast-stop-epochs", fast_stop_epochs)):
+        if given and shortlist == 0:
+            raise UserError(f"{flag} needs a shortlist, and --shortlist 0 scores every bit: drop one of them")
+    if fast_stop and fast_stop_epochs is not None:
+        raise UserError("--fast-stop stops every epoch and encoding at once; --fast-stop-epochs only the first "
+                        "epochs: drop one of them")
     hint = (f"bpetopics images train {shlex.quote(dataset)} --model {model_name} --out {shlex.quote(str(out))} "
             "--resume")
 
@@ -171,11 +181,13 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
             data, params = None, None
         else:
             is_bpe = model_name in ("gaussbpe", "bernbpe")
-            if is_bpe and shortlist is None and not fast_stop and _exact_pursuit_on_gpu(device):
+            if is_bpe and shortlist is None and not fast_stop and fast_stop_epochs is None \
+                    and _exact_pursuit_on_gpu(device):
                 shortlist = 0
             params = image_job.image_params(model, bits=bits, epochs=epochs, seed=seed, device=device,
                                             batch_size=batch_size, lr=lr, hidden=hidden, shortlist=shortlist,
-                                            exact_stop=(not fast_stop) if is_bpe else None, sigma=sigma)
+                                            exact_stop=(not fast_stop) if is_bpe else None,
+                                            fast_stop_epochs=fast_stop_epochs, sigma=sigma)
     if not resume:
         try:
             data = load_images(dataset, data_root, split="train", limit=limit, seed=seed)
@@ -293,6 +305,9 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
 @click.option("--shortlist", type=IntRange(min=0), default=None,
               help="Override the BPE pursuit's shortlist (small budget: 32, tiny: 8, on a GPU 0; full: 0, every bit, "
                    "the exact greedy pursuit).")
+@click.option("--fast-stop-epochs", type=IntRange(min=0), default=None,
+              help="Override the BPE models' epochs that stop an image at once, the first ones (a cheaper "
+                   "warm-up; the budget's: 0).")
 @click.option("--tf32", is_flag=True,
               help="On a GPU, matrix products in TF32 instead of float32: about 1.45x faster BPE epochs "
                    "(measured on an H100, same test error); codes may differ from float32's at near ties.")
@@ -303,7 +318,7 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
                    "one continues from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace the files of a table already in --out.")
 def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, vae_epochs, n_train, sigma, shortlist,
-          tf32, progress, resume, overwrite):
+          fast_stop_epochs, tf32, progress, resume, overwrite):
     """Train all models of the paper's Table 1 and write it next to ours.
 
     \b
@@ -347,10 +362,14 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
         budget = replace(budget, sigma=sigma)
     if n_train:
         budget = replace(budget, n_train=n_train)
+    if fast_stop_epochs is not None:
+        budget = replace(budget, fast_stop_epochs=fast_stop_epochs)
     if shortlist is not None:
         budget = replace(budget, shortlist=shortlist or None)
-    elif budget.shortlist and _exact_pursuit_on_gpu(device):
+    elif budget.shortlist and not budget.fast_stop_epochs and _exact_pursuit_on_gpu(device):
         budget = replace(budget, shortlist=None)
+    if budget.fast_stop_epochs and not budget.shortlist:
+        raise UserError("--fast-stop-epochs needs a shortlist, and --shortlist 0 scores every bit: drop one of them")
     from bpetopics.experiments.image_table_runs import check_models
 
     try:
@@ -363,7 +382,7 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
     given = {"--out": out, "--data-root": data_root, "--budget": budget.name, "--datasets": ",".join(datasets),
              "--models": ",".join(models),
              "--device": device, "--seed": seed, "--bpe-epochs": bpe_epochs, "--vae-epochs": vae_epochs,
-             "--n-train": n_train, "--sigma": sigma, "--shortlist": shortlist}
+             "--n-train": n_train, "--sigma": sigma, "--shortlist": shortlist, "--fast-stop-epochs": fast_stop_epochs}
     hint = "bpetopics images table " + " ".join(f"{k} {shlex.quote(str(v))}" for k, v in given.items()
                                                 if v not in (None, "")) + (" --tf32" if tf32 else "") + " --resume"
     try:

@@ -373,12 +373,12 @@ class BPEBase(P.HyperParameters, SavedState, Encoding):
         codes, score = greedy_pursuit(self.decoder_, self.likelihood_, batch,
                                       weight * self.prior_.bit_log_odds(), self.max_bits,
                                       return_score=True, params=params,
-                                      **self._pursuit_options())
+                                      **self._pursuit_options(training=True))
         return batch, codes, score
 
-    def _pursuit_options(self) -> dict:
-        """Extra keyword arguments of :func:`greedy_pursuit` for this model (training and
-        encoding alike); the image models' ``shortlist``."""
+    def _pursuit_options(self, training: bool = False) -> dict:
+        """Extra keyword arguments of :func:`greedy_pursuit` for this model, in a training
+        step or (``training=False``) encoding; the image models' ``shortlist``."""
         return {}
 
     def _theta_step(self, X_batch, batch, codes, params, weight) -> None:

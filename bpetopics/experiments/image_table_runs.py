@@ -42,7 +42,7 @@ def table_models(kind, budget, seed, device):
         return {**p, **extra}
 
     bpe = dict(bits=budget.n_bits, epochs=budget.bpe_epochs, batch_size=budget.bpe_batch_size,
-               lr=budget.bpe_lr, shortlist=budget.shortlist)
+               lr=budget.bpe_lr, shortlist=budget.shortlist, fast_stop_epochs=budget.fast_stop_epochs)
     if kind == "gauss":
         gauss = {**bpe, "bits": budget.gauss_n_bits or budget.n_bits}
         return [("GaussBPE", "gaussbpe", "GaussBPE", params("GaussBPE", **gauss, sigma=budget.sigma)),
@@ -87,8 +87,9 @@ def open_table(out, budget, seed, *, resume=False, overwrite=False) -> Path:
             saved = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise RunError(f"{path} is unreadable ({exc}): start again with --overwrite") from None
-        if isinstance(saved.get("budget"), dict):       # saved before the shortlist pursuit
+        if isinstance(saved.get("budget"), dict):       # saved before these settings existed
             saved["budget"].setdefault("shortlist", None)
+            saved["budget"].setdefault("fast_stop_epochs", 0)
         if saved != record:
             changed = [k for k in record["budget"] if saved.get("budget", {}).get(k) != record["budget"][k]]
             changed += ["seed"] if saved.get("seed") != record["seed"] else []

@@ -17,7 +17,8 @@ class _ImageBPE(BPEBase, TransformerMixin, BaseEstimator):
     """What GaussBPE and BernBPE share: dense float32 images and a decaying learning rate."""
 
     _parameter_rules = {**BPEBase._parameter_rules, "lr_decay": P.BOOL, "prototype_init": P.BOOL,
-                        "shortlist": P.POSITIVE_INT_OR_NONE, "exact_stop": P.BOOL}
+                        "shortlist": P.POSITIVE_INT_OR_NONE, "exact_stop": P.BOOL,
+                        "fast_stop_epochs": P.Rule("int", low=0)}
 
     def fit_transform(self, X, y=None):
         """``fit(X)``, then the codes of X (the same as ``transform(X)``): (N, K) uint8."""
@@ -26,15 +27,17 @@ class _ImageBPE(BPEBase, TransformerMixin, BaseEstimator):
     def _check_X(self, X):
         return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float32)
 
-    def _pursuit_options(self) -> dict:
+    def _pursuit_options(self, training: bool = False) -> dict:
         """``shortlist``: each pursuit step after the first scores exactly only this many
         bits an image, ranked by a first-order estimate of their gain, and ``exact_stop``:
         an image whose shortlist gains nothing scores the next-ranked bits in doubling lists,
-        then one exact step, before it stops (:mod:`bpetopics.core.shortlist_pursuit`); ``shortlist=None`` scores all K bits
-        (the exact greedy pursuit)."""
+        then one exact step, before it stops (:mod:`bpetopics.core.shortlist_pursuit`); the
+        training epochs before ``fast_stop_epochs`` stop it at once (a cheaper warm-up);
+        ``shortlist=None`` scores all K bits (the exact greedy pursuit)."""
         if self.shortlist is None:
             return {}
-        return {"shortlist": self.shortlist, "exact_stop": self.exact_stop}
+        warm_up = training and self.epoch_ < self.fast_stop_epochs
+        return {"shortlist": self.shortlist, "exact_stop": self.exact_stop and not warm_up}
 
     def _learning_rate(self):
         """lr / sqrt(1 + e) for epoch e (from 0) when ``lr_decay``, else lr (with a
@@ -77,6 +80,10 @@ class GaussBPE(_ImageBPE):
         next-ranked bits in doubling lists and then the exact step over the bits left
         before it stops (True, the default: it stops where the exact pursuit would); False
         stops it at once (fewer bits, faster, a higher error).
+    fast_stop_epochs : int
+        The first this-many training epochs stop an image at once (as ``exact_stop=False``):
+        a cheaper warm-up; the later epochs and encoding follow ``exact_stop`` (README,
+        "The shortlist pursuit", has the cost and the error measured).
     """
 
     _parameter_rules = {**_ImageBPE._parameter_rules, "sigma": P.POSITIVE, "c": P.POSITIVE}
@@ -85,7 +92,7 @@ class GaussBPE(_ImageBPE):
                  alpha=1.0, gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128,
                  lr=1e-3, lr_decay=True, max_bits=None, flat_start=True,
                  prior_ramp_epochs=1.0, prototype_init=True, shortlist=32, exact_stop=True,
-                 random_state=0, device="auto", progress=True, callback=None):
+                 fast_stop_epochs=0, random_state=0, device="auto", progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
                          batch_size=batch_size, lr=lr, max_bits=max_bits,
@@ -98,6 +105,7 @@ class GaussBPE(_ImageBPE):
         self.lr_decay = lr_decay
         self.shortlist = shortlist
         self.exact_stop = exact_stop
+        self.fast_stop_epochs = fast_stop_epochs
 
 
     def _make_likelihood(self, shape):
@@ -130,15 +138,15 @@ class BernBPE(_ImageBPE):
 
     ``prototype_init`` (on by default) starts the decoder with the empty code decoding to
     the mean image and bit k alone to one random training image, ``lr_decay`` (on by
-    default) divides Adam's learning rate by sqrt(1 + epoch), and ``shortlist`` and
-    ``exact_stop`` choose the pursuit, as in GaussBPE.
+    default) divides Adam's learning rate by sqrt(1 + epoch), and ``shortlist``,
+    ``exact_stop`` and ``fast_stop_epochs`` choose the pursuit, as in GaussBPE.
     """
 
     def __init__(self, n_bits=200, *, hidden=(256, 512), activation="relu", alpha=1.0,
                  gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128, lr=1e-3,
                  lr_decay=True, max_bits=None, flat_start=True, prior_ramp_epochs=1.0,
-                 prototype_init=True, shortlist=32, exact_stop=True, random_state=0,
-                 device="auto", progress=True, callback=None):
+                 prototype_init=True, shortlist=32, exact_stop=True, fast_stop_epochs=0,
+                 random_state=0, device="auto", progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
                          batch_size=batch_size, lr=lr, max_bits=max_bits,
@@ -149,6 +157,7 @@ class BernBPE(_ImageBPE):
         self.lr_decay = lr_decay
         self.shortlist = shortlist
         self.exact_stop = exact_stop
+        self.fast_stop_epochs = fast_stop_epochs
 
     def _make_likelihood(self, shape):
         return BernoulliLikelihood()

@@ -9,7 +9,9 @@ KIND: gauss (MNIST), scaled (scaled MNIST) or bern (binarised MNIST); SHORTLIST:
 exact greedy pursuit) or a number; EXACT_STOP: 1 or 0; EPOCHS and SIGMA: a number or - (the
 budget's); S_MAX: scaled MNIST's largest scale (default the budget's, 2); --n-train: more
 (or fewer) class-balanced training images than the budget's (the test images stay its
-1,000); --no-widen: the exact stop without the widening lists (rows without a
+1,000); --encode-exact-stop: the model scored a second time with the test images encoded
+by the exact stop (a model trained to stop at once); --exact-last N: a model trained to
+stop at once takes the exact stop for its last N epochs; --no-widen: the exact stop without the widening lists (rows without a
 "widen" field were measured before it existed, without). The data root is $BPETOPICS_DATA (default ../shared/data).
 """
 
@@ -33,6 +35,12 @@ parser.add_argument("exact_stop", choices=["0", "1"])
 for name in ("epochs", "seed", "sigma", "s_max"):
     parser.add_argument(name, nargs="?", default="-")
 parser.add_argument("--n-train", type=int, default=None)
+parser.add_argument("--encode-exact-stop", action="store_true",
+                    help="also score the model with the test images encoded by the exact stop (training's "
+                         "shortlist, exact_stop=True): the row's 'exact_stop_encoding'")
+parser.add_argument("--exact-last", type=int, default=0,
+                    help="a model trained to stop at once switches to the exact stop for its last N epochs "
+                         "(and its encodings)")
 parser.add_argument("--no-widen", action="store_true",
                     help="the exact stop without the widening lists (shortlist_pursuit.WIDEN = False: "
                          "the pursuit of session 17)")
@@ -66,6 +74,11 @@ if kind == "scaled":   # with its factors s_n, for the error in plain MNIST's un
 else:
     Xt, _ = load_split(dataset, "test", root, budget.n_test, seed, s_max)
 model = MODELS[registry](**params)
+if args.exact_last:
+    def _switch(m, info):   # after epoch E - N: the exact stop from here on
+        if m.epoch_ == m.epochs - args.exact_last:
+            m.set_params(exact_stop=True)
+    model.set_params(callback=_switch)
 start = time.process_time()
 model.fit(X, encode=False)
 fit = time.process_time() - start
@@ -75,6 +88,15 @@ if kind == "scaled":
     # s_n exactly has error s_n^2 times m_n's; divide the MSE by the test images' mean s_n^2
     row["mean_s2"] = float((factors.astype("float64") ** 2).mean())
     row["mse_per_unit_scale"] = row["value"] / row["mean_s2"]
+if args.encode_exact_stop:   # the same model, its test images encoded by the exact stop
+    model.set_params(exact_stop=True)
+    start = time.process_time()
+    exact_row, _ = _evaluate_bpe(model, "bern" if kind == "bern" else "gauss", Xt)
+    row["exact_stop_encoding"] = {**exact_row, "encode_cpu": time.process_time() - start}
+    if kind == "scaled":
+        row["exact_stop_encoding"]["mse_per_unit_scale"] = exact_row["value"] / row["mean_s2"]
+if args.exact_last:
+    row["exact_last"] = args.exact_last
 row.update(sigma=params.get("sigma"), seed=seed, s_max=s_max, n_train=n_train, widen=shortlist_pursuit.WIDEN, kind=kind, shortlist=shortlist, stop_exactly=stop,
            fit_cpu=fit, epochs=params["epochs"], epoch_cpu=[h["seconds"] for h in model.history_],
            objective=model.history_[-1]["objective"])

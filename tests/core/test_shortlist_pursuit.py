@@ -119,6 +119,43 @@ def test_the_image_models_take_a_shortlist(shared_data):
         GaussBPE(shortlist=0).fit(X)
 
 
+def test_the_fast_stop_epochs_warm_up_and_then_stop_exactly(shared_data, monkeypatch):
+    """fast_stop_epochs=2 of 3: the training steps of epochs 1-2 stop at once, those of
+    epoch 3 and every encoding (the training images' codes_, transform) take the exact
+    stop; the same model trained with exact_stop=False and switched to the exact stop
+    after epoch 2 (the way README's figures were first measured) is the same model."""
+    from bpetopics.core import encoding, model as model_module
+    from bpetopics.images import load_mnist
+    from bpetopics.models import GaussBPE
+
+    X = load_mnist("train", shared_data, limit=96, random_state=0)[0]
+    common = dict(n_bits=40, gamma=10, epochs=3, batch_size=32, random_state=0, device="cpu",
+                  progress=False, shortlist=4)
+    calls = []
+
+    def recorder(where, inner):
+        def pursue(*args, **kwargs):
+            calls.append((where, kwargs.get("exact_stop")))
+            return inner(*args, **kwargs)
+        return pursue
+
+    monkeypatch.setattr(model_module, "greedy_pursuit", recorder("train", model_module.greedy_pursuit))
+    monkeypatch.setattr(encoding, "greedy_pursuit", recorder("encode", encoding.greedy_pursuit))
+    warm = GaussBPE(fast_stop_epochs=2, **common).fit(X)
+    assert calls == [("train", False)] * 6 + [("train", True)] * 3 + [("encode", True)]
+    assert warm.exact_stop is True and warm.fast_stop_epochs == 2
+
+    def switch(m, info):
+        if m.epoch_ == 2:
+            m.set_params(exact_stop=True)
+
+    switched = GaussBPE(exact_stop=False, callback=switch, **common).fit(X)
+    assert np.array_equal(warm.codes_, switched.codes_)
+    assert all(torch.equal(a, b) for a, b in zip(warm.decoder_.parameters(), switched.decoder_.parameters()))
+    with pytest.raises(ValueError, match="fast_stop_epochs"):
+        GaussBPE(fast_stop_epochs=-1).fit(X)
+
+
 def test_the_compiled_relu_estimate_equals_torch(monkeypatch):
     from bpetopics.core import kernels
 
