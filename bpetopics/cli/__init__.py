@@ -163,6 +163,20 @@ def open_run(path, device="cpu", images: bool | None = False):
     return run
 
 
+class EpochsOrAll(OneLine, click.ParamType):
+    """A number of epochs (an integer >= 0) or ``all`` (returned as the string)."""
+
+    name = "N|all"
+
+    def convert(self, value, param, ctx):
+        text = str(value).strip().lower()
+        if text == "all":
+            return "all"
+        if re.fullmatch(r"\d+", text):
+            return int(text)
+        self.fail(f"{value!r} is neither a number of epochs (0, 1, ...) nor 'all'", param, ctx)
+
+
 class DocFrequency(OneLine, click.ParamType):
     """A document frequency: an integer count (``5``) or a fraction (``0.5``)."""
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, FloatRange, IntRange, UserError, main, open_run, refuse_existing, run_errors
+from bpetopics.cli import Choice, EpochsOrAll, FloatRange, IntRange, UserError, main, open_run, refuse_existing, run_errors
 
 #: The budgets offered by --budget (bpetopics.images.table.BUDGETS).
 PUBLIC_BUDGETS = ("tiny", "small", "full")
@@ -107,11 +107,11 @@ def _images_error(exc):
               help="BPE only: an image stops as soon as its shortlist gains nothing, instead of after "
                    "widening it and the exact step over the bits left: fewer bits per image, several times faster "
                    "epochs, a higher error.")
-@click.option("--fast-stop-epochs", type=IntRange(min=0), default=None,
-              help="BPE only: the first N epochs stop an image as soon as its shortlist gains nothing (a "
-                   "cheaper warm-up, several times faster epochs); the later epochs and the encodings take "
-                   "the exact stop (README, 'The shortlist pursuit', has the error and the time measured) "
-                   "[default: 0].")
+@click.option("--fast-stop-epochs", type=EpochsOrAll(), default=None,
+              help="BPE only: the first N epochs (or all) stop an image as soon as its shortlist gains nothing "
+                   "(a cheaper warm-up, several times faster epochs); the later epochs and the encodings take "
+                   "the exact stop (README, 'A cheaper warm-up', has the error and the time measured) "
+                   "[default: the model's: GaussBPE 0, BernBPE all].")
 @click.option("--sigma", type=FloatRange(min=0, min_open=True), default=None,
               help="GaussBPE only: the pixels' noise standard deviation. Smaller buys detail with bits: "
                    "Table 1's small budget uses 0.1 (README, 'Images: Table 1') [default: the model's, 0.3].")
@@ -305,9 +305,9 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
 @click.option("--shortlist", type=IntRange(min=0), default=None,
               help="Override the BPE pursuit's shortlist (small budget: 32, tiny: 8, on a GPU 0; full: 0, every bit, "
                    "the exact greedy pursuit).")
-@click.option("--fast-stop-epochs", type=IntRange(min=0), default=None,
-              help="Override the BPE models' epochs that stop an image at once, the first ones (a cheaper "
-                   "warm-up; the budget's: 0).")
+@click.option("--fast-stop-epochs", type=EpochsOrAll(), default=None,
+              help="Override the BPE models' first epochs (N or all) that stop an image at once (a cheaper "
+                   "warm-up) [default: the models' own].")
 @click.option("--tf32", is_flag=True,
               help="On a GPU, matrix products in TF32 instead of float32: about 1.45x faster BPE epochs "
                    "(measured on an H100, same test error); codes may differ from float32's at near ties.")

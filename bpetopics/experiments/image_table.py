@@ -72,7 +72,7 @@ class Budget:
     s_max: float = 2.0
     gauss_n_bits: int | None = None  # GaussBPE's K where it differs from n_bits
     shortlist: int | None = 32       # the BPE pursuit's shortlist (None: every bit, exact)
-    fast_stop_epochs: int = 0        # BPE epochs that stop an image at once (a cheaper warm-up)
+    fast_stop_epochs: int | str | None = None   # BPE epochs stopping at once: N, 'all', None the models'
 
 
 # GaussBPE gets K = 800 bits (BernBPE keeps 200): on the full MNIST splits after 2 epochs,

@@ -36,9 +36,9 @@ def table_models(kind, budget, seed, device):
     from bpetopics.experiments.image_table import VAE_FIXED, VAE_LEARNED
     from bpetopics.runs.image_job import image_params
 
-    def params(model, bits=None, epochs=None, batch_size=None, lr=None, **extra):
+    def params(model, bits=None, epochs=None, batch_size=None, lr=None, fast_stop_epochs=None, **extra):
         p = image_params(model, bits=bits, epochs=epochs, seed=seed, device=device, batch_size=batch_size,
-                         lr=lr)
+                         lr=lr, fast_stop_epochs=fast_stop_epochs)
         return {**p, **extra}
 
     bpe = dict(bits=budget.n_bits, epochs=budget.bpe_epochs, batch_size=budget.bpe_batch_size,
@@ -89,7 +89,7 @@ def open_table(out, budget, seed, *, resume=False, overwrite=False) -> Path:
             raise RunError(f"{path} is unreadable ({exc}): start again with --overwrite") from None
         if isinstance(saved.get("budget"), dict):       # saved before these settings existed
             saved["budget"].setdefault("shortlist", None)
-            saved["budget"].setdefault("fast_stop_epochs", 0)
+            saved["budget"].setdefault("fast_stop_epochs", None)
         if saved != record:
             changed = [k for k in record["budget"] if saved.get("budget", {}).get(k) != record["budget"][k]]
             changed += ["seed"] if saved.get("seed") != record["seed"] else []

@@ -18,7 +18,7 @@ class _ImageBPE(BPEBase, TransformerMixin, BaseEstimator):
 
     _parameter_rules = {**BPEBase._parameter_rules, "lr_decay": P.BOOL, "prototype_init": P.BOOL,
                         "shortlist": P.POSITIVE_INT_OR_NONE, "exact_stop": P.BOOL,
-                        "fast_stop_epochs": P.Rule("int", low=0)}
+                        "fast_stop_epochs": P.Rule("int", low=0, none=True)}
 
     def fit_transform(self, X, y=None):
         """``fit(X)``, then the codes of X (the same as ``transform(X)``): (N, K) uint8."""
@@ -32,11 +32,11 @@ class _ImageBPE(BPEBase, TransformerMixin, BaseEstimator):
         bits an image, ranked by a first-order estimate of their gain, and ``exact_stop``:
         an image whose shortlist gains nothing scores the next-ranked bits in doubling lists,
         then one exact step, before it stops (:mod:`bpetopics.core.shortlist_pursuit`); the
-        training epochs before ``fast_stop_epochs`` stop it at once (a cheaper warm-up);
+        training epochs before ``fast_stop_epochs`` (None: all) stop it at once (a cheaper warm-up);
         ``shortlist=None`` scores all K bits (the exact greedy pursuit)."""
         if self.shortlist is None:
             return {}
-        warm_up = training and self.epoch_ < self.fast_stop_epochs
+        warm_up = training and (self.fast_stop_epochs is None or self.epoch_ < self.fast_stop_epochs)
         return {"shortlist": self.shortlist, "exact_stop": self.exact_stop and not warm_up}
 
     def _learning_rate(self):
@@ -80,10 +80,11 @@ class GaussBPE(_ImageBPE):
         next-ranked bits in doubling lists and then the exact step over the bits left
         before it stops (True, the default: it stops where the exact pursuit would); False
         stops it at once (fewer bits, faster, a higher error).
-    fast_stop_epochs : int
+    fast_stop_epochs : int or None
         The first this-many training epochs stop an image at once (as ``exact_stop=False``):
-        a cheaper warm-up; the later epochs and encoding follow ``exact_stop`` (README,
-        "The shortlist pursuit", has the cost and the error measured).
+        a cheaper warm-up; the later epochs and encoding follow ``exact_stop``. None: every
+        training epoch, the encodings alone take the exact stop (README, "A cheaper
+        warm-up", has the cost and the error measured).
     """
 
     _parameter_rules = {**_ImageBPE._parameter_rules, "sigma": P.POSITIVE, "c": P.POSITIVE}

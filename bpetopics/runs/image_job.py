@@ -153,7 +153,8 @@ def image_params(model: str, *, bits=None, epochs=None, seed: int = 0, device: s
     train``: the class defaults, with the code size (BPE: bits K; Gaussian VAE: latents;
     Gumbel-Softmax VAE: categorical variables of 10 classes), epochs, batch size,
     learning rate, decoder hidden sizes (``hidden``) and the BPE pursuit's ``shortlist`` (0:
-    every bit), ``exact_stop``, ``fast_stop_epochs`` and GaussBPE's ``sigma`` replaced where given, and the seed and device; for BPE codes of at
+    every bit), ``exact_stop``, ``fast_stop_epochs`` (a number or 'all') and GaussBPE's ``sigma``
+    replaced where given, and the seed and device; for BPE codes of at
     most ``gamma`` (default 10) bits, gamma becomes K/4 (it must lie below K). RunError (one line) for
     a device that is not there."""
     import inspect
@@ -170,8 +171,10 @@ def image_params(model: str, *, bits=None, epochs=None, seed: int = 0, device: s
     params = {k: list(v) if isinstance(v, tuple) else v for k, v in params.items()}
     given = {CODE_SIZE_PARAM[model]: bits, "epochs": epochs, "batch_size": batch_size, "lr": lr,
              "hidden" if "hidden" in params else "decoder_hidden": list(hidden) if hidden is not None else None,
-             "exact_stop": exact_stop, "fast_stop_epochs": fast_stop_epochs, "sigma": sigma}
+             "exact_stop": exact_stop, "sigma": sigma}
     params.update({k: v for k, v in given.items() if v is not None})
+    if fast_stop_epochs is not None:        # 'all': every training epoch (the model's None)
+        params["fast_stop_epochs"] = None if fast_stop_epochs == "all" else int(fast_stop_epochs)
     if shortlist is not None:               # 0: every bit, the exact greedy pursuit
         params["shortlist"] = int(shortlist) or None
     if "gamma" in params and bits is not None and params["gamma"] >= bits:

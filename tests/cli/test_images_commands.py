@@ -95,17 +95,19 @@ def test_a_shortlist_run_saves_its_pursuit_and_encodes_by_it(runner, tmp_path, d
     assert not np.array_equal(encode_images(exact, test), codes)   # the shortlist changed codes
 
 
-def test_fast_stop_epochs_reach_the_run(runner, tmp_path, data_root):  # noqa: F811
-    """--fast-stop-epochs is saved with the run, whose encodings take the exact stop."""
+@pytest.mark.parametrize("given, saved", [("1", 1), ("all", None)])
+def test_fast_stop_epochs_reach_the_run(runner, tmp_path, data_root, given, saved):  # noqa: F811
+    """--fast-stop-epochs N or all is saved with the run, whose encodings take the exact stop."""
     from bpetopics.runs import load_run
 
     out = tmp_path / "warm"
     result = runner.invoke(main, ["images", "train", "mnist", "--model", "gaussbpe", "--out", str(out),
-                                  "--data-root", str(data_root), *TINY, "--fast-stop-epochs", "1"])
+                                  "--data-root", str(data_root), *TINY, "--fast-stop-epochs", given])
     assert result.exit_code == 0, result.output
     run = load_run(out)
-    assert run.config["params"]["fast_stop_epochs"] == 1 and run.model.exact_stop is True
+    assert run.config["params"]["fast_stop_epochs"] == saved and run.model.exact_stop is True
     assert run.model._pursuit_options() == {"shortlist": 32, "exact_stop": True}
+    assert run.model._pursuit_options(training=True)["exact_stop"] is (saved is not None)  # after 2 epochs
 
 
 @pytest.mark.parametrize("extra, saved", [([], None), (["--shortlist", "3"], 3), (["--fast-stop"], 32),
@@ -161,6 +163,8 @@ def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # n
                                         "--fast-stop", "--fast-stop-epochs", "2"]), "--fast-stop-epochs", "drop one")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),
                                         "--fast-stop-epochs", "2"]), "--fast-stop-epochs", "gaussbpe")
+    one_line_error(runner.invoke(main, [*train, "mnist", "--model", "gaussbpe", "--out", str(tmp_path / "r"),
+                                        "--fast-stop-epochs", "soon"]), "--fast-stop-epochs", "'all'")
     one_line_error(runner.invoke(main, [*train, "binary_mnist", "--model", "bernbpe", "--out", str(tmp_path / "r"),
                                         "--sigma", "0.1"]), "--sigma", "GaussBPE")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),

@@ -122,7 +122,7 @@ def test_the_image_models_take_a_shortlist(shared_data):
 def test_the_fast_stop_epochs_warm_up_and_then_stop_exactly(shared_data, monkeypatch):
     """fast_stop_epochs=2 of 3: the training steps of epochs 1-2 stop at once, those of
     epoch 3 and every encoding (the training images' codes_, transform) take the exact
-    stop; the same model trained with exact_stop=False and switched to the exact stop
+    stop (None: no training step does); the same model trained with exact_stop=False and switched to the exact stop
     after epoch 2 (the way README's figures were first measured) is the same model."""
     from bpetopics.core import encoding, model as model_module
     from bpetopics.images import load_mnist
@@ -152,6 +152,9 @@ def test_the_fast_stop_epochs_warm_up_and_then_stop_exactly(shared_data, monkeyp
     switched = GaussBPE(exact_stop=False, callback=switch, **common).fit(X)
     assert np.array_equal(warm.codes_, switched.codes_)
     assert all(torch.equal(a, b) for a, b in zip(warm.decoder_.parameters(), switched.decoder_.parameters()))
+    calls.clear()                       # None: every training epoch stops at once, encoding exactly
+    GaussBPE(fast_stop_epochs=None, **common).fit(X)
+    assert calls == [("train", False)] * 9 + [("encode", True)]
     with pytest.raises(ValueError, match="fast_stop_epochs"):
         GaussBPE(fast_stop_epochs=-1).fit(X)
 
