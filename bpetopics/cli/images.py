@@ -111,7 +111,7 @@ def _images_error(exc):
               help="BPE only: the first N epochs (or all) stop an image as soon as its shortlist gains nothing "
                    "(a cheaper warm-up, several times faster epochs); the later epochs and the encodings take "
                    "the exact stop (README, 'A cheaper warm-up', has the error and the time measured) "
-                   "[default: the model's: GaussBPE 0, BernBPE all].")
+                   "[default: 0].")
 @click.option("--sigma", type=FloatRange(min=0, min_open=True), default=None,
               help="GaussBPE only: the pixels' noise standard deviation. Smaller buys detail with bits: "
                    "Table 1's small budget uses 0.1 (README, 'Images: Table 1') [default: the model's, 0.3].")
