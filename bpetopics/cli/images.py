@@ -11,7 +11,8 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, EpochsOrAll, FloatRange, IntRange, UserError, main, open_run, refuse_existing, run_errors
+from bpetopics.cli import (Choice, EpochsOrAll, FloatRange, IntRange, UserError, main, open_run, refuse_existing,
+                           run_errors)
 
 #: The budgets offered by --budget (bpetopics.images.table.BUDGETS).
 PUBLIC_BUDGETS = ("tiny", "small", "full")
