@@ -43,20 +43,22 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(1)
     wanted = None if args.datasets is None else set(args.datasets.split(","))
-    checkpoints = sorted(Path(args.parts).glob("*/runs/*.partial/checkpoint.safetensors"))
-    finished = sorted(p.parent for p in Path(args.parts).glob("*/runs/*bpe/config.json"))
+    # (run folder, model loader): unfinished runs at their checkpoint, then finished runs
+    checkpoints = [(p.parent, lambda p=p: load_checkpoint(p, device="cpu")[0])
+                   for p in sorted(Path(args.parts).glob("*/runs/*.partial/checkpoint.safetensors"))]
+    finished = [(p.parent, lambda p=p: load_run(p.parent, device="cpu").model)
+                for p in sorted(Path(args.parts).glob("*/runs/*bpe/config.json"))]
     if not checkpoints and not finished:
         raise SystemExit(f"Error: no checkpoint under {args.parts}/*/runs/*.partial/ and no finished BPE run "
                          f"under {args.parts}/*/runs/; prepare the pieces first (benchmarks/gpu_session.sh prepare)")
     print("| data set | model | epochs done / planned | test images | metric | ours | paper "
           "| Hoyer | bits/img | CPU s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for path in checkpoints + finished:
-        run = path if path in finished else path.parent
+    for run, load in checkpoints + finished:
         dataset = run.name.removesuffix(".partial").rsplit("-", 1)[0]
         if wanted is not None and dataset not in wanted:
             continue
-        model = load_run(path, device="cpu").model if path in finished else load_checkpoint(path, device="cpu")[0]
+        model = load()
         Xt, _ = load_split(dataset, "test", args.data_root, args.test)
         start = time.process_time()
         row, _ = _evaluate_bpe(model, "bern" if dataset == "binary_mnist" else "gauss", Xt)

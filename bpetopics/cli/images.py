@@ -354,19 +354,11 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
         raise UserError(str(err)) from None
     if tf32:
         allow_tf32()
-    budget = BUDGETS[budget]
-    if bpe_epochs:
-        budget = replace(budget, bpe_epochs=bpe_epochs)
-    if vae_epochs:
-        budget = replace(budget, vae_epochs=vae_epochs, gsvae_epochs=vae_epochs)
-    if sigma:
-        budget = replace(budget, sigma=sigma)
-    if n_train:
-        budget = replace(budget, n_train=n_train)
-    if fast_stop_epochs is not None:
-        budget = replace(budget, fast_stop_epochs=fast_stop_epochs)
+    overrides = {"bpe_epochs": bpe_epochs, "vae_epochs": vae_epochs, "gsvae_epochs": vae_epochs, "sigma": sigma,
+                 "n_train": n_train, "fast_stop_epochs": fast_stop_epochs}
+    budget = replace(BUDGETS[budget], **{k: v for k, v in overrides.items() if v is not None})
     if shortlist is not None:
-        budget = replace(budget, shortlist=shortlist or None)
+        budget = replace(budget, shortlist=shortlist or None)     # 0: every bit
     elif budget.shortlist and not budget.fast_stop_epochs and _exact_pursuit_on_gpu(device):
         budget = replace(budget, shortlist=None)
     if budget.fast_stop_epochs and not budget.shortlist:

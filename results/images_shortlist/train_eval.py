@@ -73,12 +73,9 @@ if kind == "scaled":   # with its factors s_n, for the error in plain MNIST's un
     Xt, _, factors = load_scaled_mnist("test", root, s_max=s_max, limit=budget.n_test, random_state=seed)
 else:
     Xt, _ = load_split(dataset, "test", root, budget.n_test, seed, s_max)
+if args.exact_last:   # the fast stop until epoch E - N, the exact stop after it (and in encoding)
+    params = {**params, "exact_stop": True, "fast_stop_epochs": params["epochs"] - args.exact_last}
 model = MODELS[registry](**params)
-if args.exact_last:
-    def _switch(m, info):   # after epoch E - N: the exact stop from here on
-        if m.epoch_ == m.epochs - args.exact_last:
-            m.set_params(exact_stop=True)
-    model.set_params(callback=_switch)
 start = time.process_time()
 model.fit(X, encode=False)
 fit = time.process_time() - start
