@@ -14,15 +14,16 @@ from bpetopics.runs.folder import RunError
 def run_splits(run) -> dict:
     """The corpus a run was trained on, rebuilt: ``{"train": Corpus, "test": Corpus}``.
 
-    A saved corpus (``bpetopics corpus``) is read back as it is; 20 Newsgroups or a folder
-    of texts is loaded again with the recorded settings (categories, ``max_docs`` draw)
+    A saved corpus (``bpetopics corpus``) is read back as it is; 20 Newsgroups, a named
+    corpus (abc, state_union, lee) or a folder of texts is loaded again with the recorded settings (categories, ``max_docs`` draw)
     and cleaned with the run's saved text pipeline (its stop words; the vocabulary is
     fitted again on the train split, exactly as in training). The result is checked
     against the run: the same vocabulary and, when known, the same training documents
     in the same order; otherwise a :class:`RunError` (one line) says why.
     """
     from bpetopics.text import CorpusError, CorpusWarning, TextPipeline, corpus_from_documents, load_source, load_splits
-    from bpetopics.text.sources import NEWSGROUPS, SAVED, SHARDED, source_kind
+    from bpetopics.text.named_corpora import load_named_corpus
+    from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, source_kind
 
     cfg = run.config.get("corpus") or {}
     source = cfg.get("source")
@@ -44,13 +45,16 @@ def run_splits(run) -> dict:
                 if settings is None or cfg.get("pipeline") is None:
                     raise RunError(f"{where} does not record how the corpus was prepared (corpus.settings and "
                                    "corpus.pipeline): retrain with `bpetopics train`, or from a saved corpus")
-                if kind != NEWSGROUPS and not Path(source).exists():
+                if kind not in (NEWSGROUPS, NAMED) and not Path(source).exists():
                     raise RunError(f"the run's corpus {source} is not there any more (runs of older bpetopics "
                                    "record paths relative to where `bpetopics train` ran): run from that "
                                    "folder, or restore it")
                 pipeline = TextPipeline.from_dict(cfg["pipeline"])
-                raw = load_source(source, data_home=settings.get("data_home"),
-                                  categories=settings.get("categories"))
+                if kind == NAMED:
+                    raw = load_named_corpus(source)
+                else:
+                    raw = load_source(source, data_home=settings.get("data_home"),
+                                      categories=settings.get("categories"))
                 raw = {name: docs.sample(settings.get("max_docs"), settings.get("random_state", 0))
                        for name, docs in raw.items()}
                 splits = corpus_from_documents(raw, pipeline)

@@ -123,7 +123,7 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
     if not root.exists():
         raise CorpusError(
             f"corpus source {os.fspath(path)!r} does not exist: give 20newsgroups, "
-            "a folder of text files or a saved corpus folder"
+            "abc, state_union or lee (named corpora), a folder of text files or a saved corpus folder"
         )
     if not root.is_dir():
         raise CorpusError(f"{root} is a file, not a folder: give a folder of text files (one document per file)")

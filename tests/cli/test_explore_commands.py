@@ -106,6 +106,21 @@ def test_evaluate_without_a_test_split(runner, trained_run, tmp_path):
     assert res["heldout"] == "train" and res["accuracy"] is None and res["n_heldout"] == 300
 
 
+def test_evaluate_a_run_trained_on_a_named_corpus(runner, tmp_path):
+    """A named corpus (here gensim's lee) is recorded by name, not as a path, and is
+    rebuilt by name: evaluate does not take it for a folder that went missing."""
+    out = tmp_path / "lee"
+    trained = runner.invoke(main, ["train", "lee", "--out", str(out), "--quiet", "--vocab-size", "300",
+                                   "--min-df", "2", "--stopwords", "sklearn", *TINY])
+    assert trained.exit_code == 0, trained.output
+    assert json.loads((out / "config.json").read_text())["corpus"]["source"] == "lee"
+    result = runner.invoke(main, ["evaluate", str(out), "--reference", "train", "--no-gensim",
+                                  "--out", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    res = json.loads((tmp_path / "m.json").read_text())
+    assert res["heldout"] == "train" and res["n_heldout"] == 300 and res["n_words"] == 300
+
+
 def test_evaluate_bad_input(runner, trained_run, corpus_with_test, tmp_path):
     run_dir = trained_run[0]
     one_line_error(runner.invoke(main, ["evaluate", str(tmp_path / "nope")]), "does not exist")
