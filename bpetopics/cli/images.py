@@ -241,7 +241,8 @@ def encode(run, images_arg, out, data_root, limit, device, overwrite):
 @images.command("show")
 @click.argument("run", type=click.Path(path_type=Path))
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="The bits picture (PNG); the reconstructions go beside it (bits.png -> bits.recon.png).")
+              help="The bits picture (PNG); the reconstructions (bits.png -> bits.recon.png) and the "
+                   "list of the drawn bits (bits.csv) go beside it.")
 @click.option("--bits", "n_bits", type=IntRange(min=1), default=40, show_default=True,
               help="Show at most this many bits, most used first.")
 @click.option("--images", "n_images", type=IntRange(min=1), default=10, show_default=True,
@@ -255,19 +256,23 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
     The first: the empty code's image, then what each used bit adds to it (grey: no
     change, white: adds, black: removes), most used first. The second (OUT with
     .recon before the suffix): originals of the run's test split (a folder: its
-    images) over their reconstructions.
+    images) over their reconstructions. Beside them, OUT with .csv as suffix: tile,
+    bit and how many training images use it (a Gaussian VAE: tile, latent and the
+    spread of its training means), tile 0 being the empty code.
 
     \b
     Examples:
       bpetopics images show runs/mnist --out bits.png
     """
-    from bpetopics.runs.image_explore import recon_path, show_run
+    from bpetopics.runs.image_explore import bits_table_path, recon_path, show_run
 
-    refuse_existing([out, recon_path(out)], overwrite)
+    if out.suffix.lower() == ".csv":
+        raise UserError(f"--out {out} is the picture: give a .png name (the list of bits goes beside it as .csv)")
+    refuse_existing([out, recon_path(out), bits_table_path(out)], overwrite)
     loaded = open_run(run, images=True)
     with run_errors():
-        first, second = show_run(loaded, out, n_bits=n_bits, n_images=n_images, data_root=data_root)
-    click.echo(f"wrote {first} and {second}")
+        written = show_run(loaded, out, n_bits=n_bits, n_images=n_images, data_root=data_root)
+    click.echo(f"wrote {', '.join(map(str, written[:-1]))} and {written[-1]}")
 
 
 @images.command("table")

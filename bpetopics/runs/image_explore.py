@@ -5,7 +5,7 @@ What ``bpetopics images encode`` and ``bpetopics images show`` run::
     run = load_run("runs/mnist")
     codes, data = encode_run_images(run, "mnist")          # the test split of MNIST
     write_codes("codes.npz", codes, data)
-    bits_png, recon_png = show_run(run, "bits.png")        # and bits.recon.png
+    bits_png, recon_png, bits_csv = show_run(run, "bits.png")   # bits.recon.png, bits.csv
 """
 
 from __future__ import annotations
@@ -76,6 +76,35 @@ def recon_path(path) -> Path:
     return path.with_name(f"{path.stem}.recon{path.suffix or '.png'}")
 
 
+def bits_table_path(path) -> Path:
+    """Where :func:`show_run` lists the drawn bits beside ``path``: bits.png -> bits.csv."""
+    return Path(path).with_suffix(".csv")
+
+
+def _bits_table(codes, bits) -> str:
+    """CSV of the drawn bits, one row per tile after the empty code's (tile 0): binary
+    codes: ``tile,bit,images,share`` (training images with the bit on, and their share);
+    a Gaussian VAE's means: ``tile,latent,spread`` (the standard deviation of the training
+    means, the use :func:`~bpetopics.runs.image_codes.bit_contributions` orders by)."""
+    import csv
+    import io
+
+    codes = np.asarray(codes)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    if codes.dtype == np.uint8:
+        used = (codes != 0).sum(0)
+        writer.writerow(["tile", "bit", "images", "share"])
+        for tile, k in enumerate(bits, start=1):
+            writer.writerow([tile, int(k), int(used[k]), f"{used[k] / max(len(codes), 1):.6g}"])
+    else:
+        spread = codes.std(0) if len(codes) else np.zeros(codes.shape[1])
+        writer.writerow(["tile", "latent", "spread"])
+        for tile, k in enumerate(bits, start=1):
+            writer.writerow([tile, int(k), f"{spread[k]:.6g}"])
+    return buffer.getvalue()
+
+
 def _display(record, X):
     """Data values to [0, 1] for drawing: scaled MNIST's [-s, s] maps to [0, 1] linearly."""
     lo, hi = min(0.0, record.get("min", 0.0)), max(1.0, record.get("max", 1.0))
@@ -92,20 +121,26 @@ def _picks(data, n):
 
 
 def show_run(run, out, *, n_bits: int = 40, n_images: int = 10, ncols: int = 10, scale: int = 2,
-             images=None, data_root=None) -> tuple[Path, Path]:
-    """Write two PNGs: ``out`` (the empty code's image, then what each used bit adds to
-    it, most used first, at most ``n_bits``: grey no change, white adds, black removes)
-    and :func:`recon_path` (``out``) (rows of ``n_images`` originals over their
-    reconstructions: the run's test split, or its folder's images, or ``images``).
-    Returns both paths; the caller refuses existing files."""
+             images=None, data_root=None) -> tuple[Path, Path, Path]:
+    """Write two PNGs and a CSV: ``out`` (the empty code's image, then what each used bit
+    adds to it, most used first, at most ``n_bits``: grey no change, white adds, black
+    removes), :func:`recon_path` (``out``) (rows of ``n_images`` originals over their
+    reconstructions: the run's test split, or its folder's images, or ``images``) and
+    :func:`bits_table_path` (``out``) (which bit each tile of the first draws, and how
+    many training images use it). Returns the three paths; the caller refuses existing
+    files."""
+    from bpetopics.files import write_text_atomic
     from bpetopics.runs.image_codes import bit_contributions, reconstruct_images
     from bpetopics.viz.image_grid import signed_to_unit, tile_grid, write_png
 
     _require_image_run(run)
     shape = run.data["image_shape"]
-    empty, adds, _ = bit_contributions(run.model, run.codes(), max_bits=n_bits)
+    codes = run.codes()
+    empty, adds, bits = bit_contributions(run.model, codes, max_bits=n_bits)
     tiles = np.concatenate([np.clip(empty, 0, 1)[None, :], signed_to_unit(adds)])
     write_png(tile_grid(tiles, shape, ncols, scale), out)
+    table = bits_table_path(out)
+    write_text_atomic(table, _bits_table(codes, bits))
     data = run_images(run, images, data_root)
     X = data.X[_picks(data, n_images)]
     R = reconstruct_images(run.model, X)
@@ -117,4 +152,4 @@ def show_run(run, out, *, n_bits: int = 40, n_images: int = 10, ncols: int = 10,
     grid = np.nan_to_num(_display(run.data, np.concatenate(pad)), nan=0.5)
     second = recon_path(out)
     write_png(tile_grid(grid, shape, cols, scale), second)
-    return Path(out), second
+    return Path(out), second, table

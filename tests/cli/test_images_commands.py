@@ -2,6 +2,8 @@
 encoded, drawn; each failure is one line and exit code 2; Ctrl-C leaves a checkpoint
 that --resume finishes into the same run."""
 
+import csv
+
 import numpy as np
 import pytest
 import torch
@@ -52,6 +54,14 @@ def test_train_encode_show(image_run, runner, tmp_path, data_root):  # noqa: F81
         assert img.size == grid_size(1 + used, (28, 28), 10) and img.mode == "L"
     with Image.open(tmp_path / "bits.recon.png") as img:
         assert img.size == grid_size(12, (28, 28), 6)  # 6 originals over 6 reconstructions
+    # bits.csv: the tiles' bits, most used first, with the training images using each
+    with open(tmp_path / "bits.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    on = (run.codes() != 0).sum(0)
+    assert [int(r["tile"]) for r in rows] == list(range(1, used + 1))
+    assert [int(r["images"]) for r in rows] == sorted(on[on > 0].tolist(), reverse=True)
+    assert all(on[int(r["bit"])] == int(r["images"]) for r in rows)
+    assert float(rows[0]["share"]) == pytest.approx(on.max() / len(run.codes()))
     one_line_error(runner.invoke(main, ["images", "show", str(image_run), "--out", str(bits)]),
                    "already exists", "--overwrite")
     assert runner.invoke(main, ["images", "show", str(image_run), "--out", str(bits), "--overwrite"]).exit_code == 0
@@ -189,6 +199,10 @@ def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # n
     (tmp_path / "b.recon.png").write_bytes(b"keep")
     one_line_error(runner.invoke(main, [*show, str(image_run), "--out", str(tmp_path / "b.png")]), "b.recon.png")
     assert not (tmp_path / "b.png").exists()
+    (tmp_path / "c.csv").write_bytes(b"keep")
+    one_line_error(runner.invoke(main, [*show, str(image_run), "--out", str(tmp_path / "c.png")]), "c.csv")
+    one_line_error(runner.invoke(main, [*show, str(image_run), "--out", str(tmp_path / "d.csv")]), "give a .png")
+    assert not (tmp_path / "c.png").exists() and (tmp_path / "c.csv").read_bytes() == b"keep"
 
 
 def test_text_commands_refuse_image_runs_and_back(image_run, trained_run, runner, tmp_path):

@@ -77,6 +77,27 @@ def test_every_used_bit_is_drawn_most_used_first(trained):
     assert empty.shape == (784,) and adds.shape == (len(bits), 784) and np.abs(adds).max() > 0.05
 
 
+def test_the_bits_table_names_each_drawn_tile(trained, tmp_path, data_root):  # noqa: F811
+    """show_run's CSV: binary codes list bit and images using it, a Gaussian VAE its
+    latents and their spread, in the order of the tiles (tile 0: the empty code)."""
+    import csv
+
+    from bpetopics.runs.image_explore import show_run
+
+    for model, header in (("BernBPE", ["tile", "bit", "images", "share"]), ("GaussianVAE", ["tile", "latent", "spread"])):
+        run = load_run(trained[model][0])
+        _, _, table = show_run(run, tmp_path / f"{model}.png", n_images=2, data_root=data_root)
+        with open(table, newline="") as f:
+            rows = list(csv.reader(f))
+        _, _, bits = bit_contributions(run.model, run.codes())
+        codes = run.codes()
+        assert rows[0] == header and len(rows) > 1 and [int(r[1]) for r in rows[1:]] == bits.tolist()
+        if model == "BernBPE":
+            assert [int(r[2]) for r in rows[1:]] == (codes != 0).sum(0)[bits].tolist()
+        else:
+            assert [float(r[2]) for r in rows[1:]] == pytest.approx(codes.std(0)[bits].tolist(), rel=1e-5)
+
+
 @pytest.mark.parametrize("model", list(MODELS))
 def test_an_interrupted_image_training_resumes_to_the_same_model(model, images, tmp_path):
     data = images[MODELS[model][0]][0]
