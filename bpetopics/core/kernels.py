@@ -109,7 +109,7 @@ def numpy_blas_on_one_thread():
     The end-of-epoch topic moves make thousands of small products over the vocabulary
     (dot products of W-vectors, W x T matrix-vector products); OpenBLAS hands vectors
     past about 10,000 elements to its other threads, and waking them for each costs more
-    than it saves (README, "Speed and memory", has the figures)."""
+    than it saves (results/speed/HISTORY.md has the figures)."""
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(limits=1, user_api="blas"):
