@@ -148,6 +148,7 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
     from bpetopics.models.registry import IMAGE_MODELS
     from bpetopics.runs import image_job
     from bpetopics.runs.folder import check_run_destination
+    from bpetopics.runs.image_folder import image_run_summary
 
     model = IMAGE_MODELS[model_name]
     try:
@@ -206,7 +207,7 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
     except KeyboardInterrupt:
         click.echo(f"\nInterrupted: the last finished epoch is checkpointed. Resume with:\n  {hint}", err=True)
         ctx.exit(130)
-    click.echo(f"wrote {out}")
+    click.echo(f"wrote {out}: {image_run_summary(out)}")
 
 
 @images.command("encode")

@@ -22,6 +22,7 @@ is the "data" record and ``run.codes()`` the training codes. Nothing is pickled.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,21 @@ def save_image_run(out, model, data, *, codes=None, overwrite: bool = False) -> 
         (tmp / SUMMARY_FILE).write_bytes(_json_bytes(summary))
         (tmp / CONFIG_FILE).write_bytes(_json_bytes(config))
     return out
+
+
+def image_run_summary(path) -> str:
+    """One line on the finished image run at ``path`` from its summary.json: images, epochs,
+    the final objective (BPE) or loss (VAEs), and the codes (binary: mean bits on an image,
+    bits used; a Gaussian VAE's means: the latents)."""
+    done = json.loads((Path(path) / SUMMARY_FILE).read_text(encoding="utf-8"))
+    model = json.loads((Path(path) / CONFIG_FILE).read_text(encoding="utf-8")).get("model", "")
+    codes = (f"{done['mean_active_bits']:.2f} of {done['code_size']} bits on an image, {done['bits_used']} used"
+             if done["code_dtype"] == "uint8" else f"{done['code_size']} latents")
+    final = done.get("final_objective")
+    kind = "loss" if model.endswith("VAE") else "objective"
+    epochs = done["epochs"]
+    return (f"{done['images']:,} images, {epochs} epoch{'s' if epochs != 1 else ''}"
+            + (f", final {kind} {final:.4g}" if final is not None else "") + f"; {codes}")
 
 
 def read_codes(path: Path, n_data: int) -> tuple[np.ndarray, np.ndarray | None]:

@@ -3,6 +3,7 @@ encoded, drawn; each failure is one line and exit code 2; Ctrl-C leaves a checkp
 that --resume finishes into the same run."""
 
 import csv
+import json
 
 import numpy as np
 import pytest
@@ -23,6 +24,11 @@ def image_run(data_root, tmp_path_factory):  # noqa: F811
     result = CliRunner().invoke(main, ["images", "train", "mnist", "--model", "gaussbpe", "--out", str(out),
                                        "--data-root", str(data_root), *TINY])
     assert result.exit_code == 0, result.output
+    # the last line sums the run up from its summary.json
+    summary = json.loads((out / "summary.json").read_text())
+    assert result.output.splitlines()[-1] == (
+        f"wrote {out}: 100 images, 2 epochs, final objective {summary['final_objective']:.4g}; "
+        f"{summary['mean_active_bits']:.2f} of 8 bits on an image, {summary['bits_used']} used")
     return out
 
 
