@@ -62,7 +62,6 @@ DATA_ROOT_HELP = ("Folder with the data sets (MNIST under mnist/MNIST/raw or MNI
 def _on_gpu(device) -> bool:
     """Whether ``device`` resolves to CUDA (an unknown one: False, refused later with its message)."""
     from bpetopics.core.device import resolve_device
-
     try:
         return resolve_device(device).type == "cuda"
     except ValueError:
