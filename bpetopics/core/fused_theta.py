@@ -1,6 +1,7 @@
 """PoissBPE's theta gradients with a linear decoder in two compiled calls (numba, CPU,
 float32): what :meth:`PoissBPE._theta_step` otherwise takes in about thirty small torch
-operations and two T x T x W matrix products (README, "Speed and memory"; results/speed/HISTORY.md).
+operations and two T x T x W matrix products (README, "Speed and memory";
+results/speed/HISTORY.md).
 
 With codes z (P, K), decoder weights W (T, K) and bias b (T,), topics beta (T, W) =
 softmax of the topic logits l, the loss of the theta step is the data term per token
