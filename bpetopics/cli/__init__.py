@@ -207,7 +207,8 @@ _VOCABULARY_OPTIONS = [
     click.option("--data-home", type=click.Path(path_type=Path), default=None,
                  help="Folder with scikit-learn's 20 Newsgroups cache [default: $SCIKIT_LEARN_DATA]."),
     click.option("--categories", default=None, metavar="A,B,...",
-                 help="Keep only these labels (20 Newsgroups groups or subfolder names), comma-separated."),
+                 help="Keep only these labels (20 Newsgroups groups, a named corpus's labels or subfolder names), "
+                      "comma-separated."),
     click.option("--max-docs", type=IntRange(min=1), default=None,
                  help="Keep at most this many documents per split, drawn at random with the seed."),
 ]

@@ -16,13 +16,13 @@ def run_splits(run) -> dict:
 
     A saved corpus (``bpetopics corpus``) is read back as it is; 20 Newsgroups, a named
     corpus (abc, state_union, lee) or a folder of texts is loaded again with the recorded
-    settings (categories, ``max_docs`` draw) and cleaned with the run's saved text pipeline (its stop words; the vocabulary is
-    fitted again on the train split, exactly as in training). The result is checked
+    settings (categories, ``max_docs`` draw) and cleaned with the run's saved text
+    pipeline (its stop words; the vocabulary is fitted again on the train split, exactly
+    as in training). The result is checked
     against the run: the same vocabulary and, when known, the same training documents
     in the same order; otherwise a :class:`RunError` (one line) says why.
     """
     from bpetopics.text import CorpusError, CorpusWarning, TextPipeline, corpus_from_documents, load_source, load_splits
-    from bpetopics.text.named_corpora import load_named_corpus
     from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, source_kind
 
     cfg = run.config.get("corpus") or {}
@@ -50,11 +50,8 @@ def run_splits(run) -> dict:
                                    "record paths relative to where `bpetopics train` ran): run from that "
                                    "folder, or restore it")
                 pipeline = TextPipeline.from_dict(cfg["pipeline"])
-                if kind == NAMED:
-                    raw = load_named_corpus(source)
-                else:
-                    raw = load_source(source, data_home=settings.get("data_home"),
-                                      categories=settings.get("categories"))
+                raw = load_source(source, data_home=settings.get("data_home"),
+                                  categories=settings.get("categories"))
                 raw = {name: docs.sample(settings.get("max_docs"), settings.get("random_state", 0))
                        for name, docs in raw.items()}
                 splits = corpus_from_documents(raw, pipeline)

@@ -320,28 +320,31 @@ def load_source(
     categories=None,
     download_if_missing: bool = True,
 ) -> dict[str, RawDocuments]:
-    """Load raw documents from a source given by name: ``20newsgroups`` or a folder.
+    """Load raw documents from a source given by name: ``20newsgroups``, a named corpus
+    (:data:`~bpetopics.text.named_corpora.NAMED_CORPORA`: abc, state_union, lee) or a folder.
 
     Parameters
     ----------
     source : str or path
-        ``"20newsgroups"`` (also ``20ng``) or a folder of text files.
+        ``"20newsgroups"`` (also ``20ng``), a named corpus, or a folder of text files.
     data_home : str or path, optional
         Passed to :func:`load_20newsgroups`.
     categories : list of str, optional
-        Keep only documents with these labels (20 Newsgroups groups, or subfolder
-        names of a folder).
+        Keep only documents with these labels (20 Newsgroups groups, a named corpus's
+        labels, or subfolder names of a folder).
     download_if_missing : bool, default=True
         Passed to :func:`load_20newsgroups`.
 
     Returns
     -------
     dict of str to RawDocuments
-        ``{"train": ..., "test": ...}`` for 20 Newsgroups, ``{"train": ...}`` for a folder.
+        ``{"train": ..., "test": ...}`` for 20 Newsgroups, ``{"train": ...}`` otherwise.
     """
+    from bpetopics.text.named_corpora import is_named_corpus, load_named_corpus  # it imports this module
+
     if is_newsgroups(source):
         return load_20newsgroups(data_home, categories=categories, download_if_missing=download_if_missing)
-    docs = load_folder(source)
+    docs = load_named_corpus(source)["train"] if is_named_corpus(source) else load_folder(source)
     if categories is not None:
         names = docs.label_names or []
         unknown = [c for c in categories if c not in names]

@@ -14,9 +14,8 @@ from bpetopics.text.corpus import (
 )
 from bpetopics.text.loaders import RawDocuments, load_source
 from bpetopics.text.pipeline import TextPipeline
-from bpetopics.text.named_corpora import load_named_corpus
 from bpetopics.text.errors import CorpusError
-from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, source_kind
+from bpetopics.text.sources import NEWSGROUPS, SAVED, SHARDED, source_kind
 
 
 def _build(docs: RawDocuments, tokens: list[list[str]], pipeline: TextPipeline) -> Corpus:
@@ -142,11 +141,8 @@ def prepare_corpus(
     pipeline.check_settings()
     if kind == NEWSGROUPS:
         pipeline.stop_words  # noqa: B018
-    if kind == NAMED:
-        raw = load_named_corpus(source)
-    else:
-        raw = load_source(source, data_home=data_home, categories=categories,
-                          download_if_missing=download_if_missing)
+    raw = load_source(source, data_home=data_home, categories=categories,
+                      download_if_missing=download_if_missing)
     pipeline.stop_words  # noqa: B018
     raw = {split: docs.sample(max_docs, random_state) for split, docs in raw.items()}
     return corpus_from_documents(raw, pipeline)

@@ -46,6 +46,13 @@ def test_names_are_sources_unless_a_path_of_that_name_exists(tmp_path, monkeypat
     assert source_kind("lee") == "folder"
 
 
+def test_a_named_corpus_keeps_the_categories_asked_for(nltk_data):
+    splits = prepare_corpus("abc", categories=["science"], vocab_size=300, min_df=2, stopwords="sklearn")
+    assert splits["train"].n_docs == 764 and splits["train"].label_names == ["science"]
+    with pytest.raises(CorpusError, match="choose among rural, science"):
+        prepare_corpus("abc", categories=["sport"], vocab_size=300, stopwords="sklearn")
+
+
 def test_prepare_corpus_reads_a_named_corpus():
     splits = prepare_corpus("lee", vocab_size=300, min_df=2, stopwords="sklearn")
     assert list(splits) == ["train"] and splits["train"].counts.shape == (300, 300)
