@@ -6,37 +6,47 @@
 #   bash benchmarks/gpu_session.sh prepare        # here: .gpu/data <- ../shared/data images;
 #                                                 # TABLE_TAR=<files_at>/<parts>.tgz. unpacks
 #                                                 # the pieces a call returned
-#   device run, carry [".gpu/data/mnist", ".gpu/<parts>"]:  bash benchmarks/gpu_session.sh run
+#   device run, carry [".gpu/data/mnist", ".gpu/data/cifar10", ".gpu/<parts>"]:
+#                                                 bash benchmarks/gpu_session.sh run
 #     (every call carries what it needs: in session 19 a second call on the still-warm
 #     machine found .gpu/ gone, the pieces of the first call with it)
 #   bash benchmarks/gpu_session.sh merge          # here, once every piece has finished
 #
 # `run` trains Table 1 with every model in a process of its own (PIECES: "data set:model"
-# pairs; default the MNIST data sets' five models and BernBPE), all sharing the card, each
+# pairs; default every model of the four data sets, eleven), all sharing the card, each
 # started or resumed under PARTS/<data set>-<model>/ and stopped by SIGINT after
 # TABLE_SECONDS (or what is left of TOTAL_SECONDS) with its finished model or last
 # checkpoint kept. The table's options come
 # from BUDGET (full), BPE_EPOCHS, VAE_EPOCHS, SIGMA and SHORTLIST (empty: the budget's),
-# and TF32=1 (the default) adds --tf32. On a GPU the table picks the exact pursuit unless
-# SHORTLIST is given (session 19, H100: the shortlist pursuit's BernBPE epochs took 358 s
-# on the whole split with eight pieces sharing the card, the exact pursuit's 11.5 s alone
-# on an H200, results/table1-h200-bin-cifar/; TIMING=1 times both, below). A CUDA smoke
-# test (the tiny budget, one epoch) runs first; the pieces
-# start only when it passes. It writes into $OUT (the device tool returns 8 files, 64 MiB
-# in all): log.txt (versions, the smoke test, every piece's log, the merged table),
-# table.tgz (the table's files, when every piece finished: `merge` runs there, so the runs
-# need not come back for it) and <parts>.tgz.* (the pieces' records and runs, BPE runs
-# before VAE runs, gzipped in at most four 15 MiB parts, for `prepare`; a fifth would be
-# dropped by the tool, so an archive cut there loses the last VAE runs (a whole-split
-# MNIST VAE run is 12-15 MB) and says so in log.txt).
+# and TF32=1 adds --tf32 (the default until session 22, whose table used it: at sigma 0.1
+# TF32 raised GaussBPE's MSE by 0.7, results/table1-h200-session22/pursuit_check.md).
+# On a GPU the table picks the exact pursuit unless SHORTLIST is given (session 19,
+# H100: the shortlist pursuit's BernBPE epochs took 358 s on the whole split with eight
+# pieces sharing the card, the exact pursuit's 11.5 s alone on an H200,
+# results/table1-h200-bin-cifar/; TIMING=1 times both, below). A CUDA smoke test (the tiny
+# budget, one epoch) runs first; the pieces start only when it passes. It writes into $OUT
+# (the device tool returns 8 files, 64 MiB in all): log.txt (versions, the smoke test, every
+# piece's log, the merged table), table.tgz (the table's files, when every piece finished:
+# `merge` runs there, so the runs need not come back for it) and <parts>.tgz.* (the pieces'
+# records and runs, BPE runs before VAE runs, gzipped in at most four 15 MiB parts, for
+# `prepare`; a fifth would be dropped by the tool, so an archive cut there loses the last VAE
+# runs (a whole-split MNIST VAE run is 12-15 MB) and says so in log.txt).
 # Sizes measured in session 19 (H100, eight pieces sharing the card): a VAE's 100 epochs
 # on a whole MNIST split 190-280 s; GaussBPE (K = 800, sigma 0.1, the shortlist pursuit,
 # alone) 17.9 s an epoch of 5,000 images, so about 215 s an epoch of the whole split.
-# The next lent GPU (one call): BUDGET=full BPE_EPOCHS=5 TOTAL_SECONDS=560, carry
-# [".gpu/data/mnist"]: the three MNIST tables on whole splits at sigma 0.3 with the exact
-# pursuit, sized from session 9's epochs (GaussBPE K = 800 54 s, BernBPE 44 s with three
-# tables sharing, float32; TF32 1.45x faster) and session 19's VAEs; CIFAR-10 in a call
-# of its own (PIECES="cifar10:gaussbpe cifar10:vae-fixed cifar10:vae-learned").
+# Session 22 (H200, one call, 527 s of its 600; results/table1-h200-session22/): the whole
+# Table 1, all four data sets' eleven pieces at once, THREADS=1 BUDGET=full BPE_EPOCHS=2
+# SIGMA=0.1 TOTAL_SECONDS=560 with PIECES the eleven pieces, carry [".gpu/data/mnist",
+# ".gpu/data/cifar10"]: every piece finished within 477 s and the table was merged there.
+# BPE epochs took 243-317 s while the VAEs ran (100 epochs each, 184-333 s), 82-96 s after.
+# Those are now the defaults (PIECES, THREADS, the budget's sigma; TF32 is not: TF32=1
+# repeats that call): the whole table is
+#   device run, carry [".gpu/data/mnist", ".gpu/data/cifar10"], timeout_s 600:
+#   BPE_EPOCHS=2 TOTAL_SECONDS=560 bash benchmarks/gpu_session.sh run
+# The session's second call (pursuit_check.md there; 2,000 MNIST images, each model alone):
+# the shortlist pursuit's epochs now take 1.3x the exact pursuit's on a GPU (not session 19's
+# 30x), with GaussBPE's test MSE 0.6 lower: SHORTLIST=32 is worth a table (it was not timed
+# with eleven pieces sharing the card, where its host waits may cost more).
 # `merge` joins the finished pieces into one table (`images table --resume`: nothing
 # trains; it refuses while a piece is unfinished). BUDGET=tiny DEVICE=cpu OUT=/tmp/x tries
 # it on a CPU.
@@ -44,7 +54,7 @@ set -u
 mode=${1:-run}
 BUDGET=${BUDGET:-full}; BPE_EPOCHS=${BPE_EPOCHS:-}; VAE_EPOCHS=${VAE_EPOCHS:-}
 SIGMA=${SIGMA:-}; SHORTLIST=${SHORTLIST:-}
-PIECES=${PIECES:-"mnist:gaussbpe mnist:vae-fixed mnist:vae-learned scaled_mnist:gaussbpe scaled_mnist:vae-fixed scaled_mnist:vae-learned binary_mnist:bernbpe binary_mnist:gsvae"}
+PIECES=${PIECES:-"mnist:gaussbpe scaled_mnist:gaussbpe cifar10:gaussbpe binary_mnist:bernbpe mnist:vae-fixed mnist:vae-learned scaled_mnist:vae-fixed scaled_mnist:vae-learned binary_mnist:gsvae cifar10:vae-fixed cifar10:vae-learned"}
 TAG=table1-$BUDGET${BPE_EPOCHS:+-e$BPE_EPOCHS}${SIGMA:+-sigma$SIGMA}
 PARTS=.gpu/$TAG-parts
 OPTS="--budget $BUDGET ${BPE_EPOCHS:+--bpe-epochs $BPE_EPOCHS} ${VAE_EPOCHS:+--vae-epochs $VAE_EPOCHS}"
@@ -97,7 +107,7 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD BPETOPICS_DATA=$PWD/.gpu/data
 DEVICE=${DEVICE:-cuda}; TABLE_SECONDS=${TABLE_SECONDS:-400}; STARTED=$SECONDS
 LOG=$OUT/log.txt
 { date; nvidia-smi -L 2>&1; python3 -c "import torch; print('torch', torch.__version__)"; } >> "$LOG"
-TF32=$([ "${TF32:-1}" = 1 ] && echo --tf32)
+TF32=$([ "${TF32:-0}" = 1 ] && echo --tf32)
 # the smoke test: the tiny budget on this device, one epoch each
 if ! timeout 150 python3 -m bpetopics images table --data-root .gpu/data --out /tmp/smoke-table --overwrite \
         --budget tiny --datasets mnist,binary_mnist --device "$DEVICE" --bpe-epochs 1 --vae-epochs 1 $TF32 \
@@ -126,7 +136,7 @@ for p in $PIECES; do
     d=mnist; [ "$ds" = cifar10 ] && d=cifar10
     [ -d ".gpu/data/$d" ] || { echo "skipping $p: .gpu/data/$d was not carried" >> "$LOG"; continue; }
     RESUME=""; [ -f "$T/table.json" ] && RESUME="--resume"
-    OMP_NUM_THREADS=${THREADS:-2} timeout -s INT "$TABLE_SECONDS" python3 -m bpetopics images table \
+    OMP_NUM_THREADS=${THREADS:-1} timeout -s INT "$TABLE_SECONDS" python3 -m bpetopics images table \
         --data-root .gpu/data --out "$T" $OPTS ${SHORTLIST:+--shortlist $SHORTLIST} --datasets "$ds" \
         --models "$model" --device "$DEVICE" $RESUME $TF32 --no-progress > "$OUT/piece-$ds-$model.txt" 2>&1 &
 done

@@ -118,8 +118,9 @@ def _images_error(exc):
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (model and subset).")
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when present), cpu or cuda.")
 @click.option("--tf32", is_flag=True,
-              help="On a GPU, matrix products in TF32 instead of float32: about 1.45x faster BPE epochs "
-                   "(measured on an H100, same test error); codes may differ from float32's at near ties.")
+              help="On a GPU, matrix products in TF32 instead of float32: 1.2-1.45x faster BPE epochs; "
+                   "codes may differ from float32's at near ties, and at sigma 0.1 GaussBPE's test MSE "
+                   "was 0.7 higher (README, 'Images: Table 1').")
 @click.option("--resume", is_flag=True, help="Continue the interrupted training of --out from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace a finished run (or an interrupted one) at --out.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no line per epoch.")
@@ -287,7 +288,7 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
                    "(seconds; the numbers mean nothing). "
                    "small: 2,000 / 1,000 images per data set, 8 BPE epochs (GaussBPE 800 bits, "
                    "sigma 0.1; BernBPE 200), no CIFAR-10 (about 40 CPU minutes on one thread; README, "
-                   "'Images: Table 1'). full: whole splits and CIFAR-10, 30 BPE epochs, sigma 0.3, for a GPU.")
+                   "'Images: Table 1'). full: whole splits and CIFAR-10, 30 BPE epochs, sigma 0.1, for a GPU.")
 @click.option("--datasets", multiple=True, callback=_datasets,
               help="Data sets to run, comma-separated or repeated: mnist, scaled_mnist, "
                    "binary_mnist, cifar10 (default: the budget's).")
@@ -315,8 +316,9 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="Override the BPE models' first epochs (N or all) that stop an image at once (a cheaper "
                    "warm-up) [default: the models' own].")
 @click.option("--tf32", is_flag=True,
-              help="On a GPU, matrix products in TF32 instead of float32: about 1.45x faster BPE epochs "
-                   "(measured on an H100, same test error); codes may differ from float32's at near ties.")
+              help="On a GPU, matrix products in TF32 instead of float32: 1.2-1.45x faster BPE epochs; "
+                   "codes may differ from float32's at near ties, and at sigma 0.1 GaussBPE's test MSE "
+                   "was 0.7 higher (README, 'Images: Table 1').")
 @click.option("--progress/--no-progress", default=False, show_default=True,
               help="Show progress bars while training.")
 @click.option("--resume", is_flag=True,

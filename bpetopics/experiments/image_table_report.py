@@ -69,9 +69,11 @@ def markdown(rows, budget, device, total_seconds) -> str:
     """The measured table next to the paper's, with the checks, as markdown."""
     head = ["data", "model", "metric", "ours", "paper", "GS-VAE -ELBO", "sparsity (ours)",
             "sparsity (paper)", "bits per image", "s / epoch", "epochs"]
+    # rows made elsewhere (pieces merged here) name their own device; older rows this one's
+    made_on = list(dict.fromkeys(r.get("made_on") or f"device {device}; {hardware()}" for r in rows))
     lines = [f"# Table 1, measured (budget '{budget.name}')", "",
              f"Train / test images per data set: {budget.n_train or 'all'} / "
-             f"{budget.n_test or 'all'}; device {device}; {hardware()}; "
+             f"{budget.n_test or 'all'}; {' / '.join(made_on) or f'device {device}; {hardware()}'}; "
              f"training and scoring {total_seconds / 60:.1f} min (summed over models).",
              f"BPE: K = {budget.gauss_n_bits or budget.n_bits} bits (GaussBPE), {budget.n_bits} "
              f"(BernBPE), {budget.bpe_epochs} epochs, batch {budget.bpe_batch_size}, lr "

@@ -142,6 +142,11 @@ def model_entry(out, dataset, name, slug, registry, params, data, evaluate, resu
         image_job.finish_image_job(job, overwrite=True)
         model = job.model
     row, recon = evaluate(model)
+    from bpetopics.experiments.image_table_report import hardware
+
+    # where the row was made (trained, or read back and scored): a table merged from pieces
+    # on another machine reports the pieces' device, not the merging one's
+    row["made_on"] = f"device {getattr(model, 'device_', params.get('device'))}; {hardware()}"
     history = [dict(h) for h in model.history_]
     row["train_seconds"] = float(sum(h.get("seconds", 0.0) for h in history))
     write_text_atomic(metrics, json.dumps({"row": row, "recon": np.asarray(recon).tolist(), "history": history},

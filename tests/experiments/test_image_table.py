@@ -36,6 +36,11 @@ def test_checks_and_markdown_on_hand_made_rows():
     assert got == [True, True, False, True, True, True]
     md = markdown(rows, BUDGETS["tiny"], "cpu", 12.0)
     assert md.count("\n| ") == 6 and "110.00" in md and "- [ ] MNIST: GaussBPE MSE" in md
+    assert "device cpu; " in md
+    # rows made on another machine (pieces merged here) name its device, not this one's
+    made = [dict(r, made_on="device cuda:0; a GPU host") for r in rows]
+    md = markdown(made, BUDGETS["tiny"], "cpu", 12.0)
+    assert "; device cuda:0; a GPU host; training" in md and "device cpu" not in md
 
 
 @pytest.mark.slow
@@ -224,8 +229,17 @@ def test_models_trained_apart_join_into_the_whole_table(data_root, tmp_path):
         for src in (tmp_path / slug / "runs").iterdir():
             (shutil.copytree if src.is_dir() else shutil.copy2)(src, joined / "runs" / src.name)
     shutil.copy2(tmp_path / "gsvae" / "table.json", joined / "table.json")
+    import json
+
+    assert whole[0]["made_on"].startswith("device cpu; ")
+    piece = joined / "runs" / "binary_mnist-gsvae.json"   # as if trained on a lent GPU
+    saved = json.loads(piece.read_text())
+    saved["row"]["made_on"] = "device cuda:0; a GPU host"
+    piece.write_text(json.dumps(saved))
     log = _Stop(None)
     rows, _ = run_table(data_root, joined, budget, device="cpu", log=log, resume=True)
+    header = (joined / "table1.md").read_text().splitlines()[2]
+    assert "device cpu; " in header and " / device cuda:0; a GPU host; " in header
     assert sum("finished before" in m for m in log.seen) == 2 and not any("epoch" in m for m in log.seen)
     keys = ("model", "value", "neg_elbo", "sparsity", "active_bits", "epochs")
     assert [[r.get(k) for k in keys] for r in rows] == [[r.get(k) for k in keys] for r in whole]
