@@ -70,11 +70,11 @@ def _on_gpu(device) -> bool:
 
 def _exact_pursuit_on_gpu(device) -> bool:
     """Whether the BPE models should take the exact pursuit in place of the shortlist's
-    default: on a GPU, where the shortlist pursuit was far slower (README, Images); says so."""
+    default: on a GPU, where the shortlist pursuit's epochs were slower (README, Images); says so."""
     if not _on_gpu(device):
         return False
-    click.echo("On a GPU the BPE models score every bit (--shortlist 0, the exact greedy pursuit): the "
-               "shortlist pursuit was far slower there (README, Images); --shortlist N asks for it.", err=True)
+    click.echo("On a GPU the BPE models score every bit (--shortlist 0, the exact greedy pursuit), whose epochs "
+               "were faster there (README, Images); --shortlist N asks for the shortlist pursuit.", err=True)
     return True
 
 
