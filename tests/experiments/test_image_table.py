@@ -2,6 +2,7 @@
 ``bpetopics images table`` command end to end (moved from tests/images/test_bpe_images.py)."""
 
 import csv
+import json
 
 import numpy as np
 import pytest
@@ -105,8 +106,6 @@ def test_table_command_override_is_part_of_the_table(data_root, tmp_path, datase
                                                      param, saved, said):
     """--sigma / --shortlist reach the BPE model's run, the table says so, and --resume with
     the budget's own setting is refused."""
-    import json
-
     from bpetopics.cli import main
 
     out = tmp_path / "table"
@@ -229,8 +228,6 @@ def test_models_trained_apart_join_into_the_whole_table(data_root, tmp_path):
         for src in (tmp_path / slug / "runs").iterdir():
             (shutil.copytree if src.is_dir() else shutil.copy2)(src, joined / "runs" / src.name)
     shutil.copy2(tmp_path / "gsvae" / "table.json", joined / "table.json")
-    import json
-
     assert whole[0]["made_on"].startswith("device cpu; ")
     piece = joined / "runs" / "binary_mnist-gsvae.json"   # as if trained on a lent GPU
     saved = json.loads(piece.read_text())
