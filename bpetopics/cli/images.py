@@ -370,6 +370,9 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
         budget = replace(budget, shortlist=None)
     if budget.fast_stop_epochs and not budget.shortlist:
         raise UserError("--fast-stop-epochs needs a shortlist, and --shortlist 0 scores every bit: drop one of them")
+    if budget.name == "full" and not _on_gpu(device):
+        click.echo("Note: the full budget is whole splits for a GPU; on a CPU one GaussBPE epoch of MNIST takes "
+                   "over half an hour on a thread (README, 'Images: Table 1'); --budget small is the CPU's.", err=True)
     from bpetopics.experiments.image_table_runs import check_models
 
     try:

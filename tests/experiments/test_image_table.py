@@ -150,6 +150,11 @@ def test_table_command_rejects_bad_input(tmp_path):
     # the message names the command's flags, not the library's arguments
     assert "--data-root" in missing.output and "download=True" not in missing.output
     assert "data_root" not in missing.output.replace(str(tmp_path), "")
+    full = runner.invoke(main, ["images", "table", "--out", str(tmp_path / "full"), "--data-root",
+                                str(tmp_path / "nothing"), "--budget", "full", "--datasets", "mnist",
+                                "--device", "cpu"])
+    assert full.exit_code == 2 and "full budget is whole splits for a GPU" in full.output
+    assert "full budget" not in missing.output        # the small budget says nothing
     helptext = runner.invoke(main, ["images", "table", "--help"]).output
     assert "tiny" in helptext and "--budget" in helptext and "--overwrite" in helptext
     zero = runner.invoke(main, ["images", "table", "--out", str(tmp_path), "--bpe-epochs", "0"])
