@@ -20,17 +20,17 @@
 # from BUDGET (full), BPE_EPOCHS, VAE_EPOCHS, SIGMA and SHORTLIST (empty: the budget's),
 # and TF32=1 adds --tf32 (the default until session 22, whose table used it: at sigma 0.1
 # TF32 raised GaussBPE's MSE by 0.7, results/table1-h200-session22/pursuit_check.md).
-# On a GPU the table picks the exact pursuit unless SHORTLIST is given (session 19,
-# H100: the shortlist pursuit's BernBPE epochs took 358 s on the whole split with eight
-# pieces sharing the card, the exact pursuit's 11.5 s alone on an H200,
-# results/table1-h200-bin-cifar/; TIMING=1 times both, below). A CUDA smoke test (the tiny
-# budget, one epoch) runs first; the pieces start only when it passes. It writes into $OUT
-# (the device tool returns 8 files, 64 MiB in all): log.txt (versions, the smoke test, every
-# piece's log, the merged table), table.tgz (the table's files, when every piece finished:
-# `merge` runs there, so the runs need not come back for it) and <parts>.tgz.* (the pieces'
-# records and runs, BPE runs before VAE runs, gzipped in at most four 15 MiB parts, for
-# `prepare`; a fifth would be dropped by the tool, so an archive cut there loses the last VAE
-# runs (a whole-split MNIST VAE run is 12-15 MB) and says so in log.txt).
+# The pursuit is the budget's (the full budget's: the exact one until session 22, the
+# shortlist of 32 since; SHORTLIST=0 asks for the exact one; in session 19 the shortlist
+# pursuit's BernBPE epochs took 358 s on the whole split with eight pieces sharing an H100, in
+# session 22 1.3x the exact one's alone on an H200; TIMING=1 times both, below). A CUDA smoke
+# test (the tiny budget, one epoch) runs first; the pieces start only when it passes. It
+# writes into $OUT (the device tool returns 8 files, 64 MiB in all): log.txt (versions, the
+# smoke test, every piece's log, the merged table), table.tgz (the table's files, when every
+# piece finished: `merge` runs there, so the runs need not come back for it) and <parts>.tgz.*
+# (the pieces' records and runs, BPE runs before VAE runs, gzipped in at most four 15 MiB
+# parts, for `prepare`; a fifth would be dropped by the tool, so an archive cut there loses
+# the last VAE runs (a whole-split MNIST VAE run is 12-15 MB) and says so in log.txt).
 # Sizes measured in session 19 (H100, eight pieces sharing the card): a VAE's 100 epochs
 # on a whole MNIST split 190-280 s; GaussBPE (K = 800, sigma 0.1, the shortlist pursuit,
 # alone) 17.9 s an epoch of 5,000 images, so about 215 s an epoch of the whole split.
@@ -39,14 +39,13 @@
 # SIGMA=0.1 TOTAL_SECONDS=560 with PIECES the eleven pieces, carry [".gpu/data/mnist",
 # ".gpu/data/cifar10"]: every piece finished within 477 s and the table was merged there.
 # BPE epochs took 243-317 s while the VAEs ran (100 epochs each, 184-333 s), 82-96 s after.
-# Those are now the defaults (PIECES, THREADS, the budget's sigma; TF32 is not: TF32=1
-# repeats that call): the whole table is
+# PIECES, THREADS and the budget's sigma are the defaults since; TF32 and the exact pursuit
+# are not (session 22 found both cost GaussBPE error, pursuit_check.md there), so that call is
 #   device run, carry [".gpu/data/mnist", ".gpu/data/cifar10"], timeout_s 600:
-#   BPE_EPOCHS=2 TOTAL_SECONDS=560 bash benchmarks/gpu_session.sh run
-# The session's second call (pursuit_check.md there; 2,000 MNIST images, each model alone):
-# the shortlist pursuit's epochs now take 1.3x the exact pursuit's on a GPU (not session 19's
-# 30x), with GaussBPE's test MSE 0.6 lower: SHORTLIST=32 is worth a table (it was not timed
-# with eleven pieces sharing the card, where its host waits may cost more).
+#   TF32=1 SHORTLIST=0 BPE_EPOCHS=2 TOTAL_SECONDS=560 bash benchmarks/gpu_session.sh run
+# and the next lent GPU's is the same without TF32=1 SHORTLIST=0: the shortlist's epochs
+# took 1.3x the exact pursuit's alone on the card (not timed with eleven pieces sharing it),
+# so it may need a second call, which resumes the pieces the first returned (prepare).
 # `merge` joins the finished pieces into one table (`images table --resume`: nothing
 # trains; it refuses while a piece is unfinished). BUDGET=tiny DEVICE=cpu OUT=/tmp/x tries
 # it on a CPU.
@@ -55,7 +54,7 @@ mode=${1:-run}
 BUDGET=${BUDGET:-full}; BPE_EPOCHS=${BPE_EPOCHS:-}; VAE_EPOCHS=${VAE_EPOCHS:-}
 SIGMA=${SIGMA:-}; SHORTLIST=${SHORTLIST:-}
 PIECES=${PIECES:-"mnist:gaussbpe scaled_mnist:gaussbpe cifar10:gaussbpe binary_mnist:bernbpe mnist:vae-fixed mnist:vae-learned scaled_mnist:vae-fixed scaled_mnist:vae-learned binary_mnist:gsvae cifar10:vae-fixed cifar10:vae-learned"}
-TAG=table1-$BUDGET${BPE_EPOCHS:+-e$BPE_EPOCHS}${SIGMA:+-sigma$SIGMA}
+TAG=table1-$BUDGET${BPE_EPOCHS:+-e$BPE_EPOCHS}${SIGMA:+-sigma$SIGMA}${SHORTLIST:+-shortlist$SHORTLIST}
 PARTS=.gpu/$TAG-parts
 OPTS="--budget $BUDGET ${BPE_EPOCHS:+--bpe-epochs $BPE_EPOCHS} ${VAE_EPOCHS:+--vae-epochs $VAE_EPOCHS}"
 OPTS="$OPTS ${SIGMA:+--sigma $SIGMA}"

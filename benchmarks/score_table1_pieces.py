@@ -9,7 +9,8 @@ BernBPE: NLL), the codes' Hoyer sparsity and bits per image, next to the epochs 
 that the trend over epochs can be read between lent sessions. Finished BPE runs
 (``<parts>/<output>/runs/<data set>-<model>/``, e.g. a table trained on the CPU from more
 images than its 1,000 test images) are scored the same way, on the test images asked for.
-One thread, CPU seconds.
+``--shortlist N`` encodes them with another pursuit than the run's own (0: the exact greedy
+pursuit), e.g. to score GPU-trained runs with the shortlist pursuit. One thread, CPU seconds.
 
 Run (offline data as in README):
 
@@ -40,6 +41,9 @@ def main():
     parser.add_argument("--test", type=int, default=None,
                         help="test images (class-balanced subset; default: all)")
     parser.add_argument("--datasets", default=None, help="comma-separated (default: all found)")
+    parser.add_argument("--shortlist", type=int, default=None,
+                        help="encode the test images with this pursuit instead of the run's own: a "
+                             "shortlist of N bits with the exact stop, 0 the exact greedy pursuit")
     args = parser.parse_args()
     torch.set_num_threads(1)
     wanted = None if args.datasets is None else set(args.datasets.split(","))
@@ -51,19 +55,22 @@ def main():
     if not checkpoints and not finished:
         raise SystemExit(f"Error: no checkpoint under {args.parts}/*/runs/*.partial/ and no finished BPE run "
                          f"under {args.parts}/*/runs/; prepare the pieces first (benchmarks/gpu_session.sh prepare)")
-    print("| data set | model | epochs done / planned | test images | metric | ours | paper "
+    print("| data set | model | epochs done / planned | test images | pursuit | metric | ours | paper "
           "| Hoyer | bits/img | CPU s |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for run, load in checkpoints + finished:
         dataset = run.name.removesuffix(".partial").rsplit("-", 1)[0]
         if wanted is not None and dataset not in wanted:
             continue
         model = load()
+        if args.shortlist is not None:
+            model.shortlist = args.shortlist or None
+        pursuit = f"shortlist {model.shortlist}" if model.shortlist else "exact greedy"
         Xt, _ = load_split(dataset, "test", args.data_root, args.test)
         start = time.process_time()
         row, _ = _evaluate_bpe(model, "bern" if dataset == "binary_mnist" else "gauss", Xt)
         print(f"| {dataset} | {type(model).__name__} (K = {model.n_bits}) | {model.epoch_} / "
-              f"{model.total_epochs()} | {len(Xt):,} | {row['metric']} | {row['value']:.2f} | "
+              f"{model.total_epochs()} | {len(Xt):,} | {pursuit} | {row['metric']} | {row['value']:.2f} | "
               f"{PAPER.get(dataset, float('nan')):.2f} | {row['sparsity']:.3f} | "
               f"{row['active_bits']:.2f} | {time.process_time() - start:.0f} |", flush=True)
 

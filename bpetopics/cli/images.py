@@ -68,16 +68,6 @@ def _on_gpu(device) -> bool:
         return False
 
 
-def _exact_pursuit_on_gpu(device) -> bool:
-    """Whether the BPE models should take the exact pursuit in place of the shortlist's
-    default: on a GPU, where the shortlist pursuit's epochs were slower (README, Images); says so."""
-    if not _on_gpu(device):
-        return False
-    click.echo("On a GPU the BPE models score every bit (--shortlist 0, the exact greedy pursuit), whose epochs "
-               "were faster there (README, Images); --shortlist N asks for the shortlist pursuit.", err=True)
-    return True
-
-
 def _images_error(exc):
     return UserError(str(exc).splitlines()[0])
 
@@ -100,9 +90,8 @@ def _images_error(exc):
 @click.option("--shortlist", type=IntRange(min=0), default=None,
               help="BPE only: each pursuit step after the first scores exactly only this many bits an "
                    "image, ranked by a first-order estimate of their gain (codes that are not the exact "
-                   "greedy pursuit's; README, Images, has the trade-off measured); 0 scores every bit, "
-                   "the exact greedy pursuit [default: 32 on the CPU, 0 on a GPU, where the shortlist "
-                   "pursuit's BernBPE epochs measured many times slower than scoring every bit].")
+                   "greedy pursuit's, and on trained models of a higher objective; README, Images, has "
+                   "the trade-off measured); 0 scores every bit, the exact greedy pursuit [default: 32].")
 @click.option("--fast-stop", is_flag=True,
               help="BPE only: an image stops as soon as its shortlist gains nothing, instead of after "
                    "widening it and the exact step over the bits left: fewer bits per image, several times faster "
@@ -183,9 +172,6 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
             data, params = None, None
         else:
             is_bpe = model_name in ("gaussbpe", "bernbpe")
-            if is_bpe and shortlist is None and not fast_stop and fast_stop_epochs is None \
-                    and _exact_pursuit_on_gpu(device):
-                shortlist = 0
             params = image_job.image_params(model, bits=bits, epochs=epochs, seed=seed, device=device,
                                             batch_size=batch_size, lr=lr, hidden=hidden, shortlist=shortlist,
                                             exact_stop=(not fast_stop) if is_bpe else None,
@@ -307,11 +293,11 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="Override the budget's training images per data set (a class-balanced seeded subset; "
                    "README, 'Images: Table 1', has scaled MNIST below the paper's error from 10,000).")
 @click.option("--sigma", type=click.FloatRange(min=0, min_open=True), default=None,
-              help="Override GaussBPE's noise standard deviation (the budget's: small 0.1, full 0.3). Smaller buys "
+              help="Override GaussBPE's noise standard deviation (the budget's: small and full 0.1). Smaller buys "
                    "detail with bits: README, 'Images: Table 1', has MSE and sparsity against it.")
 @click.option("--shortlist", type=IntRange(min=0), default=None,
-              help="Override the BPE pursuit's shortlist (small budget: 32, tiny: 8, on a GPU 0; full: 0, every bit, "
-                   "the exact greedy pursuit).")
+              help="Override the BPE pursuit's shortlist (the budget's: small and full 32, tiny 8; 0 scores "
+                   "every bit, the exact greedy pursuit).")
 @click.option("--fast-stop-epochs", type=EpochsOrAll(), default=None,
               help="Override the BPE models' first epochs (N or all) that stop an image at once (a cheaper "
                    "warm-up) [default: the models' own].")
@@ -366,8 +352,6 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
     budget = replace(BUDGETS[budget], **{k: v for k, v in overrides.items() if v is not None})
     if shortlist is not None:
         budget = replace(budget, shortlist=shortlist or None)     # 0: every bit
-    elif budget.shortlist and not budget.fast_stop_epochs and _exact_pursuit_on_gpu(device):
-        budget = replace(budget, shortlist=None)
     if budget.fast_stop_epochs and not budget.shortlist:
         raise UserError("--fast-stop-epochs needs a shortlist, and --shortlist 0 scores every bit: drop one of them")
     if budget.name == "full" and not _on_gpu(device):
