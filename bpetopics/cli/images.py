@@ -89,9 +89,9 @@ def _images_error(exc):
               help="Decoder hidden layer sizes, comma-separated [default: the model's, 256,512].")
 @click.option("--shortlist", type=IntRange(min=0), default=None,
               help="BPE only: each pursuit step after the first scores exactly only this many bits an "
-                   "image, ranked by a first-order estimate of their gain (codes that are not the exact "
-                   "greedy pursuit's, and on trained models of a higher objective; README, Images, has "
-                   "the trade-off measured); 0 scores every bit, the exact greedy pursuit [default: 32].")
+                   "image, ranked by a first-order estimate of their gain (not the exact greedy pursuit's "
+                   "codes: on trained models they reach a higher objective on most images, README, "
+                   "Images); 0 scores every bit, the exact greedy pursuit [default: 32].")
 @click.option("--fast-stop", is_flag=True,
               help="BPE only: an image stops as soon as its shortlist gains nothing, instead of after "
                    "widening it and the exact step over the bits left: fewer bits per image, several times faster "
