@@ -205,19 +205,28 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
               help="Where IMAGES (a data set name) is [default: the run's data root].")
 @click.option("--limit", type=IntRange(min=1), default=None, help="Encode a class-balanced subset of this many images.")
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or auto.")
+@click.option("--shortlist", type=IntRange(min=0), default=None,
+              help="BPE runs: encode with this pursuit instead of the run's own: N bits scored a step with "
+                   "the exact stop, 0 every bit (the exact greedy pursuit, weaker on trained models: README, "
+                   "Images).")
 @click.option("--overwrite", is_flag=True, help="Replace --out if it exists.")
-def encode(run, images_arg, out, data_root, limit, device, overwrite):
+def encode(run, images_arg, out, data_root, limit, device, shortlist, overwrite):
     """Encode IMAGES with the model of RUN: a data set name (its test split) or a folder.
 
     \b
     Examples:
       bpetopics images encode runs/mnist mnist --out codes.npz
       bpetopics images encode runs/photos photos/ --out photo_codes.npz
+      bpetopics images encode runs/gpu-mnist mnist --out codes.npz --shortlist 32
     """
     from bpetopics.runs.image_explore import encode_run_images, write_codes
 
     refuse_existing([out], overwrite)
     loaded = open_run(run, device, images=True)
+    if shortlist is not None:
+        if not hasattr(loaded.model, "shortlist"):
+            raise UserError(f"--shortlist is for BPE runs; {run} is a {loaded.config['model']} run: drop it")
+        loaded.model.shortlist = shortlist or None
     with run_errors():
         codes, data = encode_run_images(loaded, images_arg, data_root, limit=limit)
     write_codes(out, codes, data)

@@ -73,6 +73,32 @@ def test_train_encode_show(image_run, runner, tmp_path, data_root):  # noqa: F81
     assert runner.invoke(main, ["images", "show", str(image_run), "--out", str(bits), "--overwrite"]).exit_code == 0
 
 
+def test_encode_with_another_pursuit_than_the_runs(image_run, runner, tmp_path, data_root):  # noqa: F811
+    """--shortlist N encodes a BPE run with that pursuit (0: the exact greedy pursuit), the
+    codes the model gives with it; refused for a VAE run."""
+    from bpetopics.images.sources import load_images
+    from bpetopics.runs import load_run
+    from bpetopics.runs.image_codes import encode_images
+
+    test = load_images("mnist", data_root, split="test", limit=60).X
+    model = load_run(image_run).model                 # K = 8: its default shortlist scores every bit
+    seen = {}
+    for given, shortlist in (("1", 1), ("0", None)):
+        out = tmp_path / f"codes{given}.npz"
+        result = runner.invoke(main, ["images", "encode", str(image_run), "mnist", "--out", str(out),
+                                      "--limit", "60", "--shortlist", given])
+        assert result.exit_code == 0, result.output
+        with np.load(out, allow_pickle=False) as f:
+            seen[given] = f["codes"]
+        assert np.array_equal(seen[given], encode_images(model.set_params(shortlist=shortlist), test))
+    assert not np.array_equal(seen["1"], seen["0"])
+    vae = tmp_path / "vae"
+    assert runner.invoke(main, ["images", "train", "mnist", "--model", "vae", "--out", str(vae),
+                                "--data-root", str(data_root), *TINY]).exit_code == 0
+    one_line_error(runner.invoke(main, ["images", "encode", str(vae), "mnist", "--out", str(tmp_path / "v.npz"),
+                                        "--shortlist", "2"]), "--shortlist is for BPE runs")
+
+
 def test_tf32_switches_the_gpu_products_and_leaves_the_cpu_alone(image_run, runner, tmp_path, data_root):  # noqa: F811
     from bpetopics.core.device import allow_tf32
     from bpetopics.runs import load_run
