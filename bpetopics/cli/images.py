@@ -206,9 +206,8 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
 @click.option("--limit", type=IntRange(min=1), default=None, help="Encode a class-balanced subset of this many images.")
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or auto.")
 @click.option("--shortlist", type=IntRange(min=0), default=None,
-              help="BPE runs: encode with this pursuit instead of the run's own: N bits scored a step with "
-                   "the exact stop, 0 every bit (the exact greedy pursuit, weaker on trained models: README, "
-                   "Images).")
+              help="BPE runs: encode with a shortlist of N bits a step instead of the run's own pursuit; 0 "
+                   "scores every bit (the exact greedy pursuit, weaker on trained models: README, Images).")
 @click.option("--overwrite", is_flag=True, help="Replace --out if it exists.")
 def encode(run, images_arg, out, data_root, limit, device, shortlist, overwrite):
     """Encode IMAGES with the model of RUN: a data set name (its test split) or a folder.
