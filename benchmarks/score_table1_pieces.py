@@ -64,7 +64,7 @@ def main():
             continue
         model = load()
         if args.shortlist is not None:
-            model.shortlist = args.shortlist or None
+            model.set_params(shortlist=args.shortlist or None)
         pursuit = f"shortlist {model.shortlist}" if model.shortlist else "exact greedy"
         Xt, _ = load_split(dataset, "test", args.data_root, args.test)
         start = time.process_time()

@@ -225,7 +225,7 @@ def encode(run, images_arg, out, data_root, limit, device, shortlist, overwrite)
     if shortlist is not None:
         if not hasattr(loaded.model, "shortlist"):
             raise UserError(f"--shortlist is for BPE runs; {run} is a {loaded.config['model']} run: drop it")
-        loaded.model.shortlist = shortlist or None
+        loaded.model.set_params(shortlist=shortlist or None)
     with run_errors():
         codes, data = encode_run_images(loaded, images_arg, data_root, limit=limit)
     write_codes(out, codes, data)

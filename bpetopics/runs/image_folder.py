@@ -22,7 +22,6 @@ is the "data" record and ``run.codes()`` the training codes. Nothing is pickled.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -80,8 +79,8 @@ def image_run_summary(path) -> str:
     """One line on the finished image run at ``path`` from its summary.json: images, epochs,
     the final objective (BPE) or loss (VAEs), and the codes (binary: mean bits on an image,
     bits used; a Gaussian VAE's means: the latents)."""
-    done = json.loads((Path(path) / SUMMARY_FILE).read_text(encoding="utf-8"))
-    model = json.loads((Path(path) / CONFIG_FILE).read_text(encoding="utf-8")).get("model", "")
+    done = _read_json(Path(path) / SUMMARY_FILE)
+    model = _read_json(Path(path) / CONFIG_FILE).get("model", "")
     codes = (f"{done['mean_active_bits']:.2f} of {done['code_size']} bits on an image, {done['bits_used']} used"
              if done["code_dtype"] == "uint8" else f"{done['code_size']} latents")
     final = done.get("final_objective")
