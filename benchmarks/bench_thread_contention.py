@@ -40,7 +40,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     batches = [X[rng.choice(X.shape[0], 64, replace=False)] for _ in range(X.shape[0] // 64)]
     beta = model.likelihood_.minibatch_params()
-    pursued = [RowsPursuit(B, ThetaCopy.of_model(model, beta, model.step_)).run().result() for B in batches]
+    pursued = [RowsPursuit(B, ThetaCopy.of_model(model, beta, model.step_)).finish().result() for B in batches]
     a = np.random.default_rng(1).random(65536).astype(np.float32)
     _squares(a, 1)
     stop = threading.Event()
@@ -52,7 +52,7 @@ def main() -> None:
     def pursuits():
         while not stop.is_set():
             for B in batches[:20]:
-                RowsPursuit(B, ThetaCopy.of_model(model, beta, model.step_)).run()
+                RowsPursuit(B, ThetaCopy.of_model(model, beta, model.step_)).finish()
 
     def theta_epoch():
         t = time.perf_counter()

@@ -19,22 +19,23 @@ resumed from a checkpoint stays identical.
 The pursuit reads copies (:class:`~bpetopics.core.rows_pursuit.ThetaCopy`) in compiled
 calls that hold no lock, so the schedule does not depend on the threads: on one thread
 the same steps run one after the other and give the same model bit for bit
-(``pipeline=True``). On two, the second thread starts on the next minibatch's documents
-in shares of decreasing work and this one joins after its theta step (:data:`SHARES`). Used where the compiled pursuit serves the model (CPU, linear
-decoder, numba) and one process trains (PoissBPE's ``pipeline``).
+(``pipeline=True``). On two, the helper thread (:class:`~bpetopics.core.rows_pursuit.
+PursuitHelper`) starts on the next minibatch's documents in shares of decreasing work and
+this one joins after its theta step (:data:`SHARES`); neither thread waits on the other's
+Python (:mod:`bpetopics.core.rows_pursuit`). Used where the compiled pursuit serves the
+model (CPU, linear decoder, numba) and one process trains (PoissBPE's ``pipeline``).
 """
 
 from __future__ import annotations
 
-from bpetopics.core import fused_pursuit
-from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy, pursue
+from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy, helper
 
 #: The next minibatch's documents are pursued in this many shares of decreasing size
-#: (rows_pursuit._guided_shares: 1/2, 1/4, 1/8, 1/8 of the work): the second thread
+#: (rows_pursuit._guided_bounds: 1/2, 1/4, 1/8, 1/8 of the work): the second thread
 #: starts on them, this one joins after its theta step, so both finish about together
-#: whichever side is longer. Measured on 20 Newsgroups (epochs alternated, two threads
-#: over one): T = 20 1.21x in one share, 1.28-1.34x in two to four; T = 50 1.28x in one,
-#: 1.48x in four.
+#: whichever side is longer. Measured on 20 Newsgroups at T = 20 (epochs alternated, two
+#: threads over one, each thread's part one compiled call): 1.44x in three shares, 1.49x
+#: in four, 1.40x in six, 1.19x in eight.
 SHARES = 4
 
 
@@ -60,8 +61,8 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
     if X_batch is None:
         return 0.0, 0.0
     params = likelihood.minibatch_params()
-    batch, codes, score = pursue(X_batch, ThetaCopy.of_model(model, params, model.step_))
-    pool = fused_pursuit._thread_pool(1) if threads > 1 else None
+    batch, codes, score = RowsPursuit(X_batch, ThetaCopy.of_model(model, params, model.step_)).finish().result()
+    second = helper() if threads > 1 else None
     total_score, total_bits = 0.0, 0.0
     X_next = next(iterator, None)
     while True:
@@ -70,21 +71,17 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
         model.prior_.step(codes)
         if X_next is not None:
             upcoming = RowsPursuit(X_next, ThetaCopy.of_model(model, params, model.step_ + 1),
-                                   SHARES if pool is not None else 1)
-            helper = pool.submit(upcoming.run) if pool is not None else None
+                                   SHARES if second is not None else 1)
+            if second is not None:
+                second.hand(upcoming)
         model._theta_step(X_batch, batch, codes, params, model.prior_weight())
         if X_next is None:
             return total_score, total_bits
-        if helper is None:
-            upcoming.run()
-        else:
-            upcoming.pursue_shares()          # what the other thread has not taken
+        upcoming.run()                        # what the other thread has not taken
         # what needs only the new theta, done while the other thread ends its last share
         # (at T = 50 this thread waited ~32 ms an epoch there): the next topics and the
         # minibatch after the next
         params = likelihood.minibatch_params()
         X_after = next(iterator, None)
-        if helper is not None:
-            helper.result()
-        X_batch, (batch, codes, score) = X_next, upcoming.result()
+        X_batch, (batch, codes, score) = X_next, upcoming.finish().result()
         X_next = X_after

@@ -1,33 +1,44 @@
-"""A minibatch's whole pursuit in compiled calls that hold no lock: from its CSR rows and
-copies of theta to its codes (PoissBPE's training on CPU with a linear decoder, numba).
+"""A minibatch's whole pursuit from its CSR rows, in compiled calls that hold no lock and
+that two threads share (PoissBPE on CPU with a linear decoder, numba).
 
-The pipelined schedule (:mod:`bpetopics.core.pipelined_steps`) pursues the next
-minibatch on a second thread while this thread takes the theta step. The theta step is
-many small torch operations, each taking Python's global interpreter lock (GIL) between
-the arithmetic; if the pursuit's own preparation were torch operations too (the batch's
-vocabulary, beta's rows there, the K + 1 first mixtures, the shared table; about twenty
-operations, as :func:`bpetopics.core.table_pursuit.table_pursuit` takes them), the two threads would hand
-the lock back and forth and each would run at half speed (measured: the theta step 440
--> 890 us). Here every part is compiled (numba, ``nogil``), so the call takes the lock
-once, to start:
+The pipelined schedule (:mod:`bpetopics.core.pipelined_steps`) hands the next
+minibatch's pursuit to a second thread while this one takes the theta step, and joins it
+after. Every moment a thread spends in Python it holds the global interpreter lock (GIL),
+and the other thread's theta step, a chain of short calls, waits for it at each call
+(measured on 20 Newsgroups at T = 20: 50 us more of the helper's Python a minibatch made
+the theta steps of an epoch 9-11 ms longer). So each thread takes part in one compiled
+call, and the parts are claimed with atomic counters (:mod:`bpetopics.core.atomics`),
+not a Python lock:
 
-    words, local   the minibatch's distinct words (U,) and each non-zero's position there
-    beta_u         beta's rows at those words (U, T)
-    mix            f(c) = softmax(b + W c) for c = 0, e_1..e_K  (K + 1, T)
-    table          ln max(beta_u mix^T, 1e-30)  (U, K + 1), the shared first step
-    codes ...      the pursuit of :mod:`bpetopics.core.fused_pursuit` (or its screened
-                   form, :mod:`bpetopics.core.screened_pursuit`) from that table
+    claim 0 of "prepare"   the first thread to arrive packs the rows (explicit zeros
+                           dropped), finds their vocabulary (words (U,), each
+                           non-zero's position there), beta's rows there (U, T) and the
+                           first step's shared table ln max(beta_u f(c)^T, 1e-30) over
+                           c = 0, e_1..e_K (U, K + 1) (:func:`_prepare_into`), then
+                           publishes them
+    the other thread       waits (spinning, no lock) until they are published
+    both                   claim shares of the documents (of decreasing work,
+                           :func:`_guided_bounds`) and pursue them
+                           (:mod:`bpetopics.core.fused_pursuit`, or its screened form
+                           :mod:`bpetopics.core.screened_pursuit`) until none is left
 
-The codes are the greedy pursuit's for the theta copied (the same as
-:func:`bpetopics.core.table_pursuit.table_pursuit`'s up to float rounding: the table's
-products and logarithms are this package's compiled loops, not torch's). Training in
-order takes this path too (:func:`pursue`): on one thread it is also the faster one
-(no torch operation per minibatch for the first step).
+Whichever thread arrives first does whatever is left, so one thread alone (the steps in
+order, or a helper that starts late) runs it all, and nothing waits on the helper's
+Python (:class:`PursuitHelper`). A document's code is computed alone, so the split
+changes no code: the codes are the greedy pursuit's for the theta copied
+(:class:`ThetaCopy`; the same as :func:`bpetopics.core.table_pursuit.table_pursuit`'s up
+to float rounding: the table's products and logarithms are this package's compiled
+loops, not torch's). The buffers the threads share are allocated before the calls, at
+their largest sizes (the rows' non-zeros; a vocabulary of at most min(non-zeros, W)
+words).
 """
 
 from __future__ import annotations
 
+import os
+import queue
 import threading
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -37,6 +48,18 @@ from bpetopics.core import fused_pursuit, kernels, screened_pursuit
 from bpetopics.core.packed import PackedCounts
 
 numba = kernels.numba
+
+# the slots of a RowsPursuit's ``state`` (int64)
+_CLAIM_PREPARE, _PREPARED, _NEXT_SHARE, _DONE_SHARES, _FAILED, _N_USED, _NNZ = range(7)
+
+#: A thread waiting for the other spins this many times (about 0.1-0.5 ms) in a compiled
+#: call, then gives its processor away once (``os.sched_yield``) and spins again: waits are
+#: ~30 us when both threads run, and a machine with more busy threads than processors
+#: must not leave the other thread waiting for the spinner's time slice.
+SPINS = 1 << 14
+
+_give_way = getattr(os, "sched_yield", lambda: time.sleep(0))
+_WAITING = -2                   # _claim_and_pursue's "the other thread is still preparing"
 
 
 class ThetaCopy:
@@ -77,95 +100,81 @@ class ThetaCopy:
 def pursue(X_batch, theta: ThetaCopy, threads: int = 1):
     """The pursuit of the rows of ``X_batch`` (CSR) under ``theta``, now: (batch, codes,
     score) as :meth:`RowsPursuit.result`. A minibatch with enough work
-    (``fused_pursuit.MIN_PARALLEL_WORK`` multiply-adds a later step) is split between
-    this thread and a second one when ``threads`` >= 2."""
+    (``fused_pursuit.MIN_PARALLEL_WORK`` multiply-adds a later step) is shared with the
+    helper thread when ``threads`` >= 2."""
     work = X_batch.nnz * theta.weight.shape[0] * theta.weight.shape[1]
-    shares = 2 if threads > 1 and work >= fused_pursuit.MIN_PARALLEL_WORK else 1
-    pursuit = RowsPursuit(X_batch, theta, shares)
-    if shares == 1:
-        return pursuit.run().result()
-    helper = fused_pursuit._thread_pool(1).submit(pursuit.pursue_shares)
-    pursuit.prepare()
-    pursuit.pursue_shares()
-    helper.result()
-    return pursuit.result()
+    shared = threads > 1 and work >= fused_pursuit.MIN_PARALLEL_WORK
+    pursuit = RowsPursuit(X_batch, theta, 2 if shared else 1)
+    if shared:
+        helper().hand(pursuit)
+    return pursuit.finish().result()
 
 
 class RowsPursuit:
-    """The pursuit of the rows of ``X_batch`` (CSR, P x W) with the copied ``theta``, in
-    compiled calls that release the GIL: :meth:`prepare` (the packed rows, their
-    vocabulary, the shared first-step table), then :meth:`pursue_shares` by one or two
-    threads (each takes the next of ``n_shares`` shares of decreasing work,
-    :func:`_guided_shares`, until none is left: a document's code is computed alone, so
-    the shares change nothing), then :meth:`result`. If preparing fails on one thread,
-    the other's :meth:`pursue_shares` returns instead of waiting (the failing thread
-    raises).
+    """The pursuit of the rows of ``X_batch`` (CSR, P x W) under the copied ``theta``
+    (:class:`ThetaCopy`) in ``n_shares`` shares, which the threads calling :meth:`run`
+    or :meth:`finish` claim in turn; :meth:`result` after :meth:`finish`.
+
+    Parameters
+    ----------
+    X_batch : scipy.sparse.csr_matrix, shape (P, W)
+    theta : ThetaCopy
+    n_shares : int
+        1: the first call does everything; more: shares of 1/2, 1/4, ... of the work,
+        the last two equal.
     """
 
-    def __init__(self, X_batch, theta: ThetaCopy, n_shares: int = 1):
+    def __init__(self, X_batch, theta, n_shares: int = 1):
         if not (sp.isspmatrix_csr(X_batch) or isinstance(X_batch, sp.csr_array)):
             X_batch = sp.csr_matrix(X_batch)
-        self.X_batch, self.theta, self.n_shares = X_batch, theta, int(n_shares)
-        self.prepared = threading.Event()
-        self._lock = threading.Lock()
-        self._taken = 0
-
-    def prepare(self) -> None:
-        """Pack the rows and build the first step's table (one compiled call)."""
-        try:
-            self._prepare()
-        finally:
-            self.prepared.set()              # also on failure: no thread waits for ever
-
-    def _prepare(self) -> None:
-        theta = self.theta
         n_topics, n_bits = theta.weight.shape
-        (indptr, cols, vals, rows, words, local, beta_u, table, bit_w, exp_w_t) = _prepare_rows(
-            self.X_batch.indptr, self.X_batch.indices, self.X_batch.data, theta.beta_t.numpy(),
-            theta.weight.numpy(), theta.bias.numpy())
-        n_docs = indptr.shape[0] - 1
+        n_docs, n_words = X_batch.shape
+        nnz = int(X_batch.indptr[-1])
+        most = max(1, min(nnz, n_words))                  # the vocabulary's largest size
+        self.theta = theta
+        self.state = np.zeros(7, dtype=np.int64)
+        self.indptr = np.empty(n_docs + 1, dtype=np.int64)
+        self.cols, self.rows, self.local = (np.empty(nnz, dtype=np.int64) for _ in range(3))
+        self.vals = np.empty(nnz, dtype=np.float32)
+        self.words = np.empty(most, dtype=np.int64)
+        self.beta_u = np.empty((most, n_topics), dtype=np.float32)
+        self.table = np.empty(most * (n_bits + 1), dtype=np.float32)
         self.codes = np.zeros((n_docs, n_bits), dtype=np.uint8)
         self.data, self.prior = np.empty(n_docs, dtype=np.float32), np.empty(n_docs, dtype=np.float32)
-        self._kernel = (screened_pursuit._screened_pursuit if screened_pursuit.screens(n_bits, n_topics)
-                        else fused_pursuit._pursuit)
-        self._args = (indptr, local, vals, beta_u, table, bit_w, exp_w_t, theta.bias.numpy(),
-                      theta.log_odds.numpy(), self.codes, self.data, self.prior, theta.max_steps)
-        self._shares = _guided_shares(np.diff(indptr), self.n_shares)
-        self._packed = (indptr, cols, vals, rows, words, local)
-
-    def pursue_shares(self) -> None:
-        """Pursue shares until none is left (after :meth:`prepare`; any thread)."""
-        self.prepared.wait()
-        if not hasattr(self, "_shares"):     # preparing failed (on the other thread)
-            return
-        while True:
-            with self._lock:
-                share, self._taken = self._taken, self._taken + 1
-            if share >= len(self._shares):
-                return
-            self._kernel(*self._args, self._shares[share])
+        self._args = (X_batch.indptr.astype(np.int64, copy=False), X_batch.indices, X_batch.data,
+                      theta.beta_t.numpy(), theta.weight.numpy(), theta.bias.numpy(),
+                      theta.log_odds.numpy(), theta.max_steps, screened_pursuit.screens(n_bits, n_topics),
+                      max(1, int(n_shares)), self.indptr, self.cols, self.vals, self.rows, self.words,
+                      self.local, self.beta_u, self.table, self.codes, self.data, self.prior,
+                      np.empty(n_docs, dtype=np.int64), np.empty(max(1, int(n_shares)) + 1, dtype=np.int64),
+                      self.state)
 
     def run(self) -> "RowsPursuit":
-        """:meth:`prepare`, then every share; returns self. In one share, all of it is one
-        compiled call (the thread takes the GIL once: fewer hand-overs with a busy one)."""
-        if self.n_shares > 1:
-            self.prepare()
-            self.pursue_shares()
-            return self
-        theta = self.theta
-        n_topics, n_bits = theta.weight.shape
-        try:
-            (indptr, cols, vals, rows, words, local, self.codes, self.data, self.prior) = _pursue_rows(
-                self.X_batch.indptr, self.X_batch.indices, self.X_batch.data, theta.beta_t.numpy(),
-                theta.weight.numpy(), theta.bias.numpy(), theta.log_odds.numpy(), theta.max_steps,
-                screened_pursuit.screens(n_bits, n_topics))
-            self._packed, self._shares = (indptr, cols, vals, rows, words, local), ()
-        finally:
-            self.prepared.set()
+        """Take part: prepare if no thread has, then pursue shares until none is left to
+        claim (a compiled call that holds no lock; any thread). Returns self."""
+        self._run()
+        return self
+
+    def _run(self) -> int:
+        """:meth:`run`; the shares this thread pursued (-1 if preparing failed)."""
+        while (done := _claim_and_pursue(*self._args, SPINS)) == _WAITING:
+            _give_way()
+        return done
+
+    def finish(self) -> "RowsPursuit":
+        """:meth:`run`, then wait (spinning, holding no lock) until every share is done,
+        whichever thread took it: after it :meth:`result` may be read. Returns self.
+        Raises RuntimeError if a part failed on either thread."""
+        n_shares = self._args[9]
+        if self._run() < n_shares:                     # the other thread took some
+            while not _all_done(self.state, n_shares, SPINS):
+                _give_way()
+        if self.state[_PREPARED] < 0 or self.state[_FAILED]:
+            raise RuntimeError("the pursuit failed on one of its threads (out of memory?)")
         return self
 
     def result(self):
-        """(batch, codes, score) once every share is pursued.
+        """(batch, codes, score), after :meth:`finish`.
 
         Returns
         -------
@@ -176,98 +185,120 @@ class RowsPursuit:
         score : torch.Tensor, shape (P,)
             Each code's data term plus its bits' log-odds.
         """
-        indptr, cols, vals, rows, words, local = self._packed
-        batch = PackedCounts(*(torch.from_numpy(a) for a in (indptr, cols, vals, rows)))
-        batch._vocabulary = (torch.from_numpy(words), torch.from_numpy(local))
+        nnz, used = int(self.state[_NNZ]), int(self.state[_N_USED])
+        batch = PackedCounts(*(torch.from_numpy(a) for a in (
+            self.indptr, self.cols[:nnz], self.vals[:nnz], self.rows[:nnz])))
+        batch._vocabulary = (torch.from_numpy(self.words[:used]), torch.from_numpy(self.local[:nnz]))
         return batch, torch.from_numpy(self.codes.view(np.bool_)), torch.from_numpy(self.data + self.prior)
-
-
-def _guided_shares(lengths: np.ndarray, n_shares: int) -> list:
-    """The documents in shares of decreasing work, 1/2, 1/4, ..., the last two equal
-    (``n_shares`` of them): the thread that starts takes the first half in one call,
-    holding no lock for long while the other thread is busy; the rest is split
-    ever finer so that both threads finish together."""
-    if n_shares <= 1:
-        return [np.arange(lengths.shape[0], dtype=np.int64)]
-    slots = 1 << (n_shares - 1)
-    order, bounds = fused_pursuit.thread_slots(lengths, slots)   # equal work a slot
-    shares, begin = [], 0
-    for k in range(1, n_shares):
-        end = slots - slots // (1 << k) if k < n_shares - 1 else slots - 1
-        shares.append(order[bounds[begin]:bounds[end]])
-        begin = end
-    shares.append(order[bounds[begin]:bounds[slots]])
-    return shares
 
 
 if numba is not None:
     from numba import njit
 
+    from bpetopics.core.atomics import cpu_relax, fetch_add, load_acquire, store_release
     from bpetopics.core.fused_pursuit import _pursuit
-    from bpetopics.core.packed import _distinct_in_range, _gather_columns
+    from bpetopics.core.packed import _distinct_in_range
     from bpetopics.core.pursuit_loops import _log_inplace, _wide_word_rates
     from bpetopics.core.screened_pursuit import _screened_pursuit
 
     @njit(cache=True, nogil=True)
-    def _pursue_rows(indptr_in, indices, counts, beta_t, weight, bias, log_odds, max_steps,
-                     screened):  # pragma: no cover - compiled
-        """:func:`_prepare_rows`, then the pursuit of every document (screened or not):
-        the packed rows and vocabulary, codes (P, K) uint8, data and prior terms (P,)."""
-        (indptr, cols, vals, rows, words, local, beta_u, table, bit_w,
-         exp_w_t) = _prepare_rows(indptr_in, indices, counts, beta_t, weight, bias)
-        n_docs = indptr.shape[0] - 1
-        codes = np.zeros((n_docs, weight.shape[1]), dtype=np.uint8)
-        data = np.empty(n_docs, dtype=np.float32)
-        prior = np.empty(n_docs, dtype=np.float32)
-        docs = np.arange(n_docs)
-        if screened:
-            _screened_pursuit(indptr, local, vals, beta_u, table, bit_w, exp_w_t, bias, log_odds,
-                              codes, data, prior, max_steps, docs)
+    def _claim_and_pursue(indptr_in, indices, counts, beta_t, weight, bias, log_odds, max_steps,
+                          screened, n_shares, indptr, cols, vals, rows, words, local, beta_u,
+                          table, codes, data, prior, order, bounds, state, spins):  # pragma: no cover
+        """:meth:`RowsPursuit.run`'s call (the module docstring): the number of shares
+        this call pursued once none is left to claim, -1 if preparing failed,
+        :data:`_WAITING` if the other thread's preparation took longer than ``spins``
+        waits (call again)."""
+        n_bits = weight.shape[1]
+        if fetch_add(state, _CLAIM_PREPARE, 1) == 0:
+            ok = False
+            try:
+                used, nnz = _prepare_into(indptr_in, indices, counts, beta_t, weight, bias, indptr,
+                                          cols, vals, rows, words, local, beta_u, table)
+                _guided_bounds(indptr, n_shares, order, bounds)
+                state[_N_USED], state[_NNZ] = used, nnz
+                ok = True
+            except Exception:  # noqa: BLE001 - published, so the other thread stops waiting
+                pass
+            store_release(state, _PREPARED, 1 if ok else -1)
+            if not ok:
+                return -1
         else:
-            _pursuit(indptr, local, vals, beta_u, table, bit_w, exp_w_t, bias, log_odds, codes, data,
-                     prior, max_steps, docs)
-        return indptr, cols, vals, rows, words, local, codes, data, prior
+            for _ in range(spins):
+                if load_acquire(state, _PREPARED) != 0:
+                    break
+                cpu_relax()
+            if load_acquire(state, _PREPARED) == 0:
+                return _WAITING
+            if load_acquire(state, _PREPARED) < 0:
+                return -1
+        used, nnz = state[_N_USED], state[_NNZ]
+        grid = table[:used * (n_bits + 1)].reshape((used, n_bits + 1))
+        bit_w = np.ascontiguousarray(weight.T)                                 # W^T (K, T)
+        exp_w_t = np.empty(weight.shape, dtype=np.float32)                     # exp(w_jt - max_t w_jt)
+        for j in range(n_bits):
+            top = weight[0, j]
+            for t in range(1, weight.shape[0]):
+                top = max(top, weight[t, j])
+            for t in range(weight.shape[0]):
+                exp_w_t[t, j] = np.exp(weight[t, j] - top)
+        pursued = 0
+        while True:
+            share = fetch_add(state, _NEXT_SHARE, 1)
+            if share >= n_shares:
+                return pursued
+            docs = order[bounds[share]:bounds[share + 1]]
+            try:
+                if screened:
+                    _screened_pursuit(indptr, local[:nnz], vals[:nnz], beta_u[:used], grid, bit_w,
+                                      exp_w_t, bias, log_odds, codes, data, prior, max_steps, docs)
+                else:
+                    _pursuit(indptr, local[:nnz], vals[:nnz], beta_u[:used], grid, bit_w, exp_w_t,
+                             bias, log_odds, codes, data, prior, max_steps, docs)
+            except Exception:  # noqa: BLE001 - counted as done, so no thread waits for ever
+                store_release(state, _FAILED, 1)
+            fetch_add(state, _DONE_SHARES, 1)
+            pursued += 1
 
     @njit(cache=True, nogil=True)
-    def _prepare_rows(indptr_in, indices, counts, beta_t, weight, bias):  # pragma: no cover - compiled
-        """See :meth:`RowsPursuit.prepare`: CSR rows (indptr (P+1,), indices (nnz,), counts),
-        beta^T (T, W), the decoder's weight (T, K) and bias (T,). Returns the packed rows
-        (indptr, cols, vals, rows), the vocabulary (words (U,), local (nnz,)), beta_u
-        (U, T), the table (U, K + 1), W^T (K, T) and exp(w_jt - max_t w_jt) (T, K)."""
+    def _all_done(state, n_shares, spins):  # pragma: no cover - compiled
+        """Whether every share is done (or preparing failed), waiting up to ``spins``."""
+        for _ in range(spins):
+            if load_acquire(state, _DONE_SHARES) >= n_shares or load_acquire(state, _PREPARED) < 0:
+                return True
+            cpu_relax()
+        return False
+
+    @njit(cache=True, nogil=True)
+    def _prepare_into(indptr_in, indices, counts, beta_t, weight, bias, indptr, cols, vals, rows,
+                      words, local, beta_u, table):  # pragma: no cover - compiled
+        """The packed rows (explicit zeros dropped, as ``PackedCounts.from_csr``), their
+        vocabulary (words sorted, each non-zero's position there), beta's rows there and
+        the first step's table ln max(beta_u f(c), 1e-30) over c = 0, e_1..e_K, (U, K + 1)
+        flat, written into the buffers. Returns (U, non-zeros kept)."""
         n_docs = indptr_in.shape[0] - 1
         n_topics, n_words = beta_t.shape
         n_bits = weight.shape[1]
-        # the packed rows, explicit zeros dropped (as PackedCounts.from_csr)
-        indptr = np.zeros(n_docs + 1, dtype=np.int64)
-        for d in range(n_docs):
-            kept = 0
-            for i in range(indptr_in[d], indptr_in[d + 1]):
-                if counts[i] != 0:
-                    kept += 1
-            indptr[d + 1] = indptr[d] + kept
-        nnz = indptr[n_docs]
-        cols = np.empty(nnz, dtype=np.int64)
-        vals = np.empty(nnz, dtype=np.float32)
-        rows = np.empty(nnz, dtype=np.int64)
+        indptr[0] = 0
         k = 0
         for d in range(n_docs):
             for i in range(indptr_in[d], indptr_in[d + 1]):
                 if counts[i] != 0:
                     cols[k], vals[k], rows[k] = indices[i], counts[i], d
                     k += 1
-        # the vocabulary: distinct words, sorted, and each non-zero's position among them
-        words, local = _distinct_in_range(cols, n_words)
-        beta_u = _gather_columns(beta_t, words)                                # (U, T)
-        n_used = words.shape[0]
-        # the first step's mixtures f(c), c = 0, e_1..e_K, as columns (T, K + 1)
-        bit_w = np.empty((n_bits, n_topics), dtype=np.float32)                  # W^T
-        exp_w_t = np.empty((n_topics, n_bits), dtype=np.float32)                # exp(w_jt - max_t w_jt)
-        mix = np.empty((n_topics, n_bits + 1), dtype=np.float32)
+            indptr[d + 1] = k
+        distinct, position = _distinct_in_range(cols[:k], n_words)
+        used = distinct.shape[0]
+        words[:used] = distinct
+        local[:k] = position
+        for u in range(used):
+            for t in range(n_topics):
+                beta_u[u, t] = beta_t[t, distinct[u]]
+        mix = np.empty((n_topics, n_bits + 1), dtype=np.float32)       # f(c) as columns
         for j in range(n_bits + 1):
             top = np.float32(-np.inf)
             for t in range(n_topics):
-                a = bias[t] + (weight[t, j - 1] if j > 0 else np.float32(0.0))
-                top = max(top, a)
+                top = max(top, bias[t] + (weight[t, j - 1] if j > 0 else np.float32(0.0)))
             total = np.float32(0.0)
             for t in range(n_topics):
                 a = bias[t] + (weight[t, j - 1] if j > 0 else np.float32(0.0))
@@ -275,19 +306,78 @@ if numba is not None:
                 total += mix[t, j]
             for t in range(n_topics):
                 mix[t, j] /= total
-        for j in range(n_bits):
-            top = np.float32(-np.inf)
-            for t in range(n_topics):
-                bit_w[j, t] = weight[t, j]
-                top = max(top, weight[t, j])
-            for t in range(n_topics):
-                exp_w_t[t, j] = np.exp(weight[t, j] - top)
-        # the shared table ln max(beta_u mix, 1e-30), (U, K + 1)
         width = n_bits + 1
-        table = np.empty(n_used * width, dtype=np.float32)
-        scratch = np.empty(n_used * width, dtype=np.float32)
-        every = np.arange(n_used)
-        _wide_word_rates(0, n_used, every, beta_u, mix, table)
-        _log_inplace(table, scratch, n_used * width)
-        table = table.reshape((n_used, width))
-        return indptr, cols, vals, rows, words, local, beta_u, table, bit_w, exp_w_t
+        flat = table[:used * width]
+        _wide_word_rates(0, used, np.arange(used), beta_u[:used], mix, flat)
+        _log_inplace(flat, np.empty(used * width, dtype=np.float32), used * width)
+        return used, k
+
+    @njit(cache=True, nogil=True)
+    def _guided_bounds(indptr, n_shares, order, bounds):  # pragma: no cover - compiled
+        """The documents in ``n_shares`` shares of decreasing work (1/2, 1/4, ..., the
+        last two equal), written as ``order[bounds[s]:bounds[s + 1]]``: 2^(S-1) slots of
+        about equal non-zeros (longest documents first, dealt in a snake 0, 1, .., 1, 0,
+        0, ...), share k taking the next half of the slots left."""
+        n_docs = indptr.shape[0] - 1
+        if n_shares <= 1:
+            for d in range(n_docs):
+                order[d] = d
+            bounds[0], bounds[1] = 0, n_docs
+            return
+        slots = 1 << (n_shares - 1)
+        lengths = np.empty(n_docs, dtype=np.int64)
+        for d in range(n_docs):
+            lengths[d] = indptr[d] - indptr[d + 1]                  # negated: longest first
+        by_length = np.argsort(lengths, kind="mergesort")
+        slot_of = np.empty(n_docs, dtype=np.int64)
+        starts = np.zeros(slots + 1, dtype=np.int64)
+        for p in range(n_docs):
+            within, round_ = p % slots, p // slots
+            slot_of[p] = within if round_ % 2 == 0 else slots - 1 - within
+            starts[slot_of[p] + 1] += 1
+        for s in range(slots):
+            starts[s + 1] += starts[s]
+        fill = starts[:slots].copy()
+        for p in range(n_docs):
+            order[fill[slot_of[p]]] = by_length[p]
+            fill[slot_of[p]] += 1
+        bounds[0] = 0
+        for k in range(1, n_shares):
+            bounds[k] = starts[slots - slots // (1 << k) if k < n_shares - 1 else slots - 1]
+        bounds[n_shares] = n_docs
+
+
+class PursuitHelper:
+    """A second thread that takes part in the pursuits handed to it (:meth:`hand`: it
+    calls their :meth:`RowsPursuit.run`). Whoever reads a result calls
+    :meth:`RowsPursuit.finish`, which does whatever the helper has not taken, so
+    nothing waits on the helper's Python: a helper that starts late, or not at all,
+    only leaves more to the other thread. One per process (:func:`helper`)."""
+
+    def __init__(self):
+        self._jobs = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="bpetopics-pursuit-helper", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            job.run()
+
+    def hand(self, job: RowsPursuit) -> None:
+        """Queue ``job`` for the helper thread."""
+        self._jobs.put(job)
+
+
+_helper = None                  # (pid, PursuitHelper)
+
+
+def helper() -> PursuitHelper:
+    """This process's :class:`PursuitHelper`, started on first use (and again in a forked
+    child: threads do not survive a fork)."""
+    global _helper
+    if _helper is None or _helper[0] != os.getpid():
+        _helper = (os.getpid(), PursuitHelper())
+    return _helper[1]

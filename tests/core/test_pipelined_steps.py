@@ -1,8 +1,11 @@
 """The pipelined schedule (core/pipelined_steps.py) and its compiled pursuit from CSR
 rows (core/rows_pursuit.py): the codes are the greedy pursuit's, for the theta one
-step before; the model does not depend on the threads; the shares cover every document."""
+step before; the model does not depend on the threads; the shares cover every document;
+the threads' claims neither lose a part nor wait for ever."""
 
 import copy
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -11,7 +14,8 @@ import torch
 
 from bpetopics import PoissBPE
 from bpetopics.core import kernels
-from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy, _guided_shares
+from bpetopics.core import rows_pursuit
+from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy
 from bpetopics.core.pursuit import reference_pursuit
 from bpetopics.core.table_pursuit import table_pursuit
 from tests.core.test_table_pursuit import text_case, zipf_corpus
@@ -30,7 +34,7 @@ def test_rows_pursuit_gives_the_reference_codes_and_the_likelihoods_batch(seed, 
     X.data[::7] = 0                                   # explicit zeros: dropped, as from_csr does
     log_odds = torch.linspace(-3, 0.5, 12)
     beta = lik.minibatch_params()
-    batch, codes, score = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 12), n_shares=3).run().result()
+    batch, codes, score = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 12), n_shares=3).finish().result()
 
     expected = lik.batch(X, "cpu")
     for name in ("indptr", "cols", "vals", "rows"):
@@ -52,8 +56,33 @@ def test_rows_pursuit_stops_at_max_bits_and_splits_into_shares_alike():
     expected = reference_pursuit(decoder, lik, lik.batch(X, "cpu"), log_odds, max_bits=2)
     assert expected.sum(1).max() == 2
     for shares in (1, 2, 4):
-        codes = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 2), n_shares=shares).run().result()[1]
+        codes = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 2), n_shares=shares).finish().result()[1]
         assert torch.equal(codes, expected), shares
+
+
+@pytest.mark.parametrize("shares", [1, 2, 4])
+def test_two_threads_sharing_a_pursuit_give_one_threads_codes(shares):
+    """The helper thread and this one claim the preparation and the shares in whatever
+    order they arrive (the helper first, both at once, or the helper after everything
+    is done): the result is one thread's, bit for bit."""
+    decoder, lik = text_case(4)
+    X = zipf_corpus(120, 300, 4)
+    log_odds = torch.linspace(-2, 0.2, 12)
+    theta = ThetaCopy(decoder, log_odds, lik.minibatch_params(), 12)
+    alone = RowsPursuit(X, theta).finish().result()
+    for _ in range(20):
+        shared = RowsPursuit(X, theta, shares)
+        rows_pursuit.helper().hand(shared)
+        result = shared.finish().result()
+        for one, two in zip((alone[0].indptr, alone[0].cols, alone[0].vals, alone[0].rows, alone[1], alone[2]),
+                            (result[0].indptr, result[0].cols, result[0].vals, result[0].rows, result[1],
+                             result[2])):
+            assert torch.equal(one, two)
+        assert shared.state[rows_pursuit._DONE_SHARES] == shares
+    late = RowsPursuit(X, theta, shares).finish()
+    codes = late.codes.copy()
+    late.run()                                                # a helper arriving after the end
+    assert np.array_equal(late.codes, codes) and late.state[rows_pursuit._NEXT_SHARE] == shares + 2
 
 
 def test_rows_pursuit_reads_copies_of_theta():
@@ -62,24 +91,25 @@ def test_rows_pursuit_reads_copies_of_theta():
     X = zipf_corpus(30, 300, 3)
     log_odds = torch.zeros(12)
     beta = lik.minibatch_params()
-    before = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 12)).run().result()[1]
+    before = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 12)).finish().result()[1]
     pursuit = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 12))
     with torch.no_grad():                                    # theta moves before the pursuit runs
         for p in decoder.parameters():
             p.mul_(-1)
         log_odds.fill_(-100.0)
-    assert torch.equal(pursuit.run().result()[1], before)
+    assert torch.equal(pursuit.finish().result()[1], before)
 
 
 def test_guided_shares_cover_every_document_once_with_halving_work():
     lengths = np.random.default_rng(0).integers(1, 200, 257)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     for n_shares in (1, 2, 3, 4):
-        shares = _guided_shares(lengths, n_shares)
-        assert len(shares) == n_shares
-        assert np.array_equal(np.sort(np.concatenate(shares)), np.arange(257))
-    work = [lengths[s].sum() for s in _guided_shares(lengths, 4)]
-    total = lengths.sum()
-    np.testing.assert_allclose(np.array(work) / total, [1 / 2, 1 / 4, 1 / 8, 1 / 8], atol=0.03)
+        order, bounds = np.empty(257, dtype=np.int64), np.empty(n_shares + 1, dtype=np.int64)
+        rows_pursuit._guided_bounds(indptr, n_shares, order, bounds)
+        assert bounds[0] == 0 and bounds[-1] == 257 and np.all(np.diff(bounds) > 0)
+        assert np.array_equal(np.sort(order), np.arange(257))
+    work = [lengths[order[bounds[s]:bounds[s + 1]]].sum() for s in range(4)]
+    np.testing.assert_allclose(np.array(work) / lengths.sum(), [1 / 2, 1 / 4, 1 / 8, 1 / 8], atol=0.03)
 
 
 def _corpus(seed=0, n_docs=600, n_words=120, n_topics=4):
@@ -155,21 +185,25 @@ def test_pipeline_is_checked():
         PoissBPE(pipeline="yes").fit(_corpus(n_docs=20))
 
 
-def test_a_pursuit_that_fails_on_the_other_thread_raises_instead_of_hanging(monkeypatch):
-    """The second thread's failure reaches the training thread (no wait for ever): the
-    first pursuit ahead (in shares, on the other thread) fails while preparing."""
-    from bpetopics.core import rows_pursuit
+def test_a_preparation_that_fails_on_the_other_thread_raises_instead_of_hanging():
+    """A thread waiting (spinning) for the other thread's preparation stops when that
+    fails, and the reader of the result gets an error, not a wait for ever."""
+    decoder, lik = text_case(2)
+    pursuit = RowsPursuit(zipf_corpus(20, 300, 2), ThetaCopy(decoder, torch.zeros(12), lik.minibatch_params(), 12))
+    pursuit.state[rows_pursuit._CLAIM_PREPARE] = 1             # the other thread claimed it ...
+    outcome = []
 
-    def failing(*args):
-        raise MemoryError("no room")
+    def reader():
+        try:
+            pursuit.finish()
+            outcome.append("finished")
+        except RuntimeError as error:
+            outcome.append(str(error))
 
-    monkeypatch.setattr(rows_pursuit, "_prepare_rows", failing)
-    model = PoissBPE(n_topics=4, n_bits=8, epochs=1, batch_size=30, random_state=0, device="cpu",
-                     progress=False)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(2)
-    try:
-        with pytest.raises(MemoryError, match="no room"):
-            model.fit(_corpus(n_docs=120))
-    finally:
-        torch.set_num_threads(threads)
+    waiting = threading.Thread(target=reader)
+    waiting.start()
+    time.sleep(0.05)
+    assert waiting.is_alive() and not outcome                   # ... and this one waits for it
+    pursuit.state[rows_pursuit._PREPARED] = -1                 # ... which then fails
+    waiting.join(timeout=10)
+    assert not waiting.is_alive() and "failed" in outcome[0]
