@@ -19,23 +19,30 @@ resumed from a checkpoint stays identical.
 The pursuit reads copies (:class:`~bpetopics.core.rows_pursuit.ThetaCopy`) in compiled
 calls that hold no lock, so the schedule does not depend on the threads: on one thread
 the same steps run one after the other and give the same model bit for bit
-(``pipeline=True``). On two, the helper thread (:class:`~bpetopics.core.rows_pursuit.
-PursuitHelper`) starts on the next minibatch's documents in shares of decreasing work and
-this one joins after its theta step (:data:`SHARES`); neither thread waits on the other's
-Python (:mod:`bpetopics.core.rows_pursuit`). Used where the compiled pursuit serves the
-model (CPU, linear decoder, numba) and one process trains (PoissBPE's ``pipeline``).
+(``pipeline=True``). On two, the pursuit of S_{b+1} is handed to the helper thread
+(:class:`~bpetopics.core.rows_pursuit.PursuitHelper`) as soon as its theta_b is made,
+at the end of step b-1: the helper prepares it (the packed rows, their vocabulary, the
+first step's table: none of it needs q(pi)) while this thread ends step b-1 and takes the
+prior's step b, which then gives it the log-odds (``RowsPursuit.release``); the helper
+pursues shares of decreasing work while this thread takes the theta step, and this one
+joins after (:data:`SHARES`). Neither thread waits on the other's Python: each thread's
+part is one compiled call (:mod:`bpetopics.core.rows_pursuit`), and this thread spins
+without the GIL while the helper starts on the next pursuit (a thread woken while the
+other holds the GIL waited ~50-100 us for it, of a 0.5 ms minibatch). Used where the
+compiled pursuit serves the model (CPU, linear decoder, numba) and one process trains
+(PoissBPE's ``pipeline``).
 """
 
 from __future__ import annotations
 
-from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy, helper
+from bpetopics.core.rows_pursuit import SPINS, RowsPursuit, ThetaCopy, helper
 
 #: The next minibatch's documents are pursued in this many shares of decreasing size
 #: (rows_pursuit._guided_bounds: 1/2, 1/4, 1/8, 1/8 of the work): the second thread
 #: starts on them, this one joins after its theta step, so both finish about together
 #: whichever side is longer. Measured on 20 Newsgroups at T = 20 (epochs alternated, two
-#: threads over one, each thread's part one compiled call): 1.44x in three shares, 1.49x
-#: in four, 1.40x in six, 1.19x in eight.
+#: threads over one, each thread's part one compiled call, before the hand-off ahead):
+#: 1.44x in three shares, 1.49x in four, 1.40x in six, 1.19x in eight.
 SHARES = 4
 
 
@@ -63,25 +70,41 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
     params = likelihood.minibatch_params()
     batch, codes, score = RowsPursuit(X_batch, ThetaCopy.of_model(model, params, model.step_)).finish().result()
     second = helper() if threads > 1 else None
+    upcoming = _ahead(model, next(iterator, None), params, second)
     total_score, total_bits = 0.0, 0.0
-    X_next = next(iterator, None)
-    while True:
-        total_score += float(score.sum())
-        total_bits += float(codes.sum())
-        model.prior_.step(codes)
-        if X_next is not None:
-            upcoming = RowsPursuit(X_next, ThetaCopy.of_model(model, params, model.step_ + 1),
-                                   SHARES if second is not None else 1)
-            if second is not None:
-                second.hand(upcoming)
-        model._theta_step(X_batch, batch, codes, params, model.prior_weight())
-        if X_next is None:
-            return total_score, total_bits
-        upcoming.run()                        # what the other thread has not taken
-        # what needs only the new theta, done while the other thread ends its last share
-        # (at T = 50 this thread waited ~32 ms an epoch there): the next topics and the
-        # minibatch after the next
-        params = likelihood.minibatch_params()
-        X_after = next(iterator, None)
-        X_batch, (batch, codes, score) = X_next, upcoming.finish().result()
-        X_next = X_after
+    try:
+        while True:
+            total_score += float(score.sum())
+            total_bits += float(codes.sum())
+            model.prior_.step(codes)
+            if upcoming is not None:          # its log-odds: the prior after this step's codes
+                upcoming.release(model.prior_weight(model.step_ + 1) * model.prior_.bit_log_odds())
+            model._theta_step(X_batch, batch, codes, params, model.prior_weight())
+            if upcoming is None:
+                return total_score, total_bits
+            upcoming.join()                   # what the other thread has not taken
+            # what needs only the new theta, done while the other thread ends its last
+            # share: the next topics, and the pursuit after the next, handed ahead
+            params = likelihood.minibatch_params()
+            following = _ahead(model, next(iterator, None), params, second)
+            X_batch, (batch, codes, score) = upcoming.X_batch, upcoming.finish().result()
+            if following is not None and second is not None:
+                following.let_in(SPINS)       # the helper's Python runs while this thread waits
+            upcoming = following
+    finally:
+        if upcoming is not None:
+            upcoming.abandon()                # (an error): the helper must not wait for it
+
+
+def _ahead(model, X_next, params, second):
+    """The pursuit of the minibatch after this one, made now that its theta (this step's
+    decoder and topics ``params``) is known and handed to the helper thread (if any) to
+    prepare; its shares wait for the log-odds, which the prior's next step sets
+    (:meth:`RowsPursuit.release`). None at the epoch's end."""
+    if X_next is None:
+        return None
+    pursuit = RowsPursuit(X_next, ThetaCopy.of_model(model, params, prior=False),
+                          SHARES if second is not None else 1, ready=False)
+    if second is not None:
+        second.hand(pursuit)
+    return pursuit

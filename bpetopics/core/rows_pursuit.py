@@ -50,7 +50,7 @@ from bpetopics.core.packed import PackedCounts
 numba = kernels.numba
 
 # the slots of a RowsPursuit's ``state`` (int64)
-_CLAIM_PREPARE, _PREPARED, _NEXT_SHARE, _DONE_SHARES, _FAILED, _N_USED, _NNZ = range(7)
+_CLAIM_PREPARE, _PREPARED, _NEXT_SHARE, _DONE_SHARES, _FAILED, _N_USED, _NNZ, _GO = range(8)
 
 #: A thread waiting for the other spins this many times (about 0.1-0.5 ms) in a compiled
 #: call, then gives its processor away once (``os.sched_yield``) and spins again: waits are
@@ -59,7 +59,7 @@ _CLAIM_PREPARE, _PREPARED, _NEXT_SHARE, _DONE_SHARES, _FAILED, _N_USED, _NNZ = r
 SPINS = 1 << 14
 
 _give_way = getattr(os, "sched_yield", lambda: time.sleep(0))
-_WAITING = -2                   # _claim_and_pursue's "the other thread is still preparing"
+_WAITING = -2                   # _claim_and_pursue's "still waiting: call again"
 
 
 class ThetaCopy:
@@ -87,12 +87,15 @@ class ThetaCopy:
         self.max_steps = int(max_steps)
 
     @classmethod
-    def of_model(cls, model, beta, step: int | None = None) -> "ThetaCopy":
+    def of_model(cls, model, beta, step: int | None = None, prior: bool = True) -> "ThetaCopy":
         """What the pursuit of training step ``step`` reads of ``model`` (a BPE model with a
         linear decoder), copied now: the prior's log-odds times its weight at that step
-        (None: the whole prior, as encoding and the end-of-epoch checks pursue)."""
+        (None: the whole prior, as encoding and the end-of-epoch checks pursue). With
+        ``prior=False`` the log-odds are zeros, for :meth:`RowsPursuit.release` to give."""
         n_bits = model.code_length()
         max_steps = n_bits if model.max_bits is None else min(int(model.max_bits), n_bits)
+        if not prior:
+            return cls(model.decoder_, torch.zeros(n_bits), beta, max_steps)
         weight = 1.0 if step is None else model.prior_weight(step)
         return cls(model.decoder_, weight * model.prior_.bit_log_odds(), beta, max_steps)
 
@@ -122,32 +125,55 @@ class RowsPursuit:
     n_shares : int
         1: the first call does everything; more: shares of 1/2, 1/4, ... of the work,
         the last two equal.
+    ready : bool
+        False: ``theta``'s log-odds are not known yet (the prior's step that sets them
+        has not been taken): a thread may prepare, but no share is pursued until
+        :meth:`release` gives them.
     """
 
-    def __init__(self, X_batch, theta, n_shares: int = 1):
+    def __init__(self, X_batch, theta, n_shares: int = 1, ready: bool = True):
         if not (sp.isspmatrix_csr(X_batch) or isinstance(X_batch, sp.csr_array)):
             X_batch = sp.csr_matrix(X_batch)
         n_topics, n_bits = theta.weight.shape
         n_docs, n_words = X_batch.shape
         nnz = int(X_batch.indptr[-1])
         most = max(1, min(nnz, n_words))                  # the vocabulary's largest size
-        self.theta = theta
-        self.state = np.zeros(7, dtype=np.int64)
+        self.X_batch, self.theta = X_batch, theta
+        self._pursued_here = 0                # shares pursued by the thread that finishes
+        self.state = np.zeros(8, dtype=np.int64)
+        self.state[_GO] = 1 if ready else 0
         self.indptr = np.empty(n_docs + 1, dtype=np.int64)
-        self.cols, self.rows, self.local = (np.empty(nnz, dtype=np.int64) for _ in range(3))
+        self.cols, self.rows, self.local = np.empty((3, nnz), dtype=np.int64)
         self.vals = np.empty(nnz, dtype=np.float32)
         self.words = np.empty(most, dtype=np.int64)
         self.beta_u = np.empty((most, n_topics), dtype=np.float32)
         self.table = np.empty(most * (n_bits + 1), dtype=np.float32)
         self.codes = np.zeros((n_docs, n_bits), dtype=np.uint8)
-        self.data, self.prior = np.empty(n_docs, dtype=np.float32), np.empty(n_docs, dtype=np.float32)
+        self.data, self.prior = np.empty((2, n_docs), dtype=np.float32)
+        shares = max(1, int(n_shares))
+        order_and_bounds = np.empty(n_docs + shares + 1, dtype=np.int64)
         self._args = (X_batch.indptr.astype(np.int64, copy=False), X_batch.indices, X_batch.data,
                       theta.beta_t.numpy(), theta.weight.numpy(), theta.bias.numpy(),
                       theta.log_odds.numpy(), theta.max_steps, screened_pursuit.screens(n_bits, n_topics),
-                      max(1, int(n_shares)), self.indptr, self.cols, self.vals, self.rows, self.words,
-                      self.local, self.beta_u, self.table, self.codes, self.data, self.prior,
-                      np.empty(n_docs, dtype=np.int64), np.empty(max(1, int(n_shares)) + 1, dtype=np.int64),
-                      self.state)
+                      shares, self.indptr, self.cols, self.vals, self.rows, self.words, self.local,
+                      self.beta_u, self.table, self.codes, self.data, self.prior,
+                      order_and_bounds[:n_docs], order_and_bounds[n_docs:], self.state)
+
+    def release(self, log_odds: torch.Tensor) -> None:
+        """Give the log-odds (K,) a pursuit made with ``ready=False`` waits for; its
+        shares may be pursued from now on."""
+        _publish(self.theta.log_odds.numpy(), log_odds.detach().to(torch.float32).numpy(), self.state)
+
+    def let_in(self, spins: int) -> bool:
+        """Wait (spinning, holding no lock) up to ``spins`` times for a thread to start on
+        this pursuit: whether one has. A thread that holds no lock while another thread's
+        Python runs leaves it the GIL (Python hands the GIL to a waiting thread only if the
+        holder lets go for long enough)."""
+        return _await_claim(self.state, spins)
+
+    def abandon(self) -> None:
+        """Never :meth:`release` it: a thread waiting to pursue its shares stops."""
+        self.state[_GO] = -1
 
     def run(self) -> "RowsPursuit":
         """Take part: prepare if no thread has, then pursue shares until none is left to
@@ -155,8 +181,13 @@ class RowsPursuit:
         self._run()
         return self
 
+    def join(self) -> None:
+        """:meth:`run` by the thread that will :meth:`finish`: the shares it pursues are
+        counted, so :meth:`finish` need not wait for them."""
+        self._pursued_here += max(self._run(), 0)
+
     def _run(self) -> int:
-        """:meth:`run`; the shares this thread pursued (-1 if preparing failed)."""
+        """:meth:`run`; the shares this call pursued (-1 if preparing failed)."""
         while (done := _claim_and_pursue(*self._args, SPINS)) == _WAITING:
             _give_way()
         return done
@@ -166,11 +197,15 @@ class RowsPursuit:
         whichever thread took it: after it :meth:`result` may be read. Returns self.
         Raises RuntimeError if a part failed on either thread."""
         n_shares = self._args[9]
-        if self._run() < n_shares:                     # the other thread took some
+        if self._pursued_here < n_shares:
+            self._pursued_here += max(self._run(), 0)
+        if self._pursued_here < n_shares:              # the other thread took some
             while not _all_done(self.state, n_shares, SPINS):
                 _give_way()
         if self.state[_PREPARED] < 0 or self.state[_FAILED]:
             raise RuntimeError("the pursuit failed on one of its threads (out of memory?)")
+        if self.state[_GO] < 0:
+            raise RuntimeError("the pursuit was abandoned before its log-odds were given")
         return self
 
     def result(self):
@@ -207,8 +242,8 @@ if numba is not None:
                           table, codes, data, prior, order, bounds, state, spins):  # pragma: no cover
         """:meth:`RowsPursuit.run`'s call (the module docstring): the number of shares
         this call pursued once none is left to claim, -1 if preparing failed,
-        :data:`_WAITING` if the other thread's preparation took longer than ``spins``
-        waits (call again)."""
+        :data:`_WAITING` if the other thread's preparation or the log-odds
+        (:meth:`RowsPursuit.release`) took longer than ``spins`` waits (call again)."""
         n_bits = weight.shape[1]
         if fetch_add(state, _CLAIM_PREPARE, 1) == 0:
             ok = False
@@ -232,6 +267,16 @@ if numba is not None:
                 return _WAITING
             if load_acquire(state, _PREPARED) < 0:
                 return -1
+        for _ in range(spins):                     # the log-odds (RowsPursuit.release)
+            if load_acquire(state, _GO) != 0:
+                break
+            cpu_relax()
+        if load_acquire(state, _GO) == 0:
+            return _WAITING
+        if load_acquire(state, _GO) < 0:
+            return 0
+        if load_acquire(state, _NEXT_SHARE) >= n_shares:
+            return 0                               # nothing left to claim
         used, nnz = state[_N_USED], state[_NNZ]
         grid = table[:used * (n_bits + 1)].reshape((used, n_bits + 1))
         bit_w = np.ascontiguousarray(weight.T)                                 # W^T (K, T)
@@ -261,10 +306,28 @@ if numba is not None:
             pursued += 1
 
     @njit(cache=True, nogil=True)
-    def _all_done(state, n_shares, spins):  # pragma: no cover - compiled
-        """Whether every share is done (or preparing failed), waiting up to ``spins``."""
+    def _await_claim(state, spins):  # pragma: no cover - compiled
+        """Whether a thread claimed the preparation, waiting up to ``spins``."""
         for _ in range(spins):
-            if load_acquire(state, _DONE_SHARES) >= n_shares or load_acquire(state, _PREPARED) < 0:
+            if load_acquire(state, _CLAIM_PREPARE) > 0:
+                return True
+            cpu_relax()
+        return False
+
+    @njit(cache=True, nogil=True)
+    def _publish(log_odds, given, state):  # pragma: no cover - compiled
+        """log_odds[:] = given, then the go-ahead (a release store: a thread that sees it
+        sees the values)."""
+        log_odds[:] = given
+        store_release(state, _GO, 1)
+
+    @njit(cache=True, nogil=True)
+    def _all_done(state, n_shares, spins):  # pragma: no cover - compiled
+        """Whether every share is done (or preparing failed, or the pursuit was
+        abandoned), waiting up to ``spins``."""
+        for _ in range(spins):
+            if (load_acquire(state, _DONE_SHARES) >= n_shares or load_acquire(state, _PREPARED) < 0
+                    or load_acquire(state, _GO) < 0):
                 return True
             cpu_relax()
         return False

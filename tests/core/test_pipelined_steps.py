@@ -14,7 +14,7 @@ import torch
 
 from bpetopics import PoissBPE
 from bpetopics.core import kernels
-from bpetopics.core import rows_pursuit
+from bpetopics.core import pipelined_steps, rows_pursuit
 from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy
 from bpetopics.core.pursuit import reference_pursuit
 from bpetopics.core.table_pursuit import table_pursuit
@@ -82,7 +82,8 @@ def test_two_threads_sharing_a_pursuit_give_one_threads_codes(shares):
     late = RowsPursuit(X, theta, shares).finish()
     codes = late.codes.copy()
     late.run()                                                # a helper arriving after the end
-    assert np.array_equal(late.codes, codes) and late.state[rows_pursuit._NEXT_SHARE] == shares + 2
+    assert np.array_equal(late.codes, codes)
+    assert late.state[rows_pursuit._NEXT_SHARE] == shares + 1 and late.state[rows_pursuit._DONE_SHARES] == shares
 
 
 def test_rows_pursuit_reads_copies_of_theta():
@@ -207,3 +208,61 @@ def test_a_preparation_that_fails_on_the_other_thread_raises_instead_of_hanging(
     pursuit.state[rows_pursuit._PREPARED] = -1                 # ... which then fails
     waiting.join(timeout=10)
     assert not waiting.is_alive() and "failed" in outcome[0]
+
+
+def test_a_pursuit_made_before_its_log_odds_waits_for_them_and_uses_them():
+    """Handed ahead (``ready=False``), the helper may prepare but pursues nothing until
+    ``release`` gives the log-odds; the codes are then those of a pursuit made with them."""
+    decoder, lik = text_case(5)
+    X = zipf_corpus(80, 300, 5)
+    beta = lik.minibatch_params()
+    log_odds = torch.linspace(-2.5, 0.3, 12)
+    expected = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 12)).finish().result()[1]
+    ahead = RowsPursuit(X, ThetaCopy(decoder, torch.zeros(12), beta, 12), n_shares=4, ready=False)
+    rows_pursuit.helper().hand(ahead)
+    assert ahead.let_in(rows_pursuit.SPINS * 64)                # the helper started on it ...
+    time.sleep(0.05)
+    assert ahead.state[rows_pursuit._NEXT_SHARE] == 0 and not ahead.codes.any()   # ... and waits
+    ahead.release(log_odds)
+    ahead.join()
+    assert torch.equal(ahead.finish().result()[1], expected)
+
+
+def test_an_abandoned_pursuit_lets_the_helper_go():
+    """A pursuit handed ahead whose log-odds never come (the training step failed) stops
+    the helper's wait; the helper then takes the next pursuit."""
+    decoder, lik = text_case(6)
+    X = zipf_corpus(30, 300, 6)
+    theta = ThetaCopy(decoder, torch.zeros(12), lik.minibatch_params(), 12)
+    stuck = RowsPursuit(X, theta, n_shares=2, ready=False)
+    rows_pursuit.helper().hand(stuck)
+    assert stuck.let_in(rows_pursuit.SPINS * 64)
+    stuck.abandon()
+    with pytest.raises(RuntimeError, match="abandoned"):
+        stuck.finish()
+    after = RowsPursuit(X, theta, n_shares=2)
+    rows_pursuit.helper().hand(after)
+    assert after.let_in(rows_pursuit.SPINS * 64)               # the helper is free again
+    after.finish()
+    assert after.state[rows_pursuit._DONE_SHARES] == 2
+
+
+def test_an_error_in_a_pipelined_step_abandons_the_pursuit_handed_ahead(monkeypatch):
+    model = PoissBPE(n_topics=4, n_bits=8, epochs=1, batch_size=30, random_state=0, device="cpu",
+                     progress=False)
+    handed = []
+    real_ahead = pipelined_steps._ahead
+    monkeypatch.setattr(pipelined_steps, "_ahead", lambda *a: handed.append(real_ahead(*a)) or handed[-1])
+
+    def failing_step(*args):
+        raise FloatingPointError("diverged")
+
+    model._theta_step = failing_step
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with pytest.raises(FloatingPointError, match="diverged"):
+            model.fit(_corpus(n_docs=120))
+    finally:
+        torch.set_num_threads(threads)
+    assert handed and handed[-1].state[rows_pursuit._GO] == -1
