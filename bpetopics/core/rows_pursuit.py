@@ -100,6 +100,16 @@ class ThetaCopy:
         return cls(model.decoder_, weight * model.prior_.bit_log_odds(), beta, max_steps)
 
 
+def _own_cache_line() -> np.ndarray:
+    """Eight int64 zeros (a pursuit's ``state``) on a 64-byte cache line of their own,
+    with a line of padding either side: a thread spinning on the state must not share a
+    line with the buffers the other thread writes (measured: two-thread epochs took
+    0.094 or 0.115-0.122 s, by where the allocator put it)."""
+    line = np.zeros(32, dtype=np.int64)
+    start = (-line.ctypes.data % 64) // 8 + 8
+    return line[start:start + 8]
+
+
 def pursue(X_batch, theta: ThetaCopy, threads: int = 1):
     """The pursuit of the rows of ``X_batch`` (CSR) under ``theta``, now: (batch, codes,
     score) as :meth:`RowsPursuit.result`. A minibatch with enough work
@@ -140,7 +150,7 @@ class RowsPursuit:
         most = max(1, min(nnz, n_words))                  # the vocabulary's largest size
         self.X_batch, self.theta = X_batch, theta
         self._pursued_here = 0                # shares pursued by the thread that finishes
-        self.state = np.zeros(8, dtype=np.int64)
+        self.state = _own_cache_line()
         self.state[_GO] = 1 if ready else 0
         self.indptr = np.empty(n_docs + 1, dtype=np.int64)
         self.cols, self.rows, self.local = np.empty((3, nnz), dtype=np.int64)

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from bpetopics.core import fused_pursuit, rows_pursuit
+from bpetopics.core import fused_pursuit, kernels, rows_pursuit
 from bpetopics.core.pursuit import greedy_pursuit
 from bpetopics.core.topic_split import plan_moves
 
@@ -103,9 +103,11 @@ class TopicRepair:
 
     def _check_codes(self, X_sample, beta):
         """The sample's batch and codes under the full prior: the compiled pursuit from
-        the CSR rows where it serves the model (as training's), else greedy_pursuit."""
+        the CSR rows where it serves the model (as training's; shared with the helper thread
+        when torch has two), else greedy_pursuit."""
         if fused_pursuit.usable(self.decoder_, self.device_) and sp.issparse(X_sample):
-            batch, codes, _ = rows_pursuit.pursue(X_sample, rows_pursuit.ThetaCopy.of_model(self, beta))
+            batch, codes, _ = rows_pursuit.pursue(X_sample, rows_pursuit.ThetaCopy.of_model(self, beta),
+                                                  kernels.threads())
             return batch, codes
         batch = self.likelihood_.batch(X_sample, self.device_)
         return batch, greedy_pursuit(self.decoder_, self.likelihood_, batch, self.prior_.bit_log_odds(),

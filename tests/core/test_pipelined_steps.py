@@ -124,7 +124,8 @@ def _fit(X, threads, pipeline, **params):
     count = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        return PoissBPE(n_topics=4, n_bits=16, epochs=3, batch_size=32, pipeline=pipeline, random_state=0,
+        params = {"epochs": 3, **params}
+        return PoissBPE(n_topics=4, n_bits=16, batch_size=32, pipeline=pipeline, random_state=0,
                         device="cpu", progress=False, **params).fit(X)
     finally:
         torch.set_num_threads(count)
@@ -137,6 +138,24 @@ def test_pipelined_training_is_the_same_on_one_thread_and_two():
     assert np.array_equal(one.codes_, two.codes_)
     assert [h["objective"] for h in one.history_] == [h["objective"] for h in two.history_]
     assert not np.array_equal(one.topic_word_, _fit(X, 1, False).topic_word_)   # a schedule of its own
+
+
+def test_topic_checks_sharing_their_pursuit_with_the_helper_change_nothing(monkeypatch):
+    """The end-of-epoch topic checks pursue their sample with the helper thread on two
+    threads (every pursuit shared here, however small): the same model as on one."""
+    from bpetopics.core import fused_pursuit
+
+    monkeypatch.setattr(fused_pursuit, "MIN_PARALLEL_WORK", 0)
+    calls, real = [], rows_pursuit.pursue
+    monkeypatch.setattr(rows_pursuit, "pursue", lambda X, theta, threads=1: calls.append(threads) or real(X, theta, threads))
+    X = _corpus(seed=3)
+    one = _fit(X, 1, True, epochs=5)
+    assert calls and set(calls) == {1}
+    calls.clear()
+    two = _fit(X, 2, True, epochs=5)
+    assert calls and set(calls) == {2}                       # the checks' pursuits, shared
+    assert np.array_equal(one.topic_word_, two.topic_word_)
+    assert [h["objective"] for h in one.history_] == [h["objective"] for h in two.history_]
 
 
 def test_each_pipelined_code_is_the_pursuit_under_the_theta_one_step_before():
