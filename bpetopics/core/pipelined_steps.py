@@ -82,11 +82,11 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
             model._theta_step(X_batch, batch, codes, params, model.prior_weight())
             if upcoming is None:
                 return total_score, total_bits
-            upcoming.join()                   # what the other thread has not taken
-            # what needs only the new theta, done while the other thread ends its last
-            # share: the next topics, and the pursuit after the next, handed ahead
+            # the next topics, and the pursuit after the next handed ahead (queued for the
+            # helper: it goes on to it from its last share of this one, without a pause)
             params = likelihood.minibatch_params()
             following = _ahead(model, next(iterator, None), params, second)
+            upcoming.join()                   # what the other thread has not taken
             X_batch, (batch, codes, score) = upcoming.X_batch, upcoming.finish().result()
             if following is not None and second is not None:
                 following.let_in(SPINS)       # the helper's Python runs while this thread waits
