@@ -21,11 +21,12 @@ calls that hold no lock, so the schedule does not depend on the threads: on one 
 the same steps run one after the other and give the same model bit for bit
 (``pipeline=True``). On two, the pursuit of S_{b+1} is handed to the helper thread
 (:class:`~bpetopics.core.rows_pursuit.PursuitHelper`) as soon as its theta_b is made,
-at the end of step b-1: the helper prepares it (the packed rows, their vocabulary, the
-first step's table: none of it needs q(pi)) while this thread ends step b-1 and takes the
-prior's step b, which then gives it the log-odds (``RowsPursuit.release``); the helper
-pursues shares of decreasing work while this thread takes the theta step, and this one
-joins after (:data:`SHARES`). Neither thread waits on the other's Python: each thread's
+right after the theta step b-1 and before this thread joins the pursuit of S_b: the
+helper goes on to it from its last share of S_b and prepares it (the packed rows, their
+vocabulary, the first step's table: none of it needs q(pi)) while this thread ends step
+b-1 and takes the prior's step b, which then gives it the log-odds
+(``RowsPursuit.release``); the helper pursues shares of decreasing work while this
+thread takes the theta step, and this one joins after (:data:`SHARES`). Neither thread waits on the other's Python: each thread's
 part is one compiled call (:mod:`bpetopics.core.rows_pursuit`), and this thread spins
 without the GIL while the helper starts on the next pursuit (a thread woken while the
 other holds the GIL waited ~50-100 us for it, of a 0.5 ms minibatch). Used where the
