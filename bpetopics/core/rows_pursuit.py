@@ -102,9 +102,9 @@ class ThetaCopy:
 
 def _own_cache_line() -> np.ndarray:
     """Eight int64 zeros (a pursuit's ``state``) on a 64-byte cache line of their own,
-    with a line of padding either side: a thread spinning on the state must not share a
-    line with the buffers the other thread writes (measured: two-thread epochs took
-    0.094 or 0.115-0.122 s, by where the allocator put it)."""
+    with a line of padding either side, so that a thread spinning on the state shares no
+    line with the buffers the other thread writes (a precaution: the two-thread epochs'
+    spread on this host, fast or slow by about 20% for seconds at a time, stayed)."""
     line = np.zeros(32, dtype=np.int64)
     start = (-line.ctypes.data % 64) // 8 + 8
     return line[start:start + 8]
