@@ -26,12 +26,12 @@ helper goes on to it from its last share of S_b and prepares it (the packed rows
 vocabulary, the first step's table: none of it needs q(pi)) while this thread ends step
 b-1 and takes the prior's step b, which then gives it the log-odds
 (``RowsPursuit.release``); the helper pursues shares of decreasing work while this
-thread takes the theta step, and this one joins after (:data:`SHARES`). Neither thread waits on the other's Python: each thread's
-part is one compiled call (:mod:`bpetopics.core.rows_pursuit`), and this thread spins
-without the GIL while the helper starts on the next pursuit (a thread woken while the
-other holds the GIL waited ~50-100 us for it, of a 0.5 ms minibatch). Used where the
-compiled pursuit serves the model (CPU, linear decoder, numba) and one process trains
-(PoissBPE's ``pipeline``).
+thread takes the theta step, and this one joins after (:data:`SHARES`). Neither thread
+waits on the other's Python: each thread's part is one compiled call
+(:mod:`bpetopics.core.rows_pursuit`), and this thread spins without the GIL while the
+helper starts on the next pursuit (a thread woken while the other holds the GIL waited
+~50-100 us for it, of a 0.5 ms minibatch). Used where the compiled pursuit serves the
+model (CPU, linear decoder, numba) and one process trains (PoissBPE's ``pipeline``).
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ from bpetopics.core.rows_pursuit import SPINS, RowsPursuit, ThetaCopy, helper
 #: The next minibatch's documents are pursued in this many shares of decreasing size
 #: (rows_pursuit._guided_bounds: 1/2, 1/4, 1/8, 1/8 of the work): the second thread
 #: starts on them, this one joins after its theta step, so both finish about together
-#: whichever side is longer. Measured on 20 Newsgroups at T = 20 (epochs alternated, two
-#: threads over one, each thread's part one compiled call, before the hand-off ahead):
-#: 1.44x in three shares, 1.49x in four, 1.40x in six, 1.19x in eight.
+#: whichever side is longer. Measured on 20 Newsgroups (two-thread epochs alternated in
+#: one process, median ms, shares 3 / 4 / 5 / 6): T = 20 83 / 80 / 80 / 82, T = 50
+#: 129 / 135 / 135 / 145; before the hand-off ahead, T = 20 two threads over one 1.44x in
+#: three shares, 1.49x in four, 1.40x in six, 1.19x in eight.
 SHARES = 4
 
 
