@@ -36,7 +36,7 @@ model (CPU, linear decoder, numba) and one process trains (PoissBPE's ``pipeline
 
 from __future__ import annotations
 
-from bpetopics.core.rows_pursuit import SPINS, RowsPursuit, ThetaCopy, helper
+from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy, helper
 
 #: The next minibatch's documents are pursued in this many shares of decreasing size
 #: (rows_pursuit._guided_bounds: 1/2, 1/4, 1/8, 1/8 of the work): the second thread
@@ -46,6 +46,11 @@ from bpetopics.core.rows_pursuit import SPINS, RowsPursuit, ThetaCopy, helper
 #: 129 / 135 / 135 / 145; before the hand-off ahead, T = 20 two threads over one 1.44x in
 #: three shares, 1.49x in four, 1.40x in six, 1.19x in eight.
 SHARES = 4
+
+#: How long this thread spins for the helper to start on the next pursuit (2,048 pauses:
+#: about 50 us here) before it goes on regardless: long enough for a helper on its own
+#: core, short on a machine with more busy threads than cores.
+LET_IN_SPINS = 2048
 
 
 def run_epoch(model, batches, threads: int) -> tuple[float, float]:
@@ -91,7 +96,7 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
             upcoming.join()                   # what the other thread has not taken
             X_batch, (batch, codes, score) = upcoming.X_batch, upcoming.finish().result()
             if following is not None and second is not None:
-                following.let_in(SPINS)       # the helper's Python runs while this thread waits
+                following.let_in(LET_IN_SPINS)  # the helper's Python runs while this one waits
             upcoming = following
     finally:
         if upcoming is not None:

@@ -52,11 +52,14 @@ numba = kernels.numba
 # the slots of a RowsPursuit's ``state`` (int64)
 _CLAIM_PREPARE, _PREPARED, _NEXT_SHARE, _DONE_SHARES, _FAILED, _N_USED, _NNZ, _GO = range(8)
 
-#: A thread waiting for the other spins this many times (about 0.1-0.5 ms) in a compiled
+#: A thread waiting for the other spins this many times (about 50 us here) in a compiled
 #: call, then gives its processor away once (``os.sched_yield``) and spins again: waits are
-#: ~30 us when both threads run, and a machine with more busy threads than processors
-#: must not leave the other thread waiting for the spinner's time slice.
-SPINS = 1 << 14
+#: ~5-30 us when both threads run, and a machine with more busy threads than processors
+#: must not leave the other thread waiting for the spinner's time slice. Two trainings
+#: on two threads each, at once on the 2 cores here (T = 20, 8 epochs, wall s each):
+#: 1.81-1.82 with 2,048 spins, 2.06-2.11 with 512, 2.38-2.54 with 16,384, 1.70-2.19 with
+#: the lock-based hand-off of session 22; alone 0.84-0.87 with any of them, 1.29 before.
+SPINS = 1 << 11
 
 _give_way = getattr(os, "sched_yield", lambda: time.sleep(0))
 _WAITING = -2                   # _claim_and_pursue's "still waiting: call again"

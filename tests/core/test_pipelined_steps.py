@@ -229,6 +229,15 @@ def test_a_preparation_that_fails_on_the_other_thread_raises_instead_of_hanging(
     assert not waiting.is_alive() and "failed" in outcome[0]
 
 
+def _started(pursuit, seconds=30.0):
+    """Whether the helper thread starts on ``pursuit`` within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not pursuit.let_in(rows_pursuit.SPINS):
+        if time.monotonic() > deadline:
+            return False
+    return True
+
+
 def test_a_pursuit_made_before_its_log_odds_waits_for_them_and_uses_them():
     """Handed ahead (``ready=False``), the helper may prepare but pursues nothing until
     ``release`` gives the log-odds; the codes are then those of a pursuit made with them."""
@@ -239,7 +248,7 @@ def test_a_pursuit_made_before_its_log_odds_waits_for_them_and_uses_them():
     expected = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 12)).finish().result()[1]
     ahead = RowsPursuit(X, ThetaCopy(decoder, torch.zeros(12), beta, 12), n_shares=4, ready=False)
     rows_pursuit.helper().hand(ahead)
-    assert ahead.let_in(rows_pursuit.SPINS * 64)                # the helper started on it ...
+    assert _started(ahead)                                       # the helper started on it ...
     time.sleep(0.05)
     assert ahead.state[rows_pursuit._NEXT_SHARE] == 0 and not ahead.codes.any()   # ... and waits
     ahead.release(log_odds)
@@ -255,13 +264,13 @@ def test_an_abandoned_pursuit_lets_the_helper_go():
     theta = ThetaCopy(decoder, torch.zeros(12), lik.minibatch_params(), 12)
     stuck = RowsPursuit(X, theta, n_shares=2, ready=False)
     rows_pursuit.helper().hand(stuck)
-    assert stuck.let_in(rows_pursuit.SPINS * 64)
+    assert _started(stuck)
     stuck.abandon()
     with pytest.raises(RuntimeError, match="abandoned"):
         stuck.finish()
     after = RowsPursuit(X, theta, n_shares=2)
     rows_pursuit.helper().hand(after)
-    assert after.let_in(rows_pursuit.SPINS * 64)               # the helper is free again
+    assert _started(after)                                      # the helper is free again
     after.finish()
     assert after.state[rows_pursuit._DONE_SHARES] == 2
 
