@@ -266,7 +266,7 @@ MODEL_HELP = {
                   "most probable of it and its one-bit neighbours, weighted (better topics, "
                   "slower: README).",
     "pipeline": "Pursue each minibatch's codes during the previous step's theta update, from "
-                "the theta before it, on a second thread (README: an epoch 1.1-1.35x faster on two "
+                "the theta before it, on a second thread (README: an epoch 1.5-2.0x faster on two "
                 "cores, the same model on one thread and two); --no-pipeline: the steps in "
                 "order.",
     "random_state": "Seed of the model: initialisation and minibatch order.",
