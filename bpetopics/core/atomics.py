@@ -28,9 +28,16 @@ if numba is not None:
     from numba.core import cgutils, types
     from numba.extending import intrinsic
 
-    def _item_pointer(context, builder, array_type, array, index):
-        ary = context.make_array(array_type)(context, builder, array)
-        return cgutils.get_item_pointer(context, builder, array_type, ary, [index], wraparound=False)
+    def _pointer(context, builder, signature, args):
+        """The address of ``array[index]`` (the call's first two arguments)."""
+        array_type, index_type = signature.args[:2]
+        index = context.cast(builder, args[1], index_type, types.intp)
+        array = context.make_array(array_type)(context, builder, args[0])
+        return cgutils.get_item_pointer(context, builder, array_type, array, [index], wraparound=False)
+
+    def _value(context, builder, signature, args):
+        """The call's third argument as int64."""
+        return context.cast(builder, args[2], signature.args[2], types.int64)
 
     def _check(array):
         if not (isinstance(array, types.Array) and array.dtype == types.int64 and array.ndim == 1):
@@ -42,11 +49,8 @@ if numba is not None:
         _check(array)
 
         def codegen(context, builder, signature, args):
-            array_type, index_type, value_type = signature.args
-            index_v = context.cast(builder, args[1], index_type, types.intp)
-            value_v = context.cast(builder, args[2], value_type, types.int64)
-            pointer = _item_pointer(context, builder, array_type, args[0], index_v)
-            return builder.atomic_rmw("add", pointer, value_v, "seq_cst")
+            return builder.atomic_rmw("add", _pointer(context, builder, signature, args),
+                                      _value(context, builder, signature, args), "seq_cst")
 
         return types.int64(array, index, value), codegen
 
@@ -56,10 +60,7 @@ if numba is not None:
         _check(array)
 
         def codegen(context, builder, signature, args):
-            array_type, index_type = signature.args
-            index_v = context.cast(builder, args[1], index_type, types.intp)
-            pointer = _item_pointer(context, builder, array_type, args[0], index_v)
-            return builder.load_atomic(pointer, "acquire", 8)
+            return builder.load_atomic(_pointer(context, builder, signature, args), "acquire", 8)
 
         return types.int64(array, index), codegen
 
@@ -69,11 +70,8 @@ if numba is not None:
         _check(array)
 
         def codegen(context, builder, signature, args):
-            array_type, index_type, value_type = signature.args
-            index_v = context.cast(builder, args[1], index_type, types.intp)
-            value_v = context.cast(builder, args[2], value_type, types.int64)
-            pointer = _item_pointer(context, builder, array_type, args[0], index_v)
-            builder.store_atomic(value_v, pointer, "release", 8)
+            builder.store_atomic(_value(context, builder, signature, args),
+                                 _pointer(context, builder, signature, args), "release", 8)
             return context.get_dummy_value()
 
         return types.none(array, index, value), codegen

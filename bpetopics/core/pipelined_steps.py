@@ -20,7 +20,7 @@ The pursuit reads copies (:class:`~bpetopics.core.rows_pursuit.ThetaCopy`) in co
 calls that hold no lock, so the schedule does not depend on the threads: on one thread
 the same steps run one after the other and give the same model bit for bit
 (``pipeline=True``). On two, the pursuit of S_{b+1} is handed to the helper thread
-(:class:`~bpetopics.core.rows_pursuit.PursuitHelper`) as soon as its theta_b is made,
+(:class:`~bpetopics.core.pursuit_helper.PursuitHelper`) as soon as its theta_b is made,
 right after the theta step b-1 and before this thread joins the pursuit of S_b: the
 helper goes on to it from its last share of S_b and prepares it (the packed rows, their
 vocabulary, the first step's table: none of it needs q(pi)) while this thread ends step
@@ -39,7 +39,7 @@ from __future__ import annotations
 from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy, helper
 
 #: The next minibatch's documents are pursued in this many shares of decreasing size
-#: (rows_pursuit._guided_bounds: 1/2, 1/4, 1/8, 1/8 of the work): the second thread
+#: (rows_preparation.guided_bounds: 1/2, 1/4, 1/8, 1/8 of the work): the second thread
 #: starts on them, this one joins after its theta step, so both finish about together
 #: whichever side is longer. Measured on 20 Newsgroups (two-thread epochs alternated in
 #: one process, median ms, shares 3 / 4 / 5 / 6): T = 20 83 / 80 / 80 / 82, T = 50

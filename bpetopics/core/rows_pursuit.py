@@ -14,17 +14,17 @@ not a Python lock:
                            dropped), finds their vocabulary (words (U,), each
                            non-zero's position there), beta's rows there (U, T) and the
                            first step's shared table ln max(beta_u f(c)^T, 1e-30) over
-                           c = 0, e_1..e_K (U, K + 1) (:func:`_prepare_into`), then
-                           publishes them
+                           c = 0, e_1..e_K (U, K + 1) (:mod:`bpetopics.core.
+                           rows_preparation`), then publishes them
     the other thread       waits (spinning, no lock) until they are published
     both                   claim shares of the documents (of decreasing work,
-                           :func:`_guided_bounds`) and pursue them
+                           ``rows_preparation.guided_bounds``) and pursue them
                            (:mod:`bpetopics.core.fused_pursuit`, or its screened form
                            :mod:`bpetopics.core.screened_pursuit`) until none is left
 
 Whichever thread arrives first does whatever is left, so one thread alone (the steps in
 order, or a helper that starts late) runs it all, and nothing waits on the helper's
-Python (:class:`PursuitHelper`). A document's code is computed alone, so the split
+Python (:class:`~bpetopics.core.pursuit_helper.PursuitHelper`). A document's code is computed alone, so the split
 changes no code: the codes are the greedy pursuit's for the theta copied
 (:class:`ThetaCopy`; the same as :func:`bpetopics.core.table_pursuit.table_pursuit`'s up
 to float rounding: the table's products and logarithms are this package's compiled
@@ -36,8 +36,6 @@ words).
 from __future__ import annotations
 
 import os
-import queue
-import threading
 import time
 
 import numpy as np
@@ -46,6 +44,7 @@ import torch
 
 from bpetopics.core import fused_pursuit, kernels, screened_pursuit
 from bpetopics.core.packed import PackedCounts
+from bpetopics.core.pursuit_helper import helper
 
 numba = kernels.numba
 
@@ -161,6 +160,8 @@ class RowsPursuit:
         self.words = np.empty(most, dtype=np.int64)
         self.beta_u = np.empty((most, n_topics), dtype=np.float32)
         self.table = np.empty(most * (n_bits + 1), dtype=np.float32)
+        bit_w = np.empty((n_bits, n_topics), dtype=np.float32)       # W^T
+        exp_w_t = np.empty((n_topics, n_bits), dtype=np.float32)     # exp(w_jt - max_t w_jt)
         self.codes = np.zeros((n_docs, n_bits), dtype=np.uint8)
         self.data, self.prior = np.empty((2, n_docs), dtype=np.float32)
         shares = max(1, int(n_shares))
@@ -169,7 +170,7 @@ class RowsPursuit:
                       theta.beta_t.numpy(), theta.weight.numpy(), theta.bias.numpy(),
                       theta.log_odds.numpy(), theta.max_steps, screened_pursuit.screens(n_bits, n_topics),
                       shares, self.indptr, self.cols, self.vals, self.rows, self.words, self.local,
-                      self.beta_u, self.table, self.codes, self.data, self.prior,
+                      self.beta_u, self.table, bit_w, exp_w_t, self.codes, self.data, self.prior,
                       order_and_bounds[:n_docs], order_and_bounds[n_docs:], self.state)
 
     def release(self, log_odds: torch.Tensor) -> None:
@@ -182,7 +183,7 @@ class RowsPursuit:
         this pursuit: whether one has. A thread that holds no lock while another thread's
         Python runs leaves it the GIL (Python hands the GIL to a waiting thread only if the
         holder lets go for long enough)."""
-        return _await_claim(self.state, spins)
+        return _await_flag(self.state, _CLAIM_PREPARE, spins) != 0
 
     def abandon(self) -> None:
         """Never :meth:`release` it: a thread waiting to pursue its shares stops."""
@@ -245,14 +246,14 @@ if numba is not None:
 
     from bpetopics.core.atomics import cpu_relax, fetch_add, load_acquire, store_release
     from bpetopics.core.fused_pursuit import _pursuit
-    from bpetopics.core.packed import _distinct_in_range
-    from bpetopics.core.pursuit_loops import _log_inplace, _wide_word_rates
+    from bpetopics.core.rows_preparation import guided_bounds, prepare_into
     from bpetopics.core.screened_pursuit import _screened_pursuit
 
     @njit(cache=True, nogil=True)
     def _claim_and_pursue(indptr_in, indices, counts, beta_t, weight, bias, log_odds, max_steps,
                           screened, n_shares, indptr, cols, vals, rows, words, local, beta_u,
-                          table, codes, data, prior, order, bounds, state, spins):  # pragma: no cover
+                          table, bit_w, exp_w_t, codes, data, prior, order, bounds, state,
+                          spins):  # pragma: no cover - compiled
         """:meth:`RowsPursuit.run`'s call (the module docstring): the number of shares
         this call pursued once none is left to claim, -1 if preparing failed,
         :data:`_WAITING` if the other thread's preparation or the log-odds
@@ -261,9 +262,9 @@ if numba is not None:
         if fetch_add(state, _CLAIM_PREPARE, 1) == 0:
             ok = False
             try:
-                used, nnz = _prepare_into(indptr_in, indices, counts, beta_t, weight, bias, indptr,
-                                          cols, vals, rows, words, local, beta_u, table)
-                _guided_bounds(indptr, n_shares, order, bounds)
+                used, nnz = prepare_into(indptr_in, indices, counts, beta_t, weight, bias, indptr,
+                                         cols, vals, rows, words, local, beta_u, table, bit_w, exp_w_t)
+                guided_bounds(indptr, n_shares, order, bounds)
                 state[_N_USED], state[_NNZ] = used, nnz
                 ok = True
             except Exception:  # noqa: BLE001 - published, so the other thread stops waiting
@@ -272,34 +273,20 @@ if numba is not None:
             if not ok:
                 return -1
         else:
-            for _ in range(spins):
-                if load_acquire(state, _PREPARED) != 0:
-                    break
-                cpu_relax()
-            if load_acquire(state, _PREPARED) == 0:
+            prepared = _await_flag(state, _PREPARED, spins)
+            if prepared == 0:
                 return _WAITING
-            if load_acquire(state, _PREPARED) < 0:
+            if prepared < 0:
                 return -1
-        for _ in range(spins):                     # the log-odds (RowsPursuit.release)
-            if load_acquire(state, _GO) != 0:
-                break
-            cpu_relax()
-        if load_acquire(state, _GO) == 0:
+        go = _await_flag(state, _GO, spins)        # the log-odds (RowsPursuit.release)
+        if go == 0:
             return _WAITING
-        if load_acquire(state, _GO) < 0:
+        if go < 0:
             return 0
         if load_acquire(state, _NEXT_SHARE) >= n_shares:
             return 0                               # nothing left to claim
         used, nnz = state[_N_USED], state[_NNZ]
         grid = table[:used * (n_bits + 1)].reshape((used, n_bits + 1))
-        bit_w = np.ascontiguousarray(weight.T)                                 # W^T (K, T)
-        exp_w_t = np.empty(weight.shape, dtype=np.float32)                     # exp(w_jt - max_t w_jt)
-        for j in range(n_bits):
-            top = weight[0, j]
-            for t in range(1, weight.shape[0]):
-                top = max(top, weight[t, j])
-            for t in range(weight.shape[0]):
-                exp_w_t[t, j] = np.exp(weight[t, j] - top)
         pursued = 0
         while True:
             share = fetch_add(state, _NEXT_SHARE, 1)
@@ -319,13 +306,14 @@ if numba is not None:
             pursued += 1
 
     @njit(cache=True, nogil=True)
-    def _await_claim(state, spins):  # pragma: no cover - compiled
-        """Whether a thread claimed the preparation, waiting up to ``spins``."""
+    def _await_flag(state, slot, spins):  # pragma: no cover - compiled
+        """``state[slot]`` once it is not 0, waiting up to ``spins`` (0 if it stays 0)."""
         for _ in range(spins):
-            if load_acquire(state, _CLAIM_PREPARE) > 0:
-                return True
+            value = load_acquire(state, slot)
+            if value != 0:
+                return value
             cpu_relax()
-        return False
+        return load_acquire(state, slot)
 
     @njit(cache=True, nogil=True)
     def _publish(log_odds, given, state):  # pragma: no cover - compiled
@@ -344,116 +332,3 @@ if numba is not None:
                 return True
             cpu_relax()
         return False
-
-    @njit(cache=True, nogil=True)
-    def _prepare_into(indptr_in, indices, counts, beta_t, weight, bias, indptr, cols, vals, rows,
-                      words, local, beta_u, table):  # pragma: no cover - compiled
-        """The packed rows (explicit zeros dropped, as ``PackedCounts.from_csr``), their
-        vocabulary (words sorted, each non-zero's position there), beta's rows there and
-        the first step's table ln max(beta_u f(c), 1e-30) over c = 0, e_1..e_K, (U, K + 1)
-        flat, written into the buffers. Returns (U, non-zeros kept)."""
-        n_docs = indptr_in.shape[0] - 1
-        n_topics, n_words = beta_t.shape
-        n_bits = weight.shape[1]
-        indptr[0] = 0
-        k = 0
-        for d in range(n_docs):
-            for i in range(indptr_in[d], indptr_in[d + 1]):
-                if counts[i] != 0:
-                    cols[k], vals[k], rows[k] = indices[i], counts[i], d
-                    k += 1
-            indptr[d + 1] = k
-        distinct, position = _distinct_in_range(cols[:k], n_words)
-        used = distinct.shape[0]
-        words[:used] = distinct
-        local[:k] = position
-        for u in range(used):
-            for t in range(n_topics):
-                beta_u[u, t] = beta_t[t, distinct[u]]
-        mix = np.empty((n_topics, n_bits + 1), dtype=np.float32)       # f(c) as columns
-        for j in range(n_bits + 1):
-            top = np.float32(-np.inf)
-            for t in range(n_topics):
-                top = max(top, bias[t] + (weight[t, j - 1] if j > 0 else np.float32(0.0)))
-            total = np.float32(0.0)
-            for t in range(n_topics):
-                a = bias[t] + (weight[t, j - 1] if j > 0 else np.float32(0.0))
-                mix[t, j] = np.exp(a - top)
-                total += mix[t, j]
-            for t in range(n_topics):
-                mix[t, j] /= total
-        width = n_bits + 1
-        flat = table[:used * width]
-        _wide_word_rates(0, used, np.arange(used), beta_u[:used], mix, flat)
-        _log_inplace(flat, np.empty(used * width, dtype=np.float32), used * width)
-        return used, k
-
-    @njit(cache=True, nogil=True)
-    def _guided_bounds(indptr, n_shares, order, bounds):  # pragma: no cover - compiled
-        """The documents in ``n_shares`` shares of decreasing work (1/2, 1/4, ..., the
-        last two equal), written as ``order[bounds[s]:bounds[s + 1]]``: 2^(S-1) slots of
-        about equal non-zeros (longest documents first, dealt in a snake 0, 1, .., 1, 0,
-        0, ...), share k taking the next half of the slots left."""
-        n_docs = indptr.shape[0] - 1
-        if n_shares <= 1:
-            for d in range(n_docs):
-                order[d] = d
-            bounds[0], bounds[1] = 0, n_docs
-            return
-        slots = 1 << (n_shares - 1)
-        lengths = np.empty(n_docs, dtype=np.int64)
-        for d in range(n_docs):
-            lengths[d] = indptr[d] - indptr[d + 1]                  # negated: longest first
-        by_length = np.argsort(lengths, kind="mergesort")
-        slot_of = np.empty(n_docs, dtype=np.int64)
-        starts = np.zeros(slots + 1, dtype=np.int64)
-        for p in range(n_docs):
-            within, round_ = p % slots, p // slots
-            slot_of[p] = within if round_ % 2 == 0 else slots - 1 - within
-            starts[slot_of[p] + 1] += 1
-        for s in range(slots):
-            starts[s + 1] += starts[s]
-        fill = starts[:slots].copy()
-        for p in range(n_docs):
-            order[fill[slot_of[p]]] = by_length[p]
-            fill[slot_of[p]] += 1
-        bounds[0] = 0
-        for k in range(1, n_shares):
-            bounds[k] = starts[slots - slots // (1 << k) if k < n_shares - 1 else slots - 1]
-        bounds[n_shares] = n_docs
-
-
-class PursuitHelper:
-    """A second thread that takes part in the pursuits handed to it (:meth:`hand`: it
-    calls their :meth:`RowsPursuit.run`). Whoever reads a result calls
-    :meth:`RowsPursuit.finish`, which does whatever the helper has not taken, so
-    nothing waits on the helper's Python: a helper that starts late, or not at all,
-    only leaves more to the other thread. One per process (:func:`helper`)."""
-
-    def __init__(self):
-        self._jobs = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._loop, name="bpetopics-pursuit-helper", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            job.run()
-
-    def hand(self, job: RowsPursuit) -> None:
-        """Queue ``job`` for the helper thread."""
-        self._jobs.put(job)
-
-
-_helper = None                  # (pid, PursuitHelper)
-
-
-def helper() -> PursuitHelper:
-    """This process's :class:`PursuitHelper`, started on first use (and again in a forked
-    child: threads do not survive a fork)."""
-    global _helper
-    if _helper is None or _helper[0] != os.getpid():
-        _helper = (os.getpid(), PursuitHelper())
-    return _helper[1]

@@ -15,6 +15,7 @@ import torch
 from bpetopics import PoissBPE
 from bpetopics.core import kernels
 from bpetopics.core import pipelined_steps, rows_pursuit
+from bpetopics.core.rows_preparation import guided_bounds
 from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy
 from bpetopics.core.pursuit import reference_pursuit
 from bpetopics.core.table_pursuit import table_pursuit
@@ -106,7 +107,7 @@ def test_guided_shares_cover_every_document_once_with_halving_work():
     indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     for n_shares in (1, 2, 3, 4):
         order, bounds = np.empty(257, dtype=np.int64), np.empty(n_shares + 1, dtype=np.int64)
-        rows_pursuit._guided_bounds(indptr, n_shares, order, bounds)
+        guided_bounds(indptr, n_shares, order, bounds)
         assert bounds[0] == 0 and bounds[-1] == 257 and np.all(np.diff(bounds) > 0)
         assert np.array_equal(np.sort(order), np.arange(257))
     work = [lengths[order[bounds[s]:bounds[s + 1]]].sum() for s in range(4)]
