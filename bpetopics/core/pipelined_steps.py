@@ -77,7 +77,7 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
     params = likelihood.minibatch_params()
     batch, codes, score = RowsPursuit(X_batch, ThetaCopy.of_model(model, params, model.step_)).finish().result()
     second = helper() if threads > 1 else None
-    upcoming = _ahead(model, next(iterator, None), params, second)
+    upcoming = following = _ahead(model, next(iterator, None), params, second)
     total_score, total_bits = 0.0, 0.0
     try:
         while True:
@@ -98,9 +98,10 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
             if following is not None and second is not None:
                 following.let_in(LET_IN_SPINS)  # the helper's Python runs while this one waits
             upcoming = following
-    finally:
-        if upcoming is not None:
-            upcoming.abandon()                # (an error): the helper must not wait for it
+    finally:                                  # (an error): the helper must not wait for
+        for pursuit in (upcoming, following):  # either pursuit handed to it
+            if pursuit is not None:
+                pursuit.abandon()
 
 
 def _ahead(model, X_next, params, second):

@@ -4,6 +4,7 @@ per process."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import queue
 import threading
@@ -28,6 +29,11 @@ class PursuitHelper:
                 return
             job.run()
 
+    def stop(self, timeout: float = 10.0) -> None:
+        """End the thread once its current job is done (waits up to ``timeout`` s)."""
+        self._jobs.put(None)
+        self._thread.join(timeout)
+
     def hand(self, job) -> None:
         """Queue ``job`` (a :class:`~bpetopics.core.rows_pursuit.RowsPursuit`) for the
         helper thread."""
@@ -43,4 +49,13 @@ def helper() -> PursuitHelper:
     global _helper
     if _helper is None or _helper[0] != os.getpid():
         _helper = (os.getpid(), PursuitHelper())
+        atexit.register(_stop, _helper)
     return _helper[1]
+
+
+def _stop(entry) -> None:
+    """At exit: let the helper end its job and stop, before the interpreter shuts down
+    (a daemon thread still inside a compiled call then would abort the process)."""
+    pid, pursuit_helper = entry
+    if pid == os.getpid():
+        pursuit_helper.stop()

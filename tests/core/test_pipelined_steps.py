@@ -295,3 +295,41 @@ def test_an_error_in_a_pipelined_step_abandons_the_pursuit_handed_ahead(monkeypa
     finally:
         torch.set_num_threads(threads)
     assert handed and handed[-1].state[rows_pursuit._GO] == -1
+
+
+def test_an_error_after_the_next_pursuit_is_handed_abandons_it_too(monkeypatch):
+    """An error (a Ctrl-C, say) between handing the pursuit after the next to the helper
+    and finishing the current one: both are abandoned, and the helper is free again
+    (a helper left waiting would spin for ever and abort the process at exit)."""
+    model = PoissBPE(n_topics=4, n_bits=8, epochs=1, batch_size=30, random_state=0, device="cpu",
+                     progress=False)
+    handed = []
+    real_ahead = pipelined_steps._ahead
+    monkeypatch.setattr(pipelined_steps, "_ahead", lambda *a: handed.append(real_ahead(*a)) or handed[-1])
+    joins = []
+    real_join = RowsPursuit.join
+
+    def join_then_interrupt(self):
+        joins.append(self)
+        if len(joins) == 2:
+            raise KeyboardInterrupt
+        real_join(self)
+
+    monkeypatch.setattr(RowsPursuit, "join", join_then_interrupt)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            model.fit(_corpus(n_docs=150))
+    finally:
+        torch.set_num_threads(threads)
+    n_shares = pipelined_steps.SHARES
+    assert len(handed) == 3
+    for pursuit in handed:
+        assert (pursuit.state[rows_pursuit._GO] == -1
+                or pursuit.state[rows_pursuit._DONE_SHARES] == n_shares), pursuit.state
+    assert handed[-1].state[rows_pursuit._GO] == -1               # the one handed just before
+    after = RowsPursuit(_corpus(n_docs=30), handed[0].theta, n_shares=2)
+    rows_pursuit.helper().hand(after)
+    assert _started(after)                                        # the helper is free again
+    after.finish()
