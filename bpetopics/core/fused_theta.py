@@ -1,7 +1,10 @@
-"""PoissBPE's theta gradients with a linear decoder in two compiled calls (numba, CPU,
+"""PoissBPE's theta gradients with a linear decoder in compiled passes (numba, CPU,
 float32): what :meth:`PoissBPE._theta_step` otherwise takes in about thirty small torch
 operations and two T x T x W matrix products (README, "Speed and memory";
-results/speed/HISTORY.md).
+results/speed/HISTORY.md). :func:`set_gradients` writes the gradients out;
+:func:`take_step`, what training runs, also takes the Adam step and ends pass 3 inside
+the topic logits' Adam step and the next topics' softmax
+(:mod:`bpetopics.core.topic_step`), so the topic gradient is never written out.
 
 With codes z (P, K), decoder weights W (T, K) and bias b (T,), topics beta (T, W) =
 softmax of the topic logits l, the loss of the theta step is the data term per token
@@ -34,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from bpetopics.core import kernels
+from bpetopics.core import kernels, topic_step
 
 numba = kernels.numba
 
@@ -65,6 +68,40 @@ def set_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.T
     smoothing : float
         s, the Dirichlet prior's weight per token (0: none).
     """
+    beta_t, words, beta_u, d_beta_u, usage = _decoder_gradients(decoder, batch, codes, beta)
+    logits_grad = np.empty(beta_t.shape, dtype=np.float32)
+    _topic_logits_grad(beta_t, usage, np.float32(repulsion), np.float32(smoothing), words,
+                       beta_u, d_beta_u, logits_grad)
+    likelihood.topic_logits.grad = torch.from_numpy(logits_grad)
+
+
+def take_step(decoder, likelihood, optimizer, batch, codes: torch.Tensor, beta: torch.Tensor,
+              repulsion: float, smoothing: float, shift: np.ndarray) -> torch.Tensor:
+    """The whole theta step: the decoder's gradients (pass 1) and its Adam step, then the
+    topic logits' gradient terms (pass 2) and, topic by topic, their last pass, Adam and
+    the next topics (:func:`bpetopics.core.topic_step.adam_and_topics`); the topic logits'
+    gradient is never written out. Arguments as :func:`set_gradients`; ``optimizer`` the
+    model's Adam, ``shift`` (T,) the softmax's (read and updated).
+
+    Returns
+    -------
+    torch.Tensor, shape (W, T)
+        The next minibatch's topics, softmax(topic logits) after the step.
+    """
+    beta_t, words, beta_u, d_beta_u, usage = _decoder_gradients(decoder, batch, codes, beta)
+    likelihood.topic_logits.grad = None
+    optimizer.step()                                           # the decoder's weight and bias
+    v = np.empty(beta_t.shape[1], dtype=np.float32)
+    data = np.empty((beta_t.shape[0], words.shape[0]), dtype=np.float32)
+    alpha, gamma, offset = _topic_terms(beta_t, usage, np.float32(repulsion), np.float32(smoothing),
+                                        words, beta_u, d_beta_u, v, data)
+    return topic_step.adam_and_topics(likelihood.topic_logits, optimizer, beta_t, (v, alpha, gamma, offset),
+                                      smoothing, words, data, shift)
+
+
+def _decoder_gradients(decoder, batch, codes, beta):
+    """Pass 1, with the decoder's gradients set: (beta^T (T, W), the batch's words (U,),
+    beta_u (U, T), dL/dbeta_u (U, T), the mean mixture u (T,)), numpy float32."""
     beta_t = beta.detach().t()
     beta_t = beta_t if beta_t.is_contiguous() else beta_t.contiguous()          # (T, W)
     words, local = batch.vocabulary(beta_t.shape[1])
@@ -74,12 +111,9 @@ def set_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.T
     grad_w, grad_b, d_beta_u, usage = _decoder_and_data(
         codes.numpy().view(np.uint8), weight.numpy(), bias.numpy(), batch.rows.numpy(),
         local.numpy(), batch.vals.float().numpy(), beta_u.numpy(), np.float32(1.0 / tokens))
-    logits_grad = np.empty(beta_t.shape, dtype=np.float32)
-    _topic_logits_grad(beta_t.numpy(), usage, np.float32(repulsion), np.float32(smoothing), words.numpy(),
-                       beta_u.numpy(), d_beta_u, logits_grad)
     decoder.first.weight.grad = torch.from_numpy(grad_w)
     decoder.first.bias.grad = torch.from_numpy(grad_b)
-    likelihood.topic_logits.grad = torch.from_numpy(logits_grad)
+    return beta_t.numpy(), words.numpy(), beta_u.numpy(), d_beta_u, usage
 
 
 if numba is not None:
@@ -147,16 +181,19 @@ if numba is not None:
         return total
 
     @njit(cache=True, nogil=True)
-    def _topic_logits_grad(beta_t, usage, scale, strength, words, beta_u, d_beta_u,
-                           out):  # pragma: no cover - compiled
-        """Passes 2 and 3 into out (T, W): the module's dl, the diversity prior's gradient
-        R = (A + A^T) beta in O(T W) (the module docstring's identity; ``scale`` 0: no
-        diversity prior)."""
+    def _topic_terms(beta_t, usage, scale, strength, words, beta_u, d_beta_u, v,
+                     data):  # pragma: no cover - compiled
+        """Pass 2: v (W,) and data (T, U) in place and (alpha, gamma, offset) (T,) of the
+        module's pass 3, dl_tw = beta_tw (alpha_t v_w + gamma_t beta_tw + offset_t) - s
+        + [w = words_u] data_tu: the diversity prior's gradient R_t = alpha_t v + gamma_t
+        beta_t in O(T W) (the module docstring's identity; ``scale`` 0: no diversity
+        prior), offset_t = s W - <beta_t, R_t> - <beta_t, d_beta_t> and the data term
+        data_tu = beta_ut d_beta_ut, topic by topic."""
         n_topics, n_words = beta_t.shape
-        alpha = np.zeros(n_topics, dtype=np.float32)     # R_t = alpha_t v + gamma_t beta_t
+        alpha = np.zeros(n_topics, dtype=np.float32)
         gamma = np.zeros(n_topics, dtype=np.float32)
         inner = np.zeros(n_topics, dtype=np.float32)     # <beta_t, R_t>
-        v = np.zeros(n_words, dtype=np.float32)
+        v[:] = 0.0
         if scale > 0 and n_topics > 1:
             squares = np.empty(n_topics, dtype=np.float32)
             q = np.empty(n_topics, dtype=np.float32)
@@ -181,13 +218,26 @@ if numba is not None:
         data_inner = np.zeros(n_topics, dtype=np.float32)   # <beta_t, d_beta_t>, batch words only
         for u in range(words.shape[0]):
             for t in range(n_topics):
-                data_inner[t] += beta_u[u, t] * d_beta_u[u, t]
+                data[t, u] = beta_u[u, t] * d_beta_u[u, t]
+                data_inner[t] += data[t, u]
+        offset = np.empty(n_topics, dtype=np.float32)
         for t in range(n_topics):
-            offset = strength * n_words - inner[t] - data_inner[t]
-            row, grad_row, a, g = beta_t[t], out[t], alpha[t], gamma[t]
+            offset[t] = strength * n_words - inner[t] - data_inner[t]
+        return alpha, gamma, offset
+
+    @njit(cache=True, nogil=True)
+    def _topic_logits_grad(beta_t, usage, scale, strength, words, beta_u, d_beta_u,
+                           out):  # pragma: no cover - compiled
+        """Passes 2 and 3 into out (T, W): the module's dl."""
+        n_topics, n_words = beta_t.shape
+        v = np.empty(n_words, dtype=np.float32)
+        data = np.empty((n_topics, words.shape[0]), dtype=np.float32)
+        alpha, gamma, offset = _topic_terms(beta_t, usage, scale, strength, words, beta_u, d_beta_u, v, data)
+        for t in range(n_topics):
+            row, grad_row, a, g, o = beta_t[t], out[t], alpha[t], gamma[t], offset[t]
             for w in range(n_words):
-                grad_row[w] = row[w] * (a * v[w] + g * row[w] + offset) - strength
+                grad_row[w] = row[w] * (a * v[w] + g * row[w] + o) - strength
         for u in range(words.shape[0]):                 # the data term at the batch's words
             w = words[u]
             for t in range(n_topics):
-                out[t, w] += beta_u[u, t] * d_beta_u[u, t]
+                out[t, w] += data[t, u]

@@ -83,9 +83,19 @@ class PoissonLikelihood(nn.Module):
 
     def minibatch_params(self) -> torch.Tensor:
         """What one minibatch step shares between the pursuit and the theta step: beta
-        (W, T), computed once, without autograd (the theta step's gradient is analytic)."""
+        (W, T), computed once, without autograd (the theta step's gradient is analytic);
+        the one the last theta step made with its Adam step (``next_topics``) if it did."""
+        beta, self.next_topics = self.next_topics, None
+        if beta is not None:
+            return beta
         with torch.no_grad():
             return self.topic_word()
+
+    #: The topics the last theta step made after its Adam step (:mod:`bpetopics.core.topic_step`),
+    #: for :meth:`minibatch_params` to take; set and cleared within an epoch's steps only
+    #: (``PoissBPE._epoch_steps``), so nothing that changes the logits between epochs
+    #: leaves a stale one.
+    next_topics = None
 
     @staticmethod
     def batch(X, device) -> PackedCounts:

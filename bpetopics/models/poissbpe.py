@@ -14,7 +14,7 @@ from bpetopics.core import kernels
 from bpetopics.core import params as P
 from bpetopics.core.batches import RowStore
 from bpetopics.core.code_posterior import soft_codes
-from bpetopics.core import fused_pursuit, fused_theta, rows_pursuit
+from bpetopics.core import fused_pursuit, fused_theta, rows_pursuit, topic_step
 from bpetopics.core.packed import PackedCounts, PaddedCounts
 from bpetopics.core.poisson import PoissonLikelihood
 from bpetopics.core.model import BPEBase
@@ -271,9 +271,17 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
 
     def _epoch_steps(self, batches):
         """The steps with torch's CPU operations on one thread (all are small at text
-        sizes); the pursuit's compiled kernels still use every thread given."""
-        with kernels.torch_on_one_thread(self.device_):
-            return super()._epoch_steps(batches)
+        sizes); the pursuit's compiled kernels still use every thread given. The theta
+        steps hand each next one its topics and softmax shift within the epoch only."""
+        self.likelihood_.next_topics = None
+        logits = self.likelihood_.topic_logits
+        if self.fused_theta and self.fused_topic_step and fused_theta.usable(self.decoder_, logits):
+            self._softmax_shift = topic_step.row_shift(logits)
+        try:
+            with kernels.torch_on_one_thread(self.device_):
+                return super()._epoch_steps(batches)
+        finally:
+            self.likelihood_.next_topics, self._softmax_shift = None, None
 
     def _pursue(self, X_batch, params, weight):
         """The minibatch's pursuit in compiled calls from its CSR rows where they serve the
@@ -291,10 +299,16 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         if self.soft_codes > 1 or not self.decoder_.is_linear or not isinstance(batch, PackedCounts):
             return super()._theta_step(X_batch, batch, codes, params, weight)
         self.optimizer_.zero_grad()
-        if self.fused_theta and fused_theta.usable(self.decoder_, params):   # three compiled passes
+        repulsion = self._penalty_weight() if self.topic_repulsion else 0.0
+        if self.fused_theta and fused_theta.usable(self.decoder_, params):   # compiled passes
+            if self._softmax_shift is not None:      # within an epoch: Adam and the next topics too
+                self.likelihood_.next_topics = fused_theta.take_step(
+                    self.decoder_, self.likelihood_, self.optimizer_, batch, codes, params,
+                    repulsion, self._smoothing_strength(), self._softmax_shift)
+                self.step_ += 1
+                return
             fused_theta.set_gradients(self.decoder_, self.likelihood_, batch, codes, params,
-                                      self._penalty_weight() if self.topic_repulsion else 0.0,
-                                      self._smoothing_strength())
+                                      repulsion, self._smoothing_strength())
         else:
             z = codes.float()
             out = self.decoder_.linear_forward(z)
@@ -306,6 +320,13 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
     #: Whether the theta step of a linear decoder on CPU runs the compiled passes of
     #: :mod:`bpetopics.core.fused_theta` (False: the torch operations, the reference).
     fused_theta = True
+    #: Whether, within an epoch, those passes end with the topic logits' Adam step and
+    #: the next topics in one pass per topic (:mod:`bpetopics.core.topic_step`; False:
+    #: the gradient written out, torch's fused Adam and softmax, the reference).
+    fused_topic_step = True
+    #: The topics' softmax shift (T,) that each theta step of an epoch hands the next
+    #: (:mod:`bpetopics.core.topic_step`); None outside an epoch's steps.
+    _softmax_shift = None
 
     def _pipelined(self) -> bool:
         """``pipeline``, where the compiled pursuit serves the model (CPU, linear decoder,
