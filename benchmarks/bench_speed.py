@@ -3,14 +3,17 @@
 Prints a markdown table (and writes it with ``--out``): training CPU seconds of PoissBPE
 (defaults), gensim ``LdaModel`` (our ``LDABaseline`` defaults) and tomotopy LDA (1,000
 Gibbs iterations), all on one thread in this process, their ratios, NPMI (top 10 words,
-test split as reference), topic diversity (top 25) and completion perplexity (test split); then the pursuit's
-useful work per second against this machine's one-thread matmul and logarithm rates (and
-the floor they set), the later-step paths compared (packed torch, numba step by step, numba fused),
-the pursuit as training runs it (from the CSR rows), encoding documents per second, and a
-steady epoch (the steps in order on one thread; the pipelined schedule, the default, on one
-thread and on two) and an encoding on 1 against 2 threads (wall seconds, alternated in
-one process), next to what two threads of dense arithmetic (a matmul, a log) get done over
-one on this machine, measured before and after them (:func:`two_thread_throughput`).
+test split as reference), topic diversity (top 25) and completion perplexity (test
+split); above 2,000 words the cost per non-zero against the same fit at 2,000; a steady
+epoch with the topic logits' Adam step and the next topics in one pass against the three
+passes before it; then the pursuit's useful work per second against this machine's
+one-thread matmul and logarithm rates (and the floor they set), the later-step paths
+compared (packed torch, numba step by step, numba fused), the pursuit as training runs it
+(from the CSR rows), encoding documents per second, and a steady epoch (the steps in
+order on one thread; the pipelined schedule, the default, on one thread and on two) and
+an encoding on 1 against 2 threads (wall seconds, alternated in one process), next to
+what two threads of dense arithmetic (a matmul, a log) get done over one on this machine,
+measured before and after them (:func:`two_thread_throughput`).
 
 Run: ``python benchmarks/bench_speed.py [--topics 50] [--vocab-size 50000] [--out DIR]``
 (offline data: SCIKIT_LEARN_DATA, NLTK_DATA, BPETOPICS_DATA as in README).
@@ -198,6 +201,27 @@ def threads_wall(X, test, topics, epochs=10):
             {k: float(np.median(v)) for k, v in encode.items()})
 
 
+def topic_step_epochs(X, topics, epochs=7):
+    """Median CPU seconds of a steady epoch (one thread, the pipelined schedule) with the
+    topic logits' Adam step and the next topics in one pass per topic
+    (:mod:`bpetopics.core.topic_step`) and with the three passes it replaced (the gradient
+    written out, torch's fused Adam, torch's softmax): two models from the same start,
+    their epochs alternated (epoch 1 of each not counted)."""
+    models = {}
+    for fused in (True, False):
+        models[fused] = PoissBPE(n_topics=topics, epochs=epochs, device="cpu", progress=False)
+        models[fused].fused_topic_step = fused
+        models[fused]._setup(X)
+    seconds = {True: [], False: []}
+    for e in range(epochs):
+        for fused, model in models.items():
+            t = time.process_time()
+            model._run_epoch(X, model._batches(X))
+            if e:
+                seconds[fused].append(time.process_time() - t)
+    return float(np.median(seconds[True])), float(np.median(seconds[False]))
+
+
 def rows_pursuit_epoch(model, X, batch_size):
     """CPU seconds of one epoch's pursuits as training runs them (from the CSR rows, one
     compiled call for the first step's table, :mod:`bpetopics.core.rows_pursuit`)."""
@@ -259,6 +283,11 @@ def main():
                      f"at {X.shape[1]:,} words over it (target <= 1.3)",
                      f"{small_s:.2f}; {small_rate * 1e6:.3f} / "
                      f"{bpe_s / len(epochs) / X.nnz / small_rate:.2f}x"))
+    if kernels.available("cpu"):
+        one_pass, three = topic_step_epochs(X, T)
+        rows.append(("steady epoch CPU s, the topic logits' Adam step and next topics in one pass "
+                     "/ in three (gradient, torch Adam, torch softmax)",
+                     f"{one_pass:.3f} / {three:.3f} ({three / one_pass:.2f}x)"))
     if not args.no_baselines:
         lda = LDABaseline(n_topics=T, random_state=args.seed)
         lda_s = timed_fit(lda, X)
