@@ -9,6 +9,7 @@ import torch.nn.functional as F
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from bpetopics.core import params as P
+from bpetopics.core.adam import Adam
 from bpetopics.core.likelihoods import BernoulliLikelihood, GaussianLikelihood
 from bpetopics.core.model import BPEBase
 
@@ -195,7 +196,10 @@ def _prototype_init(model, targets, generator, blend=0.5, steps=300, lr=3e-3) ->
     device = model.device_
     goal = torch.as_tensor(np.clip(rows, 0.02, 0.98), dtype=torch.float32, device=device)
     codes = torch.cat([torch.zeros(1, n_bits), torch.eye(n_bits)]).to(device)
-    optimizer = torch.optim.Adam(model.decoder_.parameters(), lr=lr)
+    # torch.optim.Adam's default update bit for bit, without its first use's import of
+    # torch._dynamo (about a CPU second and 70 MiB; core/adam.py)
+    optimizer = Adam(model.decoder_.parameters(), lr=lr)
+    optimizer.fused = False
     model.decoder_.train()
     for _ in range(steps):
         optimizer.zero_grad()

@@ -106,3 +106,36 @@ def test_prototype_init_makes_each_bit_decode_to_an_image(mnist300):
     off = GaussBPE(prototype_init=False, **SMALL)
     off._setup(off._check_X(mnist300))
     assert not np.allclose(off.decode(np.eye(K, dtype=np.uint8)), protos)
+
+
+def test_prototype_init_is_torch_adams_without_importing_the_compiler(mnist300):
+    """The prototype initialisation's Adam (core/adam.py, its tensor operations) gives
+    torch.optim.Adam's decoder bit for bit; a fresh process fitting an image model never
+    imports torch._dynamo (what the first torch.optim optimiser does: ~1 CPU s, 70 MiB)."""
+    import subprocess
+    import sys
+
+    from bpetopics.models import images
+
+    ours = GaussBPE(**SMALL)
+    ours._setup(ours._check_X(mnist300))
+
+    class TorchAdam:
+        def __new__(cls, params, lr):
+            return torch.optim.Adam(params, lr=lr)
+
+    saved, images.Adam = images.Adam, TorchAdam
+    try:
+        theirs = GaussBPE(**SMALL)
+        theirs._setup(theirs._check_X(mnist300))
+    finally:
+        images.Adam = saved
+    for p, q in zip(ours.decoder_.parameters(), theirs.decoder_.parameters()):
+        assert torch.equal(p, q)
+    code = ("import sys, numpy as np; from bpetopics import GaussBPE, BernBPE; "
+            "X = np.random.default_rng(0).random((100, 49)).astype(np.float32); "
+            "GaussBPE(n_bits=16, epochs=1, device='cpu', progress=False).fit(X); "
+            "BernBPE(n_bits=16, epochs=1, device='cpu', progress=False).fit((X > 0.5).astype(np.float32)); "
+            "print('torch._dynamo' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr
