@@ -109,11 +109,27 @@ def numpy_blas_on_one_thread():
     The end-of-epoch topic moves make thousands of small products over the vocabulary
     (dot products of W-vectors, W x T matrix-vector products); OpenBLAS hands vectors
     past about 10,000 elements to its other threads, and waking them for each costs more
-    than it saves (results/speed/HISTORY.md has the figures)."""
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
+    than it saves (results/speed/HISTORY.md has the figures). The libraries are found once
+    (a ``ThreadpoolController``, found again after new imports): ``threadpool_limits``
+    scans every loaded library on each call, 4 ms in a training process (60 ms of a
+    15-epoch fit)."""
+    with _blas_controller().limit(limits=1, user_api="blas"):
         yield
+
+
+_controller: list = []   # [(modules imported when made, ThreadpoolController)]
+
+
+def _blas_controller():
+    """threadpoolctl's view of the loaded thread pools, made again when a module has been
+    imported since (it may have loaded another BLAS)."""
+    import sys
+
+    from threadpoolctl import ThreadpoolController
+
+    if not _controller or _controller[0][0] != len(sys.modules):
+        _controller[:] = [(len(sys.modules), ThreadpoolController())]
+    return _controller[0][1]
 
 
 def threads() -> int:
