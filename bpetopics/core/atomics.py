@@ -1,7 +1,7 @@
 """Atomic operations on an int64 array for compiled loops that threads share (numba).
 
 Two threads that work on one minibatch inside compiled calls (:mod:`bpetopics.core.
-shared_pursuit`) claim its parts with these instead of a Python lock, so neither needs
+rows_pursuit`) claim its parts with these instead of a Python lock, so neither needs
 Python's global interpreter lock between the parts:
 
     fetch_add(a, i, v)    old = a[i]; a[i] += v; return old     (one indivisible step)

@@ -151,6 +151,7 @@ class RowsPursuit:
         nnz = int(X_batch.indptr[-1])
         most = max(1, min(nnz, n_words))                  # the vocabulary's largest size
         self.X_batch, self.theta = X_batch, theta
+        self.n_shares = max(1, int(n_shares))
         self._pursued_here = 0                # shares pursued by the thread that finishes
         self.state = _own_cache_line()
         self.state[_GO] = 1 if ready else 0
@@ -164,12 +165,11 @@ class RowsPursuit:
         exp_w_t = np.empty((n_topics, n_bits), dtype=np.float32)     # exp(w_jt - max_t w_jt)
         self.codes = np.zeros((n_docs, n_bits), dtype=np.uint8)
         self.data, self.prior = np.empty((2, n_docs), dtype=np.float32)
-        shares = max(1, int(n_shares))
-        order_and_bounds = np.empty(n_docs + shares + 1, dtype=np.int64)
+        order_and_bounds = np.empty(n_docs + self.n_shares + 1, dtype=np.int64)
         self._args = (X_batch.indptr.astype(np.int64, copy=False), X_batch.indices, X_batch.data,
                       theta.beta_t.numpy(), theta.weight.numpy(), theta.bias.numpy(),
                       theta.log_odds.numpy(), theta.max_steps, screened_pursuit.screens(n_bits, n_topics),
-                      shares, self.indptr, self.cols, self.vals, self.rows, self.words, self.local,
+                      self.n_shares, self.indptr, self.cols, self.vals, self.rows, self.words, self.local,
                       self.beta_u, self.table, bit_w, exp_w_t, self.codes, self.data, self.prior,
                       order_and_bounds[:n_docs], order_and_bounds[n_docs:], self.state)
 
@@ -210,7 +210,7 @@ class RowsPursuit:
         """:meth:`run`, then wait (spinning, holding no lock) until every share is done,
         whichever thread took it: after it :meth:`result` may be read. Returns self.
         Raises RuntimeError if a part failed on either thread."""
-        n_shares = self._args[9]
+        n_shares = self.n_shares
         if self._pursued_here < n_shares:
             self._pursued_here += max(self._run(), 0)
         if self._pursued_here < n_shares:              # the other thread took some
