@@ -2,15 +2,18 @@
 
 The run is the one the CLI tests train (tests/cli/conftest.py): the first 300 training
 documents of the small 20 Newsgroups corpus (4 groups, 500 words), 5 topics, 8 bits,
-2 epochs, CPU, seed 0; in_order/ holds the same run with ``--no-pipeline`` (the steps
-strictly in order). tests/test_behaviour_unchanged.py trains the same way and compares.
-Regenerate only when a change of the numbers is intended:
+2 epochs, CPU, seed 0, one thread; in_order/ holds the same run with ``--no-pipeline``
+(the steps strictly in order). machine.json records the machine and library versions that
+made them (:func:`arithmetic`). tests/test_behaviour_unchanged.py trains the same way and
+compares: bit for bit where its arithmetic is this file's, within the documented
+tolerances anywhere. Regenerate only when a change of the numbers is intended:
 
     SCIKIT_LEARN_DATA=... BPETOPICS_DATA=/path/to/shared/data python tests/data/golden/make_golden.py
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -42,6 +45,19 @@ def small_corpus(folder: Path, data: Path) -> Path:
     return save_splits({"train": small}, folder)
 
 
+def arithmetic() -> dict:
+    """What decides the golden run's arithmetic: the machine (processor, torch's vector
+    unit) and the versions of the libraries that compute (the thread count is fixed at
+    one by :func:`train_run`)."""
+    from importlib import metadata
+
+    from bpetopics.core.machine import describe_machine
+
+    machine = describe_machine()
+    machine.pop("cores")
+    return {**machine, **{name: metadata.version(name) for name in ("torch", "numba", "numpy")}}
+
+
 def train_run(workdir: Path, data: Path, extra=()) -> Path:
     """Run ``bpetopics train`` on the small corpus (with the options ``extra``); return
     the run folder."""
@@ -71,3 +87,4 @@ if __name__ == "__main__":
             for name in GOLDEN_FILES:
                 shutil.copyfile(run / name, folder / name)
         print(f"wrote {', '.join(GOLDEN_FILES)} to {folder}")
+    (HERE / "machine.json").write_text(json.dumps(arithmetic(), indent=2) + "\n")
