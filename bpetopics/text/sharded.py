@@ -57,7 +57,8 @@ LABELS = "labels.npy"
 REFERENCE = "sharded_reference.json"   # what a training job keeps instead of a copy
 PARTS = ("indptr", "indices", "data")
 #: What reading a damaged file raises (numpy parses a .npy header with ast.literal_eval).
-_UNREADABLE = (ValueError, OSError, KeyError, SyntaxError, OverflowError, MemoryError, tokenize.TokenError)
+_UNREADABLE = (ValueError, OSError, EOFError, KeyError, SyntaxError, OverflowError, MemoryError,
+               tokenize.TokenError)
 
 
 def is_sharded_corpus(path) -> bool:
@@ -67,6 +68,10 @@ def is_sharded_corpus(path) -> bool:
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _memory_map(file: Path) -> np.ndarray:
+    return np.load(file, mmap_mode="r", allow_pickle=False)
 
 
 def _sha256(path: Path) -> str:
@@ -214,12 +219,9 @@ class ShardedCorpus:
         check_manifest(self.path, manifest)
         self.fix = rebuild_hint(self.path, manifest)
         self._check_sizes()
-        try:
-            self.vocabulary = json.loads((self.path / manifest["vocabulary"]).read_text(encoding="utf-8"))
-            arrays = [{part: np.load(self.path / f"{s['name']}.{part}.npy", mmap_mode="r", allow_pickle=False)
-                       for part in PARTS} for s in manifest["shards"]]
-        except _UNREADABLE as exc:
-            raise CorpusError(f"{self.path} is damaged ({_first_line(exc)}): {self.fix}") from None
+        self.vocabulary = self._read(manifest["vocabulary"], lambda f: json.loads(f.read_text(encoding="utf-8")))
+        arrays = [{part: self._read(f"{s['name']}.{part}.npy", _memory_map) for part in PARTS}
+                  for s in manifest["shards"]]
         if not isinstance(self.vocabulary, list) or not all(isinstance(w, str) for w in self.vocabulary):
             raise CorpusError(f"{self.path / manifest['vocabulary']} is not a list of words: {self.fix}")
         if len(self.vocabulary) != manifest["n_words"]:
@@ -238,6 +240,14 @@ class ShardedCorpus:
         if manifest.get("labels") is not None:
             check_labels(self.path / manifest["labels"], self.labels, self.n_docs, len(self.label_names), self.fix,
                          values=False)
+
+    def _read(self, name: str, read):
+        """``read(file)`` of the corpus's file ``name``; CorpusError naming it when it is damaged."""
+        file = self.path / name
+        try:
+            return read(file)
+        except _UNREADABLE as exc:
+            raise CorpusError(f"{file} is damaged ({_first_line(exc)}): {self.fix}") from None
 
     def _check_sizes(self) -> None:
         for name, info in self.manifest["files"].items():
@@ -289,7 +299,7 @@ class ShardedCorpus:
         try:
             with open(file, encoding="utf-8") as f:
                 ids = [json.loads(line) for line in f]
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, OSError) as exc:
             raise CorpusError(f"{file} is damaged ({_first_line(exc)}): {self.fix}") from None
         if len(ids) != self.n_docs or not all(isinstance(i, str) for i in ids):
             raise CorpusError(f"{file} does not hold one id (a JSON string) for each of the {self.n_docs:,} "
@@ -300,12 +310,7 @@ class ShardedCorpus:
     def labels(self):
         """(N,) int64 label indices, memory-mapped, or None."""
         name = self.manifest.get("labels")
-        if name is None:
-            return None
-        try:
-            return np.load(self.path / name, mmap_mode="r", allow_pickle=False)
-        except _UNREADABLE as exc:
-            raise CorpusError(f"{self.path / name} is damaged ({_first_line(exc)}): {self.fix}") from None
+        return None if name is None else self._read(name, _memory_map)
 
     @property
     def dropped(self) -> dict:
