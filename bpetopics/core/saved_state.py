@@ -9,7 +9,18 @@ fitted model from both. A mixin of :class:`bpetopics.core.model.BPEBase`, which 
 
 from __future__ import annotations
 
-__all__ = ["SavedState"]
+import torch
+
+__all__ = ["SavedState", "non_finite_weight"]
+
+
+def non_finite_weight(state: dict):
+    """The name of the first floating-point tensor of ``state`` holding a NaN or an
+    infinity (weights of a training that diverged, or a damaged file), or None."""
+    for name, tensor in state.items():
+        if torch.is_tensor(tensor) and tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+            return name
+    return None
 
 
 class SavedState:
@@ -31,7 +42,11 @@ class SavedState:
 
     def load_state(self, state: dict, n_data: int, n_features: int, training=None):
         """Rebuild the fitted model from ``state_dict()`` output (and a checkpoint's
-        ``training_state()``); raises ValueError when the tensors do not fit the params."""
+        ``training_state()``); raises ValueError when the tensors do not fit the params
+        or hold a NaN or an infinity (such a model would encode every input to NaN)."""
+        bad = non_finite_weight(state)
+        if bad is not None:
+            raise ValueError(f"saved weights are not finite: {bad} holds NaN or infinite values")
         self._build(n_data, n_features)
         try:
             self.decoder_.load_state_dict(_strip(state, "decoder."))

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import pickle
 import shutil
+import tarfile
+import tokenize
 import urllib.request
+import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +19,36 @@ import numpy as np
 from bpetopics.files import atomic_path
 
 SPLITS = {"train": 0, "test": 1}
+
+
+class ImageSourceError(ValueError):
+    """An image data argument, or a data set's file, that cannot be read; the message is
+    one line naming the file and the fix."""
+
+
+#: What reading a damaged data file raises (gzip, zlib, tar, zip, pickle, numpy, PIL).
+DAMAGE = (OSError, EOFError, ValueError, KeyError, TypeError, IndexError, AttributeError, OverflowError,
+          MemoryError, SyntaxError, tokenize.TokenError, zlib.error, zipfile.BadZipFile, tarfile.TarError,
+          pickle.UnpicklingError)
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error's message (its type when it has none)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+@contextlib.contextmanager
+def reading(path, fix: str):
+    """Read the data file ``path``: any error doing so (a truncated gzip, random bytes, a
+    refused pickle) becomes one :class:`ImageSourceError` line naming it and ``fix``."""
+    try:
+        yield
+    except ImageSourceError:
+        raise
+    except FileNotFoundError:
+        raise ImageSourceError(f"{path} is missing: {fix}") from None
+    except DAMAGE as exc:
+        raise ImageSourceError(f"{path} is damaged ({first_line(exc)}): {fix}") from None
 
 
 def default_data_root(data_root=None) -> Path:

@@ -41,7 +41,8 @@ import numpy as np
 from bpetopics.files import atomic_path
 
 from bpetopics.images._common import (
-    _check_split, _download, _rng, balanced_subset, default_cache_dir, default_data_root,
+    DAMAGE, ImageSourceError, _check_split, _download, _rng, balanced_subset, default_cache_dir,
+    default_data_root, reading,
 )
 
 __all__ = ["CIFAR10_CLASSES", "load_cifar10", "RestrictedUnpickler"]
@@ -97,13 +98,26 @@ def _restricted_load(path: Path):
         return RestrictedUnpickler(fh, encoding="latin1").load()
 
 
+#: What a message about a damaged CIFAR-10 file tells the user to do.
+CIFAR_FIX = ("replace it with the published file: delete cifar-10-batches-py and load with download=True "
+             "(bpetopics.images.load_cifar10), or copy intact files there")
+TAR_FIX = f"replace {JPEG_TAR} with an intact copy"
+IMAGE_FIX = "remove the file or replace it with a 32x32 RGB image"
+
+
 def _load_python_batches(folder: Path, split: str):
     images, labels = [], []
     for name in BATCHES[split]:
-        batch = _restricted_load(folder / name)
-        batch = {k.decode() if isinstance(k, bytes) else k: v for k, v in batch.items()}
-        images.append(np.asarray(batch["data"], dtype=np.uint8).reshape(-1, 3072))
-        labels.append(np.asarray(batch["labels"], dtype=np.int64))
+        with reading(folder / name, CIFAR_FIX):
+            batch = _restricted_load(folder / name)
+            batch = {k.decode() if isinstance(k, bytes) else k: v for k, v in batch.items()}
+            data = np.asarray(batch["data"], dtype=np.uint8).reshape(-1, 3072)
+            numbers = np.asarray(batch["labels"], dtype=np.int64).reshape(-1)
+        if numbers.shape[0] != data.shape[0] or (numbers.size and not 0 <= numbers.min() <= numbers.max() <= 9):
+            raise ImageSourceError(f"{folder / name} holds {data.shape[0]:,} images and {numbers.shape[0]:,} "
+                                   f"labels, which must be as many and in 0-9: {CIFAR_FIX}")
+        images.append(data)
+        labels.append(numbers)
     return np.concatenate(images), np.concatenate(labels)
 
 
@@ -119,11 +133,17 @@ def _decode(data_or_path) -> np.ndarray:
     return arr.transpose(2, 0, 1).reshape(-1)  # HWC -> CHW, flattened
 
 
+def _decode_file(path: Path) -> np.ndarray:
+    """A tree's image decoded; ImageSourceError naming the file when it is not one."""
+    with reading(path, IMAGE_FIX):
+        return _decode(path)
+
+
 def _tree_files(split_dir: Path):
     names = sorted(p.name for p in split_dir.iterdir() if p.is_dir())
     unknown = [n for n in names if n not in _CLASS_INDEX]
     if unknown:
-        raise ValueError(f"{split_dir}: folders {unknown} are not CIFAR-10 classes")
+        raise ImageSourceError(f"{split_dir}: folders {unknown} are not CIFAR-10 classes: move them out")
     files, labels = [], []
     for cls in names:
         for p in sorted((split_dir / cls).iterdir()):
@@ -181,16 +201,17 @@ def _iter_tarfile(buf: bytes):
 
 def _tar_split(tar_path: Path, split: str):
     """(list of encoded images, labels) of the split's members, in archive order."""
-    with gzip.open(tar_path, "rb") as fh:
-        buf = fh.read()
     blobs, labels = [], []
-    for name, data in _iter_tar_members(buf):
-        label = _member_label(name, split)
-        if label is not None:
-            blobs.append(data)
-            labels.append(label)
+    with reading(tar_path, TAR_FIX):
+        with gzip.open(tar_path, "rb") as fh:
+            buf = fh.read()
+        for name, data in _iter_tar_members(buf):
+            label = _member_label(name, split)
+            if label is not None:
+                blobs.append(data)
+                labels.append(label)
     if not labels:
-        raise ValueError(f"{tar_path} holds no '{split}/<class>/<image>' members")
+        raise ImageSourceError(f"{tar_path} holds no '{split}/<class>/<image>' members: {TAR_FIX}")
     return blobs, np.asarray(labels, dtype=np.int64)
 
 
@@ -211,13 +232,23 @@ def _save_cache(path: Path, images, labels) -> None:
 def _load_from_tar(tar_path, split, limit, rng, cache):
     cpath = _cache_path(cache, tar_path, split)
     if cpath is not None and cpath.is_file():
-        with np.load(cpath, allow_pickle=False) as z:
-            images, labels = z["images"], z["labels"]
-        idx = balanced_subset(labels, limit, rng)
-        return images[idx], labels[idx]
+        try:
+            with np.load(cpath, allow_pickle=False) as z:
+                images, labels = z["images"], z["labels"]
+            usable = (images.dtype == np.uint8 and images.ndim == 2 and images.shape[1] == 3072
+                      and labels.shape == (images.shape[0],) and labels.size and 0 <= labels.min() <= labels.max() <= 9)
+        except DAMAGE:
+            usable = False             # a damaged cache: decoded again below, and written again
+        if usable:
+            idx = balanced_subset(labels, limit, rng)
+            return images[idx], labels[idx]
     blobs, labels = _tar_split(tar_path, split)
     idx = balanced_subset(labels, limit, rng)
-    images = np.stack([_decode(bytes(blobs[i])) for i in idx])
+    images = []
+    for i in idx:
+        with reading(tar_path, TAR_FIX):
+            images.append(_decode(bytes(blobs[i])))
+    images = np.stack(images) if images else np.zeros((0, 3072), np.uint8)
     if limit is None and cpath is not None:
         _save_cache(cpath, images, labels)
     return images, labels[idx]
@@ -272,7 +303,7 @@ def load_cifar10(split="train", data_root=None, *, limit=None, random_state=0,
     elif tree is not None:
         files, all_labels = _tree_files(tree)
         idx = balanced_subset(all_labels, limit, rng)
-        images = np.stack([_decode(files[i]) for i in idx])
+        images = np.stack([_decode_file(files[i]) for i in idx]) if len(idx) else np.zeros((0, 3072), np.uint8)
         labels, limit = all_labels[idx], None
     else:
         images, labels = _load_from_tar(tar, split, limit, rng, default_cache_dir(cache_dir))

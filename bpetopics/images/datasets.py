@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from bpetopics.images._common import (
-    _check_split, _download, _rng, balanced_subset, default_data_root,
+    ImageSourceError, _check_split, _download, _rng, balanced_subset, default_data_root, reading,
 )
 from bpetopics.images.cifar import CIFAR10_CLASSES, load_cifar10
 
@@ -65,19 +65,34 @@ MNIST_MIRRORS = (
 
 
 # --------------------------------------------------------------------------- MNIST
-def read_idx(path) -> np.ndarray:
-    """Parse an IDX file (``.gz`` or raw): big-endian magic, dims, then uint8 data."""
+#: What a message about a damaged MNIST file tells the user to do.
+MNIST_FIX = ("replace it with the published file: delete it and load with download=True "
+             "(bpetopics.images.load_mnist), or copy an intact one there")
+
+
+def read_idx(path, fix: str = MNIST_FIX) -> np.ndarray:
+    """Parse an IDX file (``.gz`` or raw): big-endian magic, dims, then uint8 data.
+
+    ImageSourceError (one line naming the file and ``fix``) for a file that cannot be
+    read (a truncated gzip), is not an unsigned-byte IDX file, or holds more or fewer
+    values than its header says.
+    """
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
-        data = fh.read()
+    with reading(path, fix):
+        with opener(path, "rb") as fh:
+            data = fh.read()
     magic = int.from_bytes(data[0:4], "big")
-    if magic >> 8 != 0x08:  # 0x08 = unsigned byte, the only type MNIST uses
-        raise ValueError(f"{path}: not an unsigned-byte IDX file (magic {magic})")
     ndim = magic & 0xFF
-    shape = tuple(int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
+    if len(data) < 4 or magic >> 8 != 0x08 or not 1 <= ndim <= 4:  # 0x08 = unsigned byte, MNIST's type
+        raise ImageSourceError(f"{path} is not an unsigned-byte IDX file (magic {magic:#010x}): {fix}")
     offset = 4 + 4 * ndim
-    arr = np.frombuffer(data, dtype=np.uint8, count=int(np.prod(shape)), offset=offset)
+    shape = tuple(int.from_bytes(data[4 + 4 * i: 8 + 4 * i], "big") for i in range(ndim))
+    size = int(np.prod(shape, dtype=object))
+    if len(data) != offset + size:
+        raise ImageSourceError(f"{path} holds {max(len(data) - offset, 0):,} bytes of values where its header "
+                               f"says {size:,} (shape {shape}; truncated or damaged): {fix}")
+    arr = np.frombuffer(data, dtype=np.uint8, count=size, offset=offset)
     return arr.reshape(shape)
 
 
@@ -119,8 +134,13 @@ def load_mnist(split="train", data_root=None, *, limit=None, random_state=0,
             f"{', '.join(str(d) for d in _mnist_dirs(root))}); pass download=True, "
             "or set data_root / $BPETOPICS_DATA")
     images, labels = read_idx(img_path), read_idx(lab_path)
+    if images.ndim != 3 or images.shape[1:] != (28, 28):
+        raise ImageSourceError(f"{img_path} holds an array of shape {images.shape}, not 28 x 28 images: {MNIST_FIX}")
+    if labels.ndim != 1 or (labels.size and labels.max() > 9):
+        raise ImageSourceError(f"{lab_path} does not hold digit labels 0-9 (shape {labels.shape}): {MNIST_FIX}")
     if images.shape[0] != labels.shape[0]:
-        raise ValueError("MNIST image and label counts differ")
+        raise ImageSourceError(f"{img_path} holds {images.shape[0]:,} images but {lab_path} {labels.shape[0]:,} "
+                               f"labels: {MNIST_FIX}")
     idx = balanced_subset(labels, limit, _rng(random_state, split, 0))
     X = images.reshape(images.shape[0], -1)[idx].astype(np.float32) / np.float32(255.0)
     return X, labels[idx].astype(np.int64)

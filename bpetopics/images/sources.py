@@ -17,14 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
+from bpetopics.images._common import ImageSourceError
+
+__all__ = ["DATASET_SHAPES", "ImageData", "ImageSourceError", "load_images", "load_recorded"]
+
 #: Data set name -> (image shape, value range).
 DATASET_SHAPES = {"mnist": (28, 28), "scaled_mnist": (28, 28), "binary_mnist": (28, 28),
                   "cifar10": (3, 32, 32)}
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
-
-
-class ImageSourceError(ValueError):
-    """An image data argument that cannot be read; the message is one line."""
 
 
 @dataclass

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 import torch
@@ -15,18 +17,50 @@ from bpetopics.core.model import BPEBase
 
 
 class _ImageBPE(BPEBase, TransformerMixin, BaseEstimator):
-    """What GaussBPE and BernBPE share: dense float32 images and a decaying learning rate."""
+    """What GaussBPE and BernBPE share: dense float32 images checked against the model's
+    range, the prior's default gamma, and a decaying learning rate."""
 
     _parameter_rules = {**BPEBase._parameter_rules, "lr_decay": P.BOOL, "prototype_init": P.BOOL,
                         "shortlist": P.POSITIVE_INT_OR_NONE, "exact_stop": P.BOOL,
                         "fast_stop_epochs": P.Rule("int", low=0, none=True)}
+
+    #: ``gamma=None``: the prior's mean number of active bits an image, when K allows it.
+    DEFAULT_GAMMA = 10.0
+
+    @classmethod
+    def default_gamma(cls, n_bits: int) -> float:
+        """The gamma ``gamma=None`` gives codes of ``n_bits`` bits: :attr:`DEFAULT_GAMMA`
+        (10 active bits an image under the prior), or K / 4 when K is not above it (gamma
+        must lie below K; PoissBPE's default mean of 1/4)."""
+        return cls.DEFAULT_GAMMA if n_bits > cls.DEFAULT_GAMMA else n_bits / 4
+
+    def prior_hyperparameters(self, n_data=None) -> tuple[float, float]:
+        """(alpha, gamma) with the defaults resolved; ``gamma=None`` is :meth:`default_gamma`."""
+        alpha, gamma = super().prior_hyperparameters(n_data)
+        return alpha, self.default_gamma(self.code_length()) if self.gamma is None else gamma
 
     def fit_transform(self, X, y=None):
         """``fit(X)``, then the codes of X (the same as ``transform(X)``): (N, K) uint8."""
         return self.fit(X).codes_
 
     def _check_X(self, X):
-        return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float32)
+        """X as a float32 (N, D) array; ValueError (one line) unless it is a 2-D matrix of
+        finite numbers in the model's range (:meth:`_check_range`)."""
+        X = np.asarray(X.toarray() if sp.issparse(X) else X)
+        if X.ndim != 2:
+            raise ValueError(f"X must be a 2-D matrix of images as rows (N, D); got shape {X.shape}")
+        if not (np.issubdtype(X.dtype, np.integer) or np.issubdtype(X.dtype, np.floating) or X.dtype == np.bool_):
+            raise ValueError(f"X holds {X.dtype} values; images are rows of real pixel values")
+        X = X.astype(np.float32, copy=False)
+        if X.size and not np.isfinite(X).all():
+            raise ValueError("X holds NaN or infinite values (or values beyond float32's range): "
+                             "replace or drop those images")
+        if X.size:
+            self._check_range(X)
+        return X
+
+    def _check_range(self, X) -> None:
+        """Refuse data outside the range the likelihood models (ValueError naming the fix)."""
 
     def _pursuit_options(self, training: bool = False) -> dict:
         """``shortlist``: each pursuit step after the first scores exactly only this many
@@ -61,7 +95,13 @@ class GaussBPE(_ImageBPE):
         2 sigma^2 |psi(a_k) - psi(b_k)|, so a larger sigma gives sparser codes (README
         has the trade-off measured on MNIST).
     c : float
-        Prior variance of the scale lambda_n.
+        Prior variance of the scale lambda_n. With ``sigma`` it sets the data's range:
+        ``fit`` and ``transform`` refuse values beyond 5 (sqrt(c) + sigma) in absolute
+        value (8-bit pixels: divide them by 255).
+    gamma : float or None
+        Beta-process mass: the prior's mean number of active bits an image. None (the
+        default): 10, or K / 4 for codes of at most 10 bits (it must lie below K;
+        :meth:`default_gamma`).
     prototype_init : bool
         Start the decoder from prototypes: the empty code decodes to the mean of
         |x_n| / max|x_n| and bit k alone to one random training image (see
@@ -90,8 +130,12 @@ class GaussBPE(_ImageBPE):
 
     _parameter_rules = {**_ImageBPE._parameter_rules, "sigma": P.POSITIVE, "c": P.POSITIVE}
 
+    #: The data's absolute values may reach this many prior standard deviations of the
+    #: scale, sqrt(c), plus as many noise deviations, sigma (:meth:`_check_range`).
+    RANGE_DEVIATIONS = 5.0
+
     def __init__(self, n_bits=200, *, hidden=(256, 512), activation="relu", sigma=0.3, c=1.0,
-                 alpha=1.0, gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128,
+                 alpha=1.0, gamma=None, tau=1.0, kappa=0.7, epochs=20, batch_size=128,
                  lr=1e-3, lr_decay=True, max_bits=None, flat_start=True,
                  prior_ramp_epochs=1.0, prototype_init=True, shortlist=32, exact_stop=True,
                  fast_stop_epochs=0, random_state=0, device="auto", progress=True, callback=None):
@@ -112,6 +156,21 @@ class GaussBPE(_ImageBPE):
 
     def _make_likelihood(self, shape):
         return GaussianLikelihood(self.sigma, self.c)
+
+    def _check_range(self, X) -> None:
+        """An image is a scale lambda ~ N(0, c) times a decoded image in [0, 1], plus noise
+        sigma: pixels in [0, 1] (or scaled, as scaled MNIST's [-s, s]), never 8-bit values.
+        Refuse |x| beyond RANGE_DEVIATIONS (sqrt(c) + sigma), where sigma and c would be
+        in the wrong units and the codes meaningless."""
+        try:
+            limit = self.RANGE_DEVIATIONS * (math.sqrt(float(self.c)) + float(self.sigma))
+        except (TypeError, ValueError):
+            return                      # the parameters' own check names them
+        largest = float(np.abs(X).max())
+        if largest > limit:
+            raise ValueError(f"X holds values up to {largest:.4g} in absolute value, beyond the {limit:.3g} GaussBPE "
+                             f"models with c={self.c} and sigma={self.sigma} (images in [0, 1] times a scale "
+                             "lambda ~ N(0, c)): divide 8-bit pixels by 255, or raise c to the data's squared scale")
 
     def _init_params(self, X, generator):
         if self.prototype_init:
@@ -136,7 +195,9 @@ class GaussBPE(_ImageBPE):
 
 
 class BernBPE(_ImageBPE):
-    """Bernoulli BPE for binary data: x_n ~ Bernoulli(f(z_n)), no local scale.
+    """Bernoulli BPE for binary data: x_n ~ Bernoulli(f(z_n)), no local scale. Pixels lie in
+    [0, 1] (binary, or grey values as probabilities; others are refused); ``gamma=None``
+    is 10, or K / 4 for codes of at most 10 bits, as in GaussBPE.
 
     ``prototype_init`` (on by default) starts the decoder with the empty code decoding to
     the mean image and bit k alone to one random training image, ``lr_decay`` (on by
@@ -145,7 +206,7 @@ class BernBPE(_ImageBPE):
     """
 
     def __init__(self, n_bits=200, *, hidden=(256, 512), activation="relu", alpha=1.0,
-                 gamma=10.0, tau=1.0, kappa=0.7, epochs=20, batch_size=128, lr=1e-3,
+                 gamma=None, tau=1.0, kappa=0.7, epochs=20, batch_size=128, lr=1e-3,
                  lr_decay=True, max_bits=None, flat_start=True, prior_ramp_epochs=1.0,
                  prototype_init=True, shortlist=32, exact_stop=True, fast_stop_epochs=0,
                  random_state=0, device="auto", progress=True, callback=None):
@@ -163,6 +224,15 @@ class BernBPE(_ImageBPE):
 
     def _make_likelihood(self, shape):
         return BernoulliLikelihood()
+
+    def _check_range(self, X) -> None:
+        """A pixel is the probability of a Bernoulli draw, or the draw: refuse values
+        outside [0, 1]."""
+        low, high = float(X.min()), float(X.max())
+        if low < 0 or high > 1:
+            raise ValueError(f"X holds values in [{low:.4g}, {high:.4g}] but BernBPE models pixels in [0, 1] "
+                             "(binary, or grey values as probabilities): divide 8-bit pixels by 255, or "
+                             "binarise them (bpetopics.images.binarize)")
 
     def _init_params(self, X, generator):
         if self.prototype_init:

@@ -210,14 +210,25 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         return max(64, 8 * math.ceil(2.5 * self.n_topics / 8))
 
     def _check_X(self, X):
+        """X as CSR (or a RowStore as it is), refused (ValueError, one line) unless it
+        is a 2-D matrix of finite, non-negative counts of this model's words. A RowStore
+        that can read its values (a sharded corpus's ``check_values``) reads them once."""
         if isinstance(X, RowStore):   # rows on disk (a sharded corpus): read as training goes
             self._check_width(X.shape[1])
+            check = getattr(X, "check_values", None)
+            if check is not None:
+                check()
             return X
         if not sp.issparse(X):
             X = np.asarray(X)
             if X.ndim != 2:
                 raise ValueError(f"X must be a 2-D document-term matrix; got shape {X.shape}")
+        if not (np.issubdtype(X.dtype, np.integer) or np.issubdtype(X.dtype, np.floating) or X.dtype == np.bool_):
+            raise ValueError(f"X holds {X.dtype} values; a document-term matrix holds word counts (real numbers)")
         X = sp.csr_matrix(X)
+        if X.nnz and not np.isfinite(X.data).all():
+            raise ValueError("X holds NaN or infinite values; a document-term matrix holds finite word counts "
+                             "(replace or drop those documents)")
         if X.nnz and (X.data < 0).any():
             raise ValueError("X holds negative counts; a document-term matrix counts words")
         self._check_width(X.shape[1])

@@ -244,7 +244,8 @@ def model_from_payload(payload: dict):
     if kind == "sharded":
         from bpetopics.text.sharded import open_sharded
 
-        corpus = open_sharded(corpus).counts          # rank 0 has verified the checksums
+        corpus = open_sharded(corpus).counts
+        corpus.values_checked = True                   # rank 0 has verified the checksums and values
     return model, corpus
 
 

@@ -36,6 +36,7 @@ from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
 from bpetopics.core.batches import RowStore
+from bpetopics.core.saved_state import non_finite_weight
 from bpetopics.files import canonical_safetensors, staging_folder
 from bpetopics.runs.run import (COUNTS_FILE, CONFIG_FILE, DOC_CODES_FILE, DOC_TOPICS_FILE,  # noqa: F401
                                 HISTORY_COLUMNS, HISTORY_FILE, SUMMARY_FILE, TOPICS_FILE,
@@ -144,6 +145,10 @@ def _build_model(name, params, state, n_data, n_features, training, device, wher
         model = cls(**params)
     except TypeError as exc:
         raise RunError(f"{where} has parameters this bpetopics does not know ({exc})") from None
+    bad = non_finite_weight(state)
+    if bad is not None:
+        raise RunError(f"the weights in {where} are not finite ({bad} holds NaN or infinite values: the training "
+                       "diverged or the file is damaged): train the run again, e.g. with a lower learning rate")
     n_bits = model.code_length() if hasattr(model, "code_length") else params.get("n_bits")
     for key, shape in (("prior.a", (n_bits,)), ("prior.b", (n_bits,)), ("prior.t", ())) if n_bits else ():
         found = tuple(state[key].shape) if key in state else "missing"

@@ -154,9 +154,9 @@ def image_params(model: str, *, bits=None, epochs=None, seed: int = 0, device: s
     Gumbel-Softmax VAE: categorical variables of 10 classes), epochs, batch size,
     learning rate, decoder hidden sizes (``hidden``) and the BPE pursuit's ``shortlist`` (0:
     every bit), ``exact_stop``, ``fast_stop_epochs`` (a number or 'all') and GaussBPE's ``sigma``
-    replaced where given, and the seed and device; for BPE codes of at
-    most ``gamma`` (default 10) bits, gamma becomes K/4 (it must lie below K). RunError (one line) for
-    a device that is not there."""
+    replaced where given, and the seed and device; a BPE model's default gamma resolved
+    for its code length (the model's ``default_gamma``: 10, or K/4 for codes of at most 10
+    bits), so that the run records it. RunError (one line) for a device that is not there."""
     import inspect
 
     from bpetopics.core.device import resolve_device
@@ -177,7 +177,7 @@ def image_params(model: str, *, bits=None, epochs=None, seed: int = 0, device: s
         params["fast_stop_epochs"] = None if fast_stop_epochs == "all" else int(fast_stop_epochs)
     if shortlist is not None:               # 0: every bit, the exact greedy pursuit
         params["shortlist"] = int(shortlist) or None
-    if "gamma" in params and bits is not None and params["gamma"] >= bits:
-        params["gamma"] = bits / 4  # the beta-process mass must be below K: PoissBPE's default K/4
+    if "gamma" in params and params["gamma"] is None and hasattr(MODELS[model], "default_gamma"):
+        params["gamma"] = MODELS[model].default_gamma(params[CODE_SIZE_PARAM[model]])
     params.update(random_state=int(seed), device=device, progress=False)
     return params

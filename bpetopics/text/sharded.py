@@ -16,11 +16,16 @@ A sharded corpus folder (written by :class:`ShardWriter`, e.g. through
 
 :func:`open_sharded` reads the manifest and the vocabulary and maps the shards
 (``np.load(mmap_mode="r")``): opening costs megabytes (the vocabulary, and the row
-pointers once a minibatch is gathered), never the non-zeros. On open every file's size
-is checked against the manifest (a truncated or extended file is refused at once, for
-the cost of a ``stat``); :meth:`ShardedCorpus.verify` hashes every file against its
-sha256 (reads the whole corpus once: ``bpetopics train`` runs it before training, where
-it costs a fraction of one epoch). Either refuses with one line (:class:`CorpusError`).
+pointers once a minibatch is gathered), never the non-zeros. Nothing in the folder is
+trusted (:mod:`bpetopics.text.shard_checks`): on open the manifest is checked against
+itself and the shards (its sizes add up to its shards', its file names are plain names
+in the folder, every file has the size it lists, each shard's arrays have its sizes
+and its row pointers run from 0 to its non-zeros), for the cost of a ``stat`` and a few
+values a shard; :meth:`ShardedCorpus.verify` hashes every file against its sha256 and
+reads every value (row pointers, word ids, counts, labels; block by block), the whole
+corpus once: ``bpetopics train`` runs it before training, where it costs a fraction of
+one epoch, and ``fit`` reads the values once if that was not done. Each refuses with
+one line naming the file and the fix (:class:`CorpusError`).
 
 Its counts are a :class:`~bpetopics.text.sharded_counts.ShardedCounts`, what training
 reads (:mod:`bpetopics.text.sharded_counts`).
@@ -31,6 +36,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tokenize
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +45,7 @@ import scipy.sparse as sp
 from bpetopics.files import staging_folder
 from bpetopics.text.errors import CorpusError
 from bpetopics.text.pipeline import TextPipeline
+from bpetopics.text.shard_checks import check_labels, check_manifest, check_shard_ends, count_lines, rebuild_hint
 from bpetopics.text.sharded_counts import ShardedCounts
 
 FORMAT = "bpetopics.sharded_corpus"
@@ -49,11 +56,22 @@ IDS = "ids.txt"
 LABELS = "labels.npy"
 REFERENCE = "sharded_reference.json"   # what a training job keeps instead of a copy
 PARTS = ("indptr", "indices", "data")
+#: What reading a damaged file raises (numpy parses a .npy header with ast.literal_eval).
+_UNREADABLE = (ValueError, OSError, EOFError, KeyError, SyntaxError, OverflowError, MemoryError,
+               tokenize.TokenError)
 
 
 def is_sharded_corpus(path) -> bool:
     """True when ``path`` is a folder holding a sharded corpus manifest."""
     return isinstance(path, (str, os.PathLike)) and (Path(path) / MANIFEST).is_file()
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _memory_map(file: Path) -> np.ndarray:
+    return np.load(file, mmap_mode="r", allow_pickle=False)
 
 
 def _sha256(path: Path) -> str:
@@ -153,9 +171,11 @@ class ShardWriter:
 def open_sharded(path, verify: bool = False) -> "ShardedCorpus":
     """Open a sharded corpus: the manifest and vocabulary read, the shards mapped.
 
-    Every file's size is checked against the manifest; with ``verify`` also its sha256
-    (:meth:`ShardedCorpus.verify`). Raises :class:`CorpusError` (one line) for a folder
-    that is not a sharded corpus, a missing, truncated or altered file.
+    The manifest is checked against itself and the files (sizes, names, each shard's
+    sizes and first and last row pointers); with ``verify`` also every file's sha256 and
+    every value (:meth:`ShardedCorpus.verify`). Raises :class:`CorpusError` (one line
+    naming the file and the fix) for a folder that is not a sharded corpus, a manifest
+    that does not match its shards, a missing, truncated or altered file.
     """
     path = Path(path)
     if not is_sharded_corpus(path):
@@ -167,9 +187,12 @@ def open_sharded(path, verify: bool = False) -> "ShardedCorpus":
         raise CorpusError(f"{path / MANIFEST} is damaged ({exc}): build the corpus again") from None
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise CorpusError(f"{path / MANIFEST} is not a sharded corpus manifest: build the corpus again")
-    if manifest.get("version", 0) > VERSION:
-        raise CorpusError(f"{path} was written by a newer bpetopics (format version {manifest['version']}): "
-                          "upgrade it")
+    version = manifest.get("version", 0)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise CorpusError(f"{path / MANIFEST} has version {version!r} where a format version belongs: "
+                          f"{rebuild_hint(path, manifest)}")
+    if version > VERSION:
+        raise CorpusError(f"{path} was written by a newer bpetopics (format version {version}): upgrade it")
     corpus = ShardedCorpus(path, manifest)
     if verify:
         corpus.verify()
@@ -193,41 +216,67 @@ class ShardedCorpus:
 
     def __init__(self, path: Path, manifest: dict):
         self.path, self.manifest = Path(path), manifest
+        check_manifest(self.path, manifest)
+        self.fix = rebuild_hint(self.path, manifest)
         self._check_sizes()
-        try:
-            self.vocabulary = json.loads((self.path / VOCABULARY).read_text(encoding="utf-8"))
-            arrays = [{part: np.load(self.path / f"{s['name']}.{part}.npy", mmap_mode="r", allow_pickle=False)
-                       for part in PARTS} for s in manifest["shards"]]
-        except (ValueError, OSError, KeyError) as exc:
-            raise CorpusError(f"{self.path} is damaged ({exc}): build the corpus again") from None
+        self.vocabulary = self._read(manifest["vocabulary"], lambda f: json.loads(f.read_text(encoding="utf-8")))
+        arrays = [{part: self._read(f"{s['name']}.{part}.npy", _memory_map) for part in PARTS}
+                  for s in manifest["shards"]]
+        if not isinstance(self.vocabulary, list) or not all(isinstance(w, str) for w in self.vocabulary):
+            raise CorpusError(f"{self.path / manifest['vocabulary']} is not a list of words: {self.fix}")
+        if len(self.vocabulary) != manifest["n_words"]:
+            raise CorpusError(f"{self.path / manifest['vocabulary']} has {len(self.vocabulary):,} words where the "
+                              f"manifest says {manifest['n_words']:,}: {self.fix}")
         for shard, arr in zip(manifest["shards"], arrays):
-            if (arr["indptr"].shape != (shard["n_docs"] + 1,) or arr["indices"].shape != (shard["nnz"],)
-                    or arr["data"].shape != (shard["nnz"],)):
-                raise CorpusError(f"{self.path / shard['name']}.*.npy do not match the manifest's sizes: "
-                                  "build the corpus again")
-        self.counts = ShardedCounts(arrays, (int(manifest["n_docs"]), int(manifest["n_words"])))
-        self.pipeline = TextPipeline.from_dict(dict(manifest["pipeline"], vocabulary=self.vocabulary))
+            check_shard_ends(self.path, manifest, shard, arr)
+        self.counts = ShardedCounts(arrays, (manifest["n_docs"], manifest["n_words"]), self.fix)
+        try:
+            self.pipeline = TextPipeline.from_dict(dict(manifest["pipeline"], vocabulary=self.vocabulary))
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise CorpusError(f"{self.path / MANIFEST} holds unreadable text pipeline settings "
+                              f"({_first_line(exc)}): {self.fix}") from None
         self.label_names = manifest.get("label_names")
         self.source = manifest.get("source", "")
+        if manifest.get("labels") is not None:
+            check_labels(self.path / manifest["labels"], self.labels, self.n_docs, len(self.label_names), self.fix,
+                         values=False)
+
+    def _read(self, name: str, read):
+        """``read(file)`` of the corpus's file ``name``; CorpusError naming it when it is damaged."""
+        file = self.path / name
+        try:
+            return read(file)
+        except _UNREADABLE as exc:
+            raise CorpusError(f"{file} is damaged ({_first_line(exc)}): {self.fix}") from None
 
     def _check_sizes(self) -> None:
         for name, info in self.manifest["files"].items():
             file = self.path / name
             if not file.is_file():
-                raise CorpusError(f"{file} is missing: the sharded corpus is incomplete, build it again")
+                raise CorpusError(f"{file} is missing: the sharded corpus is incomplete, {self.fix}")
             size = file.stat().st_size
             if size != info["bytes"]:
                 raise CorpusError(f"{file} has {size:,} bytes where the manifest says {info['bytes']:,} "
-                                  "(truncated or altered): build the corpus again")
+                                  f"(truncated or altered): {self.fix}")
 
     def verify(self) -> "ShardedCorpus":
-        """Hash every file against the manifest's sha256 (reads the corpus once);
-        CorpusError naming the first file that differs. Returns ``self``."""
+        """Hash every file against the manifest's sha256, then read every value (row
+        pointers, word ids, counts: :meth:`ShardedCounts.check_values`; the label
+        indices; the number of ids), all block by block; CorpusError naming the first
+        file that differs or holds a value that cannot be. Returns ``self``."""
         self._check_sizes()
         for name, info in self.manifest["files"].items():
             if _sha256(self.path / name) != info["sha256"]:
                 raise CorpusError(f"{self.path / name} does not match its sha256 in the manifest "
-                                  "(altered or damaged): build the corpus again")
+                                  f"(altered or damaged): {self.fix}")
+        self.counts.check_values()
+        if self.manifest.get("labels") is not None:
+            check_labels(self.path / self.manifest["labels"], self.labels, self.n_docs, len(self.label_names),
+                         self.fix, values=True)
+        ids = count_lines(self.path / self.manifest["ids"])
+        if ids != self.n_docs:
+            raise CorpusError(f"{self.path / self.manifest['ids']} holds {ids:,} ids for the corpus's "
+                              f"{self.n_docs:,} documents: {self.fix}")
         return self
 
     # ------------------------------------------------------------ Corpus-like view
@@ -244,15 +293,24 @@ class ShardedCorpus:
 
     @property
     def ids(self) -> list[str]:
-        """Document ids (read from ``ids.txt`` on each access)."""
-        with open(self.path / IDS, encoding="utf-8") as f:
-            return [json.loads(line) for line in f]
+        """Document ids (read from ``ids.txt`` on each access; CorpusError when it does
+        not hold one JSON string a document)."""
+        file = self.path / self.manifest["ids"]
+        try:
+            with open(file, encoding="utf-8") as f:
+                ids = [json.loads(line) for line in f]
+        except (ValueError, OSError) as exc:
+            raise CorpusError(f"{file} is damaged ({_first_line(exc)}): {self.fix}") from None
+        if len(ids) != self.n_docs or not all(isinstance(i, str) for i in ids):
+            raise CorpusError(f"{file} does not hold one id (a JSON string) for each of the {self.n_docs:,} "
+                              f"documents: {self.fix}")
+        return ids
 
     @property
     def labels(self):
         """(N,) int64 label indices, memory-mapped, or None."""
         name = self.manifest.get("labels")
-        return None if name is None else np.load(self.path / name, mmap_mode="r")
+        return None if name is None else self._read(name, _memory_map)
 
     @property
     def dropped(self) -> dict:

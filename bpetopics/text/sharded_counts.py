@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bpetopics.text import shard_rows
+from bpetopics.text.shard_checks import check_shard_values
 
 #: Rows gathered at once by the batch source (rounded to whole minibatches).
 BLOCK_ROWS = 16384
@@ -32,11 +33,20 @@ class ShardedCounts:
         Per shard: ``indptr`` (n_s + 1,), ``indices`` (nnz_s,), ``data`` (nnz_s,) arrays
         (memory-mapped).
     shape : (int, int)
+    fix : str
+        What a message about a damaged shard tells the user to do.
+
+    Attributes
+    ----------
+    values_checked : bool
+        Whether :meth:`check_values` has read every value (training checks them once).
     """
 
-    def __init__(self, shards: list[dict], shape):
+    def __init__(self, shards: list[dict], shape, fix: str = "build the corpus again"):
         self.shards = shards
         self.shape = (int(shape[0]), int(shape[1]))
+        self.fix = fix
+        self.values_checked = False
         self._gathered = 0
         sizes = [len(s["indptr"]) - 1 for s in shards]
         self.row_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)   # (S + 1,)
@@ -61,6 +71,21 @@ class ShardedCounts:
                 if mapping is not None:
                     mapping.madvise(mmap.MADV_DONTNEED)
         self._gathered = 0
+
+    def check_values(self) -> "ShardedCounts":
+        """Read every value once, shard by shard in blocks (never the corpus at once):
+        CorpusError (one line naming the file) for row pointers that decrease, a word id
+        outside the vocabulary or out of order in its row, or a count below 1. Done once
+        (``values_checked``); ``fit`` calls it before training. Returns ``self``."""
+        if self.values_checked:
+            return self
+        for number, shard in enumerate(self.shards):
+            names = {part: getattr(array, "filename", None) or f"shard {number}'s {part}"
+                     for part, array in shard.items()}
+            check_shard_values(shard, self.shape[1], names, self.fix)
+            self.release()
+        self.values_checked = True
+        return self
 
     @property
     def nnz(self) -> int:

@@ -11,6 +11,7 @@ from PIL import Image
 
 from bpetopics.images import CIFAR10_CLASSES, load_cifar10
 from bpetopics.images.cifar import RestrictedUnpickler
+from bpetopics.images.sources import ImageSourceError
 
 
 def _images(n, seed):
@@ -126,7 +127,7 @@ def test_restricted_unpickler_refuses_code(tmp_path):
     folder = tmp_path / "cifar-10-batches-py"
     folder.mkdir()
     (folder / "test_batch").write_bytes(pickle.dumps({"data": _Evil(), "labels": []}))
-    with pytest.raises(pickle.UnpicklingError):
+    with pytest.raises(ImageSourceError, match=r"test_batch is damaged \(global .*system is not allowed\)"):
         load_cifar10("test", tmp_path)
     # numpy arrays of every protocol still load
     arr = np.arange(12, dtype=np.int16).reshape(3, 4)
@@ -157,3 +158,54 @@ def test_download_extracts_the_python_batches(tmp_path, monkeypatch):
     X, y = load_cifar10("test", root, download=True)
     assert y.tolist() == batches["test_batch"]["labels"]
     assert (root / "cifar-10-batches-py" / "data_batch_5").is_file()
+
+
+def _one_line(exc_info, *fragments):
+    message = str(exc_info.value)
+    assert message and "\n" not in message, message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_damaged_python_batches_are_one_line_naming_the_file(tmp_path):
+    folder = tmp_path / "cifar-10-batches-py"
+    batches = _write_batches(folder, 7)
+    data = (folder / "data_batch_3").read_bytes()
+    (folder / "data_batch_3").write_bytes(data[:len(data) // 2])                  # cut short
+    with pytest.raises(ImageSourceError) as exc_info:
+        load_cifar10("train", tmp_path)
+    _one_line(exc_info, "data_batch_3 is damaged", "download=True")
+    (folder / "data_batch_3").write_bytes(np.random.default_rng(1).integers(0, 256, 4000, np.uint8).tobytes())
+    with pytest.raises(ImageSourceError) as exc_info:                                  # random bytes
+        load_cifar10("train", tmp_path)
+    _one_line(exc_info, "data_batch_3 is damaged")
+    short = dict(batches["test_batch"], labels=batches["test_batch"]["labels"][:-1])   # a label missing
+    (folder / "test_batch").write_bytes(pickle.dumps(short, protocol=2))
+    with pytest.raises(ImageSourceError) as exc_info:
+        load_cifar10("test", tmp_path)
+    _one_line(exc_info, "test_batch holds 7 images and 6 labels")
+
+
+def test_a_damaged_tarball_or_image_is_one_line_and_a_damaged_cache_is_rebuilt(tmp_path):
+    root, cache = tmp_path / "data", tmp_path / "cache"
+    (root / "cifar10").mkdir(parents=True)
+    tar = root / "cifar10" / "cifar10-jpeg.tar.gz"
+    _write_tar(tar, 2)
+    X, y = load_cifar10("test", root, cache_dir=cache)
+    (cached,) = cache.glob("*.npz")
+    cached.write_bytes(cached.read_bytes()[:100])                  # a damaged cache is decoded again
+    Xc, yc = load_cifar10("test", root, cache_dir=cache)
+    np.testing.assert_array_equal(X, Xc)
+    np.testing.assert_array_equal(y, yc)
+    data = tar.read_bytes()
+    tar.write_bytes(data[:len(data) // 2])
+    with pytest.raises(ImageSourceError) as exc_info:
+        load_cifar10("train", root, cache_dir=False)
+    _one_line(exc_info, "cifar10-jpeg.tar.gz is damaged", "intact copy")
+    tree = tmp_path / "tree" / "train" / "cat"
+    tree.mkdir(parents=True)
+    (tree / "0.png").write_bytes(_png(_images(1, 0)[0]))
+    (tree / "1.png").write_bytes(b"not an image")
+    with pytest.raises(ImageSourceError) as exc_info:
+        load_cifar10("train", tmp_path / "tree")
+    _one_line(exc_info, "1.png is damaged", "remove the file")

@@ -16,6 +16,7 @@ from bpetopics.images import (
     read_idx,
     scale_images,
 )
+from bpetopics.images.sources import ImageSourceError
 
 TRAIN_COUNTS = [5923, 6742, 5958, 6131, 5842, 5421, 5918, 6265, 5851, 5949]
 TEST_COUNTS = [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
@@ -160,3 +161,55 @@ def test_download_path_offline_via_file_urls(data_root, tmp_path, monkeypatch, m
     with pytest.raises(OSError, match="md5"):
         ds._download([f"file://{bad}"], tmp_path / "out.gz", ds.MNIST_MD5["t10k-labels-idx1-ubyte.gz"])
     assert not (tmp_path / "out.gz").exists()
+
+
+def _mnist_copy(data_root, tmp_path):
+    """The test split's files, copied where they can be damaged."""
+    raw = tmp_path / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for stem in ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
+        shutil.copyfile(data_root / "mnist" / "MNIST" / "raw" / f"{stem}.gz", raw / f"{stem}.gz")
+    return raw
+
+
+def _refused(root, *fragments):
+    with pytest.raises(ImageSourceError) as exc_info:
+        load_mnist("test", root)
+    message = str(exc_info.value)
+    assert message and "\n" not in message and "download=True" in message, message
+    for fragment in fragments:
+        assert fragment in message, message
+
+
+def test_damaged_mnist_files_are_one_line_naming_the_file(data_root, tmp_path):
+    raw = _mnist_copy(data_root, tmp_path)
+    images, labels = raw / "t10k-images-idx3-ubyte.gz", raw / "t10k-labels-idx1-ubyte.gz"
+    good = images.read_bytes()
+    images.write_bytes(good[:len(good) // 2])                                          # a truncated .gz
+    _refused(tmp_path, "t10k-images-idx3-ubyte.gz is damaged")
+    images.write_bytes(good)
+    noise = np.random.default_rng(0).integers(0, 256, 10008, dtype=np.uint8).tobytes()
+    labels.write_bytes(noise)                                                          # not gzip at all
+    _refused(tmp_path, "t10k-labels-idx1-ubyte.gz is damaged")
+    labels.write_bytes(gzip.compress(noise))                                           # gzip of noise
+    _refused(tmp_path, "t10k-labels-idx1-ubyte.gz is not an unsigned-byte IDX file")
+    labels.write_bytes(gzip.compress(bytes([0, 0, 8, 1, 0, 0, 39, 16]) + bytes(5000)))  # 10,000 said, 5,000 there
+    _refused(tmp_path, "holds 5,000 bytes of values where its header says 10,000")
+    labels.write_bytes(gzip.compress(bytes([0, 0, 8, 1, 0, 0, 39, 16]) + bytes(range(100)) * 100))
+    _refused(tmp_path, "t10k-labels-idx1-ubyte.gz does not hold digit labels 0-9")
+
+
+def test_images_train_on_a_truncated_mnist_ends_with_one_line(data_root, tmp_path):
+    from click.testing import CliRunner
+
+    from bpetopics.cli import main
+    from tests.cli.conftest import one_line_error
+
+    raw = _mnist_copy(data_root, tmp_path)
+    shutil.copyfile(raw / "t10k-labels-idx1-ubyte.gz", raw / "train-labels-idx1-ubyte.gz")
+    (raw / "train-images-idx3-ubyte.gz").write_bytes((raw / "t10k-images-idx3-ubyte.gz").read_bytes()[:5000])
+    result = CliRunner().invoke(main, ["images", "train", "mnist", "--model", "gaussbpe", "--data-root",
+                                       str(tmp_path), "--out", str(tmp_path / "run"), "--limit", "20",
+                                       "--epochs", "1", "--bits", "8", "--device", "cpu"])
+    one_line_error(result, "train-images-idx3-ubyte.gz is damaged", "download=True")
+    assert not (tmp_path / "run").exists()

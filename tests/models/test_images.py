@@ -139,3 +139,36 @@ def test_prototype_init_is_torch_adams_without_importing_the_compiler(mnist300):
             "print('torch._dynamo' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_codes_of_a_few_bits_train_on_the_default_gamma(mnist300):
+    """GaussBPE(n_bits=8) failed on its own default gamma (10, not below K = 8); the
+    default is now the model's: 10, or K / 4 for codes of at most 10 bits."""
+    for cls in (GaussBPE, BernBPE):
+        small = cls(n_bits=8, hidden=(16,), epochs=1, batch_size=50, device="cpu", progress=False)
+        small.fit(mnist300[:100] > 0.5 if cls is BernBPE else mnist300[:100])
+        assert small.prior_hyperparameters()[1] == 2.0 and small.codes_.shape == (100, 8)
+        assert cls(n_bits=11).prior_hyperparameters(100)[1] == cls(n_bits=200).prior_hyperparameters(100)[1] == 10.0
+        assert cls.default_gamma(10) == 2.5
+    with pytest.raises(ValueError, match="gamma must lie in"):      # a gamma given is never changed
+        GaussBPE(n_bits=8, gamma=10.0, device="cpu").validate(100)
+
+
+def test_data_outside_the_models_range_is_refused(mnist300):
+    X = mnist300[:60]
+    gauss = dict(n_bits=8, hidden=(16,), epochs=1, batch_size=30, device="cpu", progress=False)
+    for cls, bad, fragment in ((GaussBPE, X * 255, "divide 8-bit pixels by 255"),
+                               (BernBPE, X * 255, "divide 8-bit pixels by 255"),
+                               (BernBPE, X - 0.5, "models pixels in [0, 1]"),
+                               (GaussBPE, np.where(X > 0.5, np.nan, X), "NaN or infinite"),
+                               (BernBPE, np.where(X > 0.5, np.inf, X), "NaN or infinite")):
+        with pytest.raises(ValueError) as err:
+            cls(**gauss).fit(bad)
+        assert fragment in str(err.value) and "\n" not in str(err.value), str(err.value)
+    model = GaussBPE(**gauss).fit(X)
+    with pytest.raises(ValueError, match="divide 8-bit pixels by 255"):
+        model.transform(X * 255)
+    scaled = X * np.linspace(-3, 3, len(X), dtype=np.float32)[:, None]    # scaled images: in its range
+    assert model.transform(scaled).shape == (len(X), 8)
+    wide = GaussBPE(**dict(gauss, c=400.0))                                  # a wider prior scale takes them
+    assert wide.fit(X * 20).codes_.shape == (len(X), 8)

@@ -124,6 +124,24 @@ def test_bad_input_is_refused_with_a_clear_message():
         PoissBPE(device="tpu").fit(X)
 
 
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_counts_that_are_not_finite_are_refused_dense_or_sparse(value):
+    """A matrix of NaN used to fit and return a model; fit and transform refuse any count
+    that is not a finite number, dense or sparse, with one ValueError."""
+    X, _, _ = planted_corpus(n_docs=50)
+    dense = X.toarray().astype(float)
+    dense[7, 3] = value
+    for bad in (np.full((20, 30), value), dense, sp.csr_matrix(dense)):
+        with pytest.raises(ValueError, match="NaN or infinite|negative") as err:
+            PoissBPE(n_topics=3, n_bits=4, epochs=1, progress=False, device="cpu").fit(bad)
+        assert "\n" not in str(err.value)
+    model = PoissBPE(n_topics=3, n_bits=4, epochs=1, progress=False, device="cpu").fit(X)
+    with pytest.raises(ValueError, match="NaN or infinite|negative"):
+        model.transform(sp.csr_matrix(dense))
+    with pytest.raises(ValueError, match="word counts"):
+        model.fit(np.array([["a"] * X.shape[1]]))
+
+
 def test_dead_and_duplicated_topics_are_restarted():
     """Make topic 1 a copy of topic 0 and silence topic 2 in the decoder: the end-of-epoch
     check restarts both (each takes half of a topic worth splitting), leaves a healthy

@@ -345,3 +345,22 @@ def test_a_run_with_the_default_code_length_round_trips(corpus, tmp_path):
     run = load_run(out)
     assert run.model.code_length() == 80 and run.model.codes_.shape == (corpus.counts.shape[0], 80)
     np.testing.assert_array_equal(run.model.transform(corpus.counts[:50]), model.transform(corpus.counts[:50]))
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_a_run_whose_weights_are_not_finite_is_refused(saved, fitted, tmp_path, value):
+    """A run whose weights hold NaN (a diverged training, a damaged file) would encode every
+    document to NaN without a word: loading it, or its state into a model, refuses it."""
+    run = tmp_path / "run"
+    shutil.copytree(saved, run)
+    state = load_file(run / "model.safetensors")
+    name = next(k for k, v in state.items() if k.startswith("decoder.") and v.is_floating_point())
+    state[name] = torch.full_like(state[name], value)
+    save_file(state, run / "model.safetensors")
+    with pytest.raises(RunError) as err:
+        load_run(run)
+    message = str(err.value)
+    assert "\n" not in message and f"{name} holds NaN or infinite values" in message
+    assert str(run) in message and "train the run again" in message
+    with pytest.raises(ValueError, match=f"saved weights are not finite: {name}"):
+        PoissBPE(**TINY).load_state(state, fitted.n_data_, fitted.n_features_)
