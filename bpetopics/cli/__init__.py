@@ -11,7 +11,6 @@ types, the corpus options, PoissBPE's parameters as ``train``'s options, :func:`
 import contextlib
 import errno
 import importlib
-import inspect
 import re
 import warnings
 from pathlib import Path
@@ -137,7 +136,7 @@ def _one_line_usage(exc: click.UsageError) -> UserError:
 @contextlib.contextmanager
 def run_errors(suffix: str = ""):
     """Run library work on runs: a RunError (one line) becomes a UserError."""
-    from bpetopics.runs.folder import RunError
+    from bpetopics.runs.run import RunError   # not runs.folder: it imports torch
 
     try:
         yield
@@ -287,7 +286,7 @@ class IntTuple(click.ParamType):
                             f"128,64; got {value!r}") from None
 
 
-def _option_flag(name: str) -> str:
+def option_flag(name: str) -> str:
     return "--" + OPTION_NAMES.get(name, name).replace("_", "-")
 
 
@@ -296,18 +295,32 @@ FLOAT_OR_NONE = {"alpha": float, "gamma": float, "topic_smoothing": float}
 
 
 def model_parameters() -> dict:
-    """PoissBPE's parameters that are options, with their defaults (from its signature)."""
-    from bpetopics.models import PoissBPE
+    """PoissBPE's parameters that are options, with their defaults (from its signature).
 
-    return {name: p.default for name, p in inspect.signature(PoissBPE.__init__).parameters.items()
-            if name not in NOT_OPTIONS}
+    The signature is read from the source of :mod:`bpetopics.models.poissbpe` (parsed,
+    not imported: importing the model imports torch, which takes seconds that checking
+    the arguments of ``train`` must not wait for); the defaults there are literals.
+    """
+    import ast
+
+    import bpetopics
+
+    source = Path(bpetopics.__file__).with_name("models") / "poissbpe.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    init = next(node for cls in tree.body if isinstance(cls, ast.ClassDef) and cls.name == "PoissBPE"
+                for node in cls.body if isinstance(node, ast.FunctionDef) and node.name == "__init__")
+    args = init.args
+    positional = args.posonlyargs + args.args
+    named = ([(a.arg, d) for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)]
+             + [(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None])
+    return {name: ast.literal_eval(default) for name, default in named if name not in NOT_OPTIONS}
 
 
 def model_options() -> list[click.Option]:
     """One click option per model parameter; the type follows the default."""
     options = []
     for name, default in model_parameters().items():
-        flag, help_ = _option_flag(name), MODEL_HELP.get(name, f"PoissBPE's {name}.")
+        flag, help_ = option_flag(name), MODEL_HELP.get(name, f"PoissBPE's {name}.")
         if isinstance(default, bool):
             options.append(click.Option([name, f"{flag}/--no-{flag[2:]}"], default=default,
                                         show_default=True, help=help_))
@@ -320,8 +333,8 @@ def model_options() -> list[click.Option]:
 
 
 class TrainCommand(click.Command):
-    """Adds the model options the first time they are needed, so torch is imported only
-    when ``train`` runs (or shows its help), not for every command."""
+    """Adds the model options the first time they are needed (``train`` runs or shows
+    its help), read from the model's source without importing it (:func:`model_parameters`)."""
 
     def get_params(self, ctx):
         if not getattr(self, "_model_options_added", False):
@@ -336,7 +349,7 @@ def check_model_params(params: dict) -> None:
     from bpetopics.models import PoissBPE
 
     try:
-        PoissBPE(**params).validate(label=_option_flag)
+        PoissBPE(**params).validate(label=option_flag)
     except ValueError as exc:
         raise UserError(str(exc)) from None
 

@@ -47,16 +47,16 @@ def graph(run, out, rule, threshold, mass, min_weight, top_n, bits_path, seed, o
       bpetopics graph runs/20ng --out figs/graph.png --threshold 0.2 --min-weight 5
       bpetopics graph runs/20ng --out figs/mass.png --rule top_mass --mass 0.9
     """
-    from bpetopics.files import atomic_path
-    from bpetopics.runs.explore import run_bit_table, run_graph
-    from bpetopics.viz import draw_graph, write_graph
-
     if out.suffix.lower() != ".png":
         raise UserError(f"--out must be a .png file (graph.graphml and graph.gexf go beside it); got {out}")
     if out.is_dir():
         raise UserError(f"--out {out} is a folder: give a file name such as {out / 'graph.png'}")
     bits_path = out.with_suffix(".bits.csv") if bits_path is None else bits_path
     refuse_existing([out, out.with_suffix(".graphml"), out.with_suffix(".gexf"), bits_path], overwrite)
+    from bpetopics.files import atomic_path
+    from bpetopics.runs.explore import run_bit_table, run_graph
+    from bpetopics.viz import draw_graph, write_graph
+
     loaded = open_run(run)
     with run_errors():
         G = run_graph(loaded, rule=rule, threshold=threshold, mass=mass, top_n=top_n)

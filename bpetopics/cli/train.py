@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from bpetopics.cli import (IntRange, TrainCommand, UserError, _option_flag, check_model_params, corpus_errors,
+from bpetopics.cli import (IntRange, TrainCommand, UserError, option_flag, check_model_params, corpus_errors,
                            describe_os_error, main, open_run, run_errors,
                            vocabulary_options)
 
@@ -54,7 +54,7 @@ def _check_sizes(params: dict, corpus) -> None:
     try:
         PoissBPE(**params).check_sizes(corpus.n_docs, corpus.n_words)
     except SizeError as exc:
-        raise UserError(exc.message(_option_flag(exc.param))) from None
+        raise UserError(exc.message(option_flag(exc.param))) from None
 
 
 def _warn_threads(saved) -> None:
@@ -242,10 +242,7 @@ def _train(ctx, o: dict, group=None) -> None:
     """The command's work in one process: prepare (or resume) the job, train, save.
     With ``group`` (a torch.distributed job) rank 0 does all of it and sends the job
     to the other ranks, which train their share (:func:`_follow`)."""
-    from bpetopics.runs import job as jobs
-    from bpetopics.runs.folder import check_run_destination
-    from bpetopics.text.prepare import prepare_training_corpus
-    from bpetopics.text.sources import corpus_record, corpus_settings
+    from bpetopics.runs.run import check_run_destination
 
     if group is not None and group.rank != 0:
         return _follow(group)
@@ -253,8 +250,12 @@ def _train(ctx, o: dict, group=None) -> None:
                                                                      "quiet", "params"))
     job = None
     try:
-        with run_errors():
+        with run_errors():      # before importing torch: a refusal takes no time
             check_run_destination(out, overwrite)
+        from bpetopics.runs import job as jobs
+        from bpetopics.text.prepare import prepare_training_corpus
+        from bpetopics.text.sources import corpus_record, corpus_settings
+
         lock = _lock(out, ctx)
         if o["top"] < 1:
             raise UserError(f"--top must be a positive integer; got {o['top']}")

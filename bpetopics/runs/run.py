@@ -35,6 +35,31 @@ _DAMAGE = (ValueError, TypeError, KeyError, IndexError, AttributeError, OSError,
            MemoryError, RuntimeError, SyntaxError, tokenize.TokenError, zipfile.BadZipFile, zlib.error)
 
 
+def partial_path(path: str | Path) -> Path:
+    """Where training of ``path`` keeps its checkpoint until it finishes: ``PATH.partial``."""
+    return Path(path).with_name(Path(path).name + ".partial")
+
+
+def is_run(path: str | Path) -> bool:
+    """True when ``path`` is a finished run folder (it has ``config.json``)."""
+    return (Path(path) / CONFIG_FILE).is_file()
+
+
+def check_run_destination(out: str | Path, overwrite: bool = False) -> Path:
+    """Check that :func:`~bpetopics.runs.folder.save_run` may write to ``out``; call it before slow work.
+
+    Raises RunError when ``out`` holds a finished run and ``overwrite`` is false, or is
+    a file or a non-empty folder that is not a run (such a path is never deleted).
+    """
+    out = Path(out)
+    if out.exists():
+        if is_run(out) and not overwrite:
+            raise RunError(f"{out} already holds a finished run: pass --overwrite to replace it, or choose another --out")
+        elif not is_run(out) and (not out.is_dir() or any(out.iterdir())):
+            raise RunError(f"{out} exists and is not a run folder: choose another --out (it is never deleted)")
+    return out
+
+
 def _damage_is_run_error(read):
     """Let ``read`` (a loader of runs or checkpoints) raise only RunError: any other error
     while reading its files means a damaged file, and becomes one line naming the path."""
