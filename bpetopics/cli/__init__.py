@@ -220,6 +220,24 @@ def vocabulary_options(command):
     return command
 
 
+# The fields of a JSONL or CSV source (of `corpus`, `train` and `compare`).
+_RECORD_OPTIONS = [
+    click.option("--text-field", default="text", show_default=True,
+                 help="JSONL key or CSV column of the text (a .jsonl or .csv source, compressed or not)."),
+    click.option("--id-field", default=None, help="JSONL key or CSV column of the document id [default: FILE:LINE]."),
+    click.option("--label-field", default=None, help="JSONL key or CSV column of the label [default: no labels]."),
+    click.option("--skip-bad-lines", is_flag=True,
+                 help="Skip and count malformed lines instead of stopping at the first."),
+]
+
+
+def record_options(command):
+    """Add the options of a JSONL or CSV source to a click command."""
+    for option in reversed(_RECORD_OPTIONS):
+        command = option(command)
+    return command
+
+
 # ---------------------------------------------------- the model's options (train)
 #: Options named differently from the model's parameters.
 OPTION_NAMES = {"n_topics": "topics", "n_bits": "bits", "random_state": "seed"}

@@ -15,7 +15,7 @@ import click
 from click.core import ParameterSource
 
 from bpetopics.cli import (IntRange, TrainCommand, UserError, option_flag, check_model_params, corpus_errors,
-                           describe_os_error, main, open_run, run_errors,
+                           describe_os_error, main, open_run, record_options, run_errors,
                            vocabulary_options)
 
 #: Below this many training documents LDA by Gibbs sampling (tomotopy) measured ahead of
@@ -131,13 +131,15 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
                    "--batch-size 1024. Under torchrun leave it out.")
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True, help="Seed of the --max-docs draw.")
+@record_options
 @click.pass_context
 def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, min_df, max_df, stopwords, data_home,
-          categories, max_docs, corpus_seed, **params):
+          categories, max_docs, corpus_seed, text_field, id_field, label_field, skip_bad_lines, **params):
     """Train a PoissBPE topic model on CORPUS and save the run to --out.
 
     CORPUS is 20newsgroups (its train split), abc, state_union or lee (named
-    corpora), a folder of text files (one document per file), or a corpus saved by
+    corpora), a folder of text files (one document per file), a .jsonl or .csv file
+    (compressed or not: .gz, .bz2, .xz; see --text-field), or a corpus saved by
     `bpetopics corpus` (then the corpus options are ignored), also a sharded one
     (--format sharded: read from disk as training goes, checked against its
     checksums first). The model options below default to
@@ -179,6 +181,8 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
     resume_hint = resume_hint if world is None else f"the same torchrun command with `{resume_hint}`"
     options = dict(corpus=corpus, out=out, resume=resume, overwrite=overwrite, quiet=quiet, top=top,
                    settings=(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed),
+                   fields={"text_field": text_field, "id_field": id_field, "label_field": label_field,
+                           "skip_bad_lines": skip_bad_lines},
                    params=params, explicit=explicit, resume_hint=resume_hint, summary=True,
                    device_given=ctx.get_parameter_source("device") is ParameterSource.COMMANDLINE)
     if nproc > 1:
@@ -283,7 +287,7 @@ def _train(ctx, o: dict, group=None) -> None:
                 jobs.check_job_destination(out, overwrite, lock=lock)
             params["progress"] = False
             check_model_params(params)
-            settings = corpus_settings(*o["settings"])
+            settings = corpus_settings(*o["settings"], **o.get("fields", {}))
             with corpus_errors():
                 splits = prepare_training_corpus(corpus, **settings)
             train_corpus = splits["train"]

@@ -23,7 +23,7 @@ def run_splits(run) -> dict:
     in the same order; otherwise a :class:`RunError` (one line) says why.
     """
     from bpetopics.text import CorpusError, CorpusWarning, TextPipeline, corpus_from_documents, load_source, load_splits
-    from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, source_kind
+    from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, record_fields, source_kind
 
     cfg = run.config.get("corpus") or {}
     source = cfg.get("source")
@@ -51,7 +51,7 @@ def run_splits(run) -> dict:
                                    "folder, or restore it")
                 pipeline = TextPipeline.from_dict(cfg["pipeline"])
                 raw = load_source(source, data_home=settings.get("data_home"),
-                                  categories=settings.get("categories"))
+                                  categories=settings.get("categories"), fields=record_fields(settings))
                 raw = {name: docs.sample(settings.get("max_docs"), settings.get("random_state", 0))
                        for name, docs in raw.items()}
                 splits = corpus_from_documents(raw, pipeline)

@@ -126,8 +126,8 @@ def test_a_bad_line_is_one_line_naming_file_and_line(jsonl, tmp_path):
                                   "--skip-bad-lines", *WORDS])
     assert result.exit_code == 0, result.output
     assert "1 malformed line" in result.output
-    result = runner.invoke(main, ["corpus", str(bad), "--out", str(tmp_path / "m")])
-    one_line_error(result, "--format sharded")
+    result = runner.invoke(main, ["corpus", str(bad), "--out", str(tmp_path / "m")])     # in memory: the same rule
+    one_line_error(result, "bad.jsonl:7: not a JSON object", "--skip-bad-lines")
     result = runner.invoke(main, ["corpus", str(bad), "--format", "sharded", "--max-docs", "5",
                                   "--out", str(tmp_path / "n")])
     one_line_error(result, "--max-docs", "does not apply to --format sharded")
