@@ -96,12 +96,22 @@ def corpus_errors():
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
+def is_full_disk(exc: OSError) -> bool:
+    """True for a write that failed for want of space: ENOSPC or EDQUOT, or numpy's
+    short write (``ndarray.tofile``, used by ``np.save``: "N requested and M written",
+    without an errno)."""
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return True
+    return exc.errno is None and re.search(r"\d+ requested and \d+ written", str(exc)) is not None
+
+
 def describe_os_error(exc: OSError, then: str = "run the command again (nothing finished was replaced)",
                       path=None) -> str:
     """One line for a failed read or write: what, where (``path`` when the error has no
     file name), and what to do ``then``."""
     where = exc.filename if exc.filename is not None else path if path is not None else "a file"
-    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+    if is_full_disk(exc):       # where: the folder written (``path``) rather than a temporary file in it
+        where = path if path is not None else where
         return f"no space left on the device (or over quota) writing {where}: free some space and {then}"
     reason = exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     return f"cannot read or write {where} ({reason}): {then}"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, record_options, vocabulary_options
+from bpetopics.cli import (Choice, IntRange, UserError, corpus_errors, describe_os_error, main, record_options,
+                           vocabulary_options)
 
 
 def _default_out(source: str) -> Path:
@@ -98,9 +99,13 @@ def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field
     pipeline = TextPipeline(vocab_size=settings["vocab_size"], min_df=settings["min_df"],
                             max_df=settings["max_df"], stopwords=settings["stopwords"])
     with corpus_errors():
-        manifest = build_sharded(source, out, pipeline, jobs=jobs, shard_docs=shard_docs, text_field=text_field,
-                                 id_field=id_field, label_field=label_field, skip_bad_lines=skip_bad_lines,
-                                 overwrite=overwrite, progress=not quiet)
+        try:
+            manifest = build_sharded(source, out, pipeline, jobs=jobs, shard_docs=shard_docs, text_field=text_field,
+                                     id_field=id_field, label_field=label_field, skip_bad_lines=skip_bad_lines,
+                                     overwrite=overwrite, progress=not quiet)
+        except OSError as exc:  # e.g. a full disk: the build's temporary folder is removed, --out untouched
+            raise UserError(describe_os_error(exc, "build again, or choose another --out (nothing was written)",
+                                              path=out)) from None
         summary = open_sharded(out).summary()
     click.echo(f"Saved {source} to {out} (sharded)")
     click.echo(format_sharded(manifest, summary))
