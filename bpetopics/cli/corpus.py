@@ -22,6 +22,10 @@ def _default_out(source: str) -> Path:
     return Path("corpora") / re.sub(r"[^\w.-]+", "_", name)
 
 
+#: Files of a folder skipped as not text (bpetopics.text.loaders.NOT_TEXT): not documents.
+NOT_TEXT = "not a text file"
+
+
 def _fmt_int(n) -> str:
     return f"{n:,}"
 
@@ -42,7 +46,7 @@ def format_summary(splits: dict) -> str:
     rows = []
     for name, corpus in splits.items():
         s = corpus.summary()
-        n_dropped = sum(len(ids) for reason, ids in corpus.dropped.items() if reason != "not a text file")
+        n_dropped = sum(len(ids) for reason, ids in corpus.dropped.items() if reason != NOT_TEXT)
         rows.append((
             name,
             _fmt_int(s["documents"] + n_dropped),
@@ -51,17 +55,20 @@ def format_summary(splits: dict) -> str:
             _fmt_int(s["vocabulary"]),
             _fmt_int(s["tokens"]),
             f"{s['mean_length']:.1f}",
-            _fmt_int(sum(s["dropped"].values())),
+            _fmt_int(n_dropped),
         ))
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = [
         "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
         for r in [header, *rows]
     ]
-    lines.append("dropped documents:")
+    lines.append("loaded: documents read; documents: those kept; dropped: loaded - documents, by reason:")
     for name, corpus in splits.items():
-        reasons = ", ".join(f"{len(ids):,} {reason}" for reason, ids in corpus.dropped.items()) or "none"
-        lines.append(f"  {name}: {reasons}")
+        reasons = ", ".join(f"{len(ids):,} {reason}" for reason, ids in corpus.dropped.items()
+                            if reason != NOT_TEXT) or "none"
+        skipped = len(corpus.dropped.get(NOT_TEXT, []))
+        lines.append(f"  {name}: {reasons}" + (f"; and {skipped:,} {NOT_TEXT}, skipped (not a document: not "
+                                               "loaded)" if skipped else ""))
     first = next(iter(splits.values()))
     if first.pipeline is not None:
         p = first.pipeline

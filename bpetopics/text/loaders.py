@@ -16,7 +16,8 @@ import numpy as np
 
 from bpetopics.text.decoding import _looks_binary, _name, decode_bytes, decode_text  # noqa: F401
 from bpetopics.text.errors import CorpusError, CorpusWarning
-from bpetopics.text.records import MALFORMED, Fields, check_bad_lines, chunks, input_kind, is_record_file, parse_chunk
+from bpetopics.text.records import (MALFORMED, Fields, check_bad_lines, chunks, input_kind, is_record_file,
+                                    no_document_message, parse_chunk, warn_replaced)
 
 #: Names that mean the 20 Newsgroups corpus (by-date split) as a source.
 NEWSGROUPS_NAMES = ("20newsgroups", "20ng", "20news")
@@ -335,7 +336,7 @@ def load_records(path: str | os.PathLike, split: str = "train", *, text_field: s
     if not is_record_file(path):
         raise CorpusError(f"{path} is not a .jsonl or .csv file: give one (or a folder of text files)")
     fields = Fields(text_field, id_field, label_field)
-    texts, ids, names, bad = [], [], [], []
+    texts, ids, names, bad, replaced, replaced_in = [], [], [], [], 0, []
     for chunk, _ in chunks(path, kind, fields, 10_000):
         records = parse_chunk(chunk, fields)
         check_bad_lines(records.bad, skip_bad_lines)
@@ -343,8 +344,12 @@ def load_records(path: str | os.PathLike, split: str = "train", *, text_field: s
         ids += records.ids
         names += records.labels
         bad += records.bad
+        replaced += records.replaced
+        replaced_in += records.replaced_in
     if not texts:
-        raise CorpusError(no_document_message(path, bad))
+        raise CorpusError(no_document_message(path, len(bad), bad[0] if bad else None,
+                                              all(reason == bad[0][1] for _, reason in bad)))
+    warn_replaced(path, replaced, len(replaced_in), replaced_in, len(texts))
     labels = label_names = None
     if label_field is not None:
         label_names = sorted(set(names))
@@ -352,16 +357,6 @@ def load_records(path: str | os.PathLike, split: str = "train", *, text_field: s
         labels = np.array([lookup[name] for name in names], dtype=np.int64)
     return RawDocuments(texts=texts, ids=ids, split=split, labels=labels, label_names=label_names,
                         source=str(path), skipped={MALFORMED: [where for where, _ in bad]} if bad else {})
-
-
-def no_document_message(source, bad) -> str:
-    """Why ``source`` gave no document: every line malformed (the first one's reason),
-    or nothing in it."""
-    if bad:
-        where, reason = bad[0]
-        return (f"all {len(bad):,} lines of {source} are malformed, so it holds no document (the first, {where}: "
-                f"{reason}): name the right field (--text-field), or fix the file")
-    return f"{source} holds no document"
 
 
 # ------------------------------------------------------------------------- by name

@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bpetopics.text.corpus import is_saved_corpus
-from bpetopics.text.decoding import _looks_binary, _name, decode_bytes
-from bpetopics.text.errors import CorpusError
+import warnings
+
+from bpetopics.text.decoding import _looks_binary, _name, decode_bytes, replace_bad_bytes
+from bpetopics.text.errors import CorpusError, CorpusWarning
 from bpetopics.text.sharded import is_sharded_corpus
 
 FOLDER, JSONL, CSV = "folder", "jsonl", "csv"
@@ -161,7 +163,8 @@ def _jsonl_chunks(f, path: Path, chunk_docs: int):
 def _csv_chunks(f, path: Path, fields: Fields, chunk_docs: int):
     """CSV rows parsed here (a quoted field may span lines), sent on as (line, values)."""
     csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
-    reader = csv.reader(io.TextIOWrapper(f, encoding="utf-8-sig", errors="replace", newline=""))
+    # invalid bytes kept as surrogates, replaced by U+FFFD and counted in parse_chunk
+    reader = csv.reader(io.TextIOWrapper(f, encoding="utf-8-sig", errors="surrogateescape", newline=""))
     try:
         header = next(reader)
     except StopIteration:
@@ -209,8 +212,12 @@ def parse_chunk(chunk, fields: Fields) -> Records:
             if _looks_binary(raw[:8192]):
                 out.not_text.append(_name(rel))
                 continue
-            out.texts.append(decode_bytes(raw)[0])
+            text, n_bad = decode_bytes(raw)
+            out.texts.append(text)
             out.ids.append(_name(rel))
+            if n_bad:
+                out.replaced += n_bad
+                out.replaced_in.append(_name(rel))
             out.labels.append(_name(rel_path.parts[0]) if len(rel_path.parts) > 1 else None)
     elif kind == JSONL:
         path, first, lines = chunk[1], chunk[2], chunk[3]
@@ -242,10 +249,14 @@ def parse_chunk(chunk, fields: Fields) -> Records:
             if problem is not None:
                 out.bad.append((f"{path}:{line}", problem))
                 continue
-            text, doc_id, label = values
+            (text, n_text), (doc_id, n_id), (label, n_label) = (
+                (None, 0) if v is None else replace_bad_bytes(v) for v in values)
             out.texts.append(text)
             out.ids.append(doc_id if doc_id is not None else f"{name}:{line}")
             out.labels.append(label)
+            if n_text + n_id + n_label:
+                out.replaced += n_text + n_id + n_label
+                out.replaced_in.append(f"{path}:{line}")
     return out
 
 
@@ -254,3 +265,26 @@ def check_bad_lines(bad, skip: bool) -> None:
     if bad and not skip:
         where, reason = bad[0]
         raise CorpusError(f"{where}: {reason}: fix the line, or pass --skip-bad-lines to skip and count such lines")
+
+
+def warn_replaced(source, n_bytes: int, n_with: int, examples: list, n_docs: int) -> None:
+    """The :class:`CorpusWarning` for ``n_bytes`` bytes that were not valid UTF-8,
+    replaced by U+FFFD in ``n_with`` of ``n_docs`` documents (``examples``: some of
+    them), as :func:`~bpetopics.text.loaders.load_folder` warns."""
+    if n_bytes:
+        warnings.warn(f"{n_bytes:,} bytes that are not valid UTF-8 were replaced by U+FFFD in {n_with:,} of "
+                      f"{n_docs:,} documents of {source} (e.g. {examples[0]})", CorpusWarning, stacklevel=3)
+
+
+def no_document_message(source, n_bad: int, first_bad, same_reason: bool, not_text: int = 0) -> str:
+    """Why ``source`` gave no document: every line malformed (``first_bad`` the first
+    ``(where, reason)``, ``same_reason`` when all share its reason), only files that are
+    not text, or nothing in it."""
+    if n_bad:
+        where, reason = first_bad
+        if same_reason:
+            return (f"all {n_bad:,} lines of {source} were skipped: {reason} (e.g. {where}): name the right "
+                    "field (--text-field), or fix the file")
+        return (f"all {n_bad:,} lines of {source} were skipped as malformed (the first, {where}: {reason}): "
+                "fix the file")
+    return f"{source} holds no document{' (only files that are not text)' if not_text else ''}"

@@ -79,7 +79,8 @@ def record_fields(settings: dict) -> dict:
 def corpus_record(source, settings: dict, splits: dict) -> dict:
     """What a run records about its corpus (``config["corpus"]``): the source, the
     settings that rebuild it (for a saved corpus only its path: the options played no
-    part) and each split's summary."""
+    part), each split's summary and, for an in-memory corpus, each split's
+    :meth:`~bpetopics.text.Corpus.fingerprint` (checked when the corpus is rebuilt)."""
     recorded = recorded_source(source)
     settings = dict(settings)
     data_home = settings.get("data_home")
@@ -88,5 +89,9 @@ def corpus_record(source, settings: dict, splits: dict) -> dict:
         settings = {"saved_corpus": recorded}
     elif source_kind(source) == SHARDED:
         settings = {"sharded_corpus": recorded}
-    return {"source": recorded, "settings": settings,
-            "splits": {name: c.summary() for name, c in splits.items()}}
+    record = {"source": recorded, "settings": settings,
+              "splits": {name: c.summary() for name, c in splits.items()}}
+    fingerprints = {name: c.fingerprint() for name, c in splits.items() if hasattr(c, "fingerprint")}
+    if fingerprints:        # (a sharded corpus has its own checksums)
+        record["fingerprints"] = fingerprints
+    return record

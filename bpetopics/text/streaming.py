@@ -41,7 +41,7 @@ from bpetopics.text.errors import CorpusError
 from bpetopics.text.loaders import NOT_TEXT
 from bpetopics.text.pipeline import TextPipeline
 from bpetopics.text.records import (FOLDER, JSONL, MALFORMED, Fields, check_bad_lines, chunks, input_kind,
-                                    is_compressed, parse_chunk)
+                                    is_compressed, no_document_message, parse_chunk, warn_replaced)
 from bpetopics.text.sharded import ShardWriter
 
 # ----------------------------------------------------------------------- workers
@@ -55,7 +55,8 @@ def _init_worker(pipeline_dict: dict, fields: tuple) -> None:
 
 def _count_frequencies(chunk):
     """Pass 1 on one chunk: document and total word frequencies, documents with a
-    token, label names, documents outside label subfolders, bad lines, files not text."""
+    token, label names, documents outside label subfolders, bad lines, files not text,
+    documents, and (bytes replaced by U+FFFD, the first document with some, documents with some)."""
     records = parse_chunk(chunk, _STATE["fields"])
     texts, labels, bad, not_text = records.texts, records.labels, records.bad, records.not_text
     tokens = _STATE["pipeline"].analyze_many(texts)
@@ -63,7 +64,8 @@ def _count_frequencies(chunk):
     term_freq = Counter(chain.from_iterable(tokens))
     n_nonempty = len(tokens) - sum(1 for t in tokens if not t)
     return (doc_freq, term_freq, n_nonempty, set(l for l in labels if l is not None),
-            sum(1 for l in labels if l is None), bad, not_text, len(texts))
+            sum(1 for l in labels if l is None), bad, not_text, len(texts),
+            (records.replaced, records.replaced_in[:1], len(records.replaced_in)))
 
 
 def _count_documents(chunk):
@@ -154,8 +156,9 @@ def build_sharded(source, out, pipeline: TextPipeline, *, jobs: int = 1, shard_d
     # pass 1: word frequencies
     doc_freq, term_freq, n_nonempty, label_set, unlabelled, n_bad, not_text, n_docs = \
         Counter(), Counter(), 0, set(), 0, 0, [], 0
+    first_bad, same_reason, replaced, replaced_in, n_replaced_docs = None, True, 0, [], 0
     with tqdm(total=total, unit=unit, unit_scale=True, desc="vocabulary pass", disable=not progress) as bar:
-        for df, tf, nonempty, labs, unlab, bad, skipped, n in _ordered_results(
+        for df, tf, nonempty, labs, unlab, bad, skipped, n, (n_bytes, where, n_with) in _ordered_results(
                 _count_frequencies, chunks(source, kind, fields, chunk_docs), jobs, init, bar):
             check_bad_lines(bad, skip_bad_lines)
             doc_freq.update(df)
@@ -163,11 +166,16 @@ def build_sharded(source, out, pipeline: TextPipeline, *, jobs: int = 1, shard_d
             n_nonempty += nonempty
             label_set |= labs
             unlabelled += unlab
+            if bad:
+                first_bad = first_bad or bad[0]
+                same_reason = same_reason and all(reason == first_bad[1] for _, reason in bad)
             n_bad += len(bad)
             not_text += skipped
             n_docs += n
+            replaced, replaced_in, n_replaced_docs = replaced + n_bytes, replaced_in or where, n_replaced_docs + n_with
     if n_docs == 0:
-        raise CorpusError(f"{source} holds no document{' (only files that are not text)' if not_text else ''}")
+        raise CorpusError(no_document_message(source, n_bad, first_bad, same_reason, len(not_text)))
+    warn_replaced(source, replaced, n_replaced_docs, replaced_in, n_docs)
     pipeline.fit_frequencies(doc_freq, term_freq, n_nonempty)
     del doc_freq, term_freq
     has_labels = (kind == FOLDER and unlabelled == 0) or (kind != FOLDER and label_field is not None)

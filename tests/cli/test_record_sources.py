@@ -108,3 +108,47 @@ def test_an_unreadable_compressed_file_is_one_line(runner, tmp_path, name, data,
         result = runner.invoke(main, ["corpus", str(path), "--out", str(tmp_path / "c"), *extra])
         one_line_error(result, name, fragment)
         assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("build", [[], ["--format", "sharded", "-q"]])
+def test_invalid_bytes_are_counted_and_warned_in_both_builds(runner, tmp_path, build):
+    csv_file = tmp_path / "bad.csv"
+    csv_file.write_bytes(b"id,text\n1,caf\xe9 rocket orbit\n2,rocket orbit engine\n3,engine \xff\xfe brake\n")
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    (folder / "a.txt").write_bytes(b"caf\xe9 rocket orbit\n")
+    (folder / "b.txt").write_bytes(b"rocket orbit engine\n")
+    for source, warning in ((csv_file, "3 bytes that are not valid UTF-8 were replaced by U+FFFD in 2 of 3"),
+                            (folder, "1 bytes that are not valid UTF-8 were replaced by U+FFFD in 1 of 2")):
+        result = runner.invoke(main, ["corpus", str(source), "--out", str(tmp_path / f"c{len(build)}{source.name}"),
+                                      "--min-df", "1", "--max-df", "1.0", "--stopwords", "none", *build])
+        assert result.exit_code == 0, result.output
+        assert f"Warning: {warning}" in result.output
+
+
+@pytest.mark.parametrize("build", [[], ["--format", "sharded", "-q"]])
+def test_a_text_field_no_line_has_is_named(runner, sources, tmp_path, build):
+    result = runner.invoke(main, ["corpus", str(sources[".gz"]), "--text-field", "nope", "--skip-bad-lines",
+                                  "--out", str(tmp_path / "c"), *build])
+    one_line_error(result, "all 120 lines of", "were skipped: no text field 'nope'", "--text-field")
+
+
+def test_evaluate_refuses_a_training_file_whose_text_changed(runner, tmp_path):
+    docs = _documents(n=80)
+    source = tmp_path / "docs.jsonl"
+    source.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    run = tmp_path / "run"
+    result = runner.invoke(main, ["train", str(source), "--out", str(run), "-q", *FIELDS, *WORDS, *TINY])
+    assert result.exit_code == 0, result.output
+    evaluate = ["evaluate", str(run), "--reference", "train", "--no-gensim"]
+    assert runner.invoke(main, evaluate).exit_code == 0
+    docs[3]["body"] = " ".join(reversed(docs[3]["body"].split()))     # the same words, ids and vocabulary
+    source.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    one_line_error(runner.invoke(main, evaluate), "train documents of", "changed since training")
+    # a run of an older bpetopics records no fingerprint: evaluated, with a note that it cannot be checked
+    config = json.loads((run / "config.json").read_text())
+    del config["corpus"]["fingerprints"]
+    (run / "config.json").write_text(json.dumps(config))
+    result = runner.invoke(main, evaluate)
+    assert result.exit_code == 0, result.output
+    assert "Note:" in result.output and "cannot be checked" in result.output
