@@ -66,7 +66,10 @@ def graph(run, out, rule, threshold, mass, min_weight, top_n, bits_path, seed, o
         # On 20 Newsgroups (T = 20) 175 of the 190 possible edges carry a document; a third
         # of them fewer than 10 of 11k. Drawing them all hides the groups in a blob.
         min_weight = max(1.0, round(0.01 * loaded.config.get("n_data", 0)))
-    setting = f"threshold {threshold}" if rule == "threshold" else f"top mass {mass}"
+    # two different cuts, each named by what it cuts: when a topic counts as on (the title)
+    # and which edges are drawn (the footer and the summary line: documents, not weights)
+    setting = (f"a topic is on at mixture weight >= {threshold:g}" if rule == "threshold"
+               else f"on: the topics covering {mass:.0%} of the mixture")
     graphml, gexf = out.with_suffix(".graphml"), out.with_suffix(".gexf")
     try:
         with scratch_folder(out) as tmp:     # the four files appear together or not at all (a full disk)
@@ -80,5 +83,6 @@ def graph(run, out, rule, threshold, mass, min_weight, top_n, bits_path, seed, o
         raise UserError(describe_os_error(exc, "run the command again (no file of the graph was written)",
                                           path=out.parent)) from None
     shown = sum(1 for *_, w in G.edges(data="weight") if w >= min_weight)
-    click.echo(f"{G.number_of_nodes()} topics, {G.number_of_edges()} edges ({shown} drawn, weight >= {min_weight:g})")
+    click.echo(f"{G.number_of_nodes()} topics ({setting}), {G.number_of_edges()} edges ({shown} drawn: those "
+               f"shared by {min_weight:g} documents or more)")
     click.echo(f"Wrote {out}, {graphml}, {gexf}, {bits_path}")
