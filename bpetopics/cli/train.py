@@ -187,13 +187,32 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
                    device_given=ctx.get_parameter_source("device") is ParameterSource.COMMANDLINE)
     if nproc > 1:
         from bpetopics.runs.launch import small_batch_note
-        note = small_batch_note(params.get("batch_size"), nproc, params.get("device"))
+        batch_size, device = _batch_and_device(params, out, resume)
+        note = small_batch_note(batch_size, nproc, device)
         if note:
             click.echo(note, err=True)
         return _launch(options, nproc)
     if world is None:
         return _train(ctx, options)
     _train_rank(options, ctx)
+
+
+def _batch_and_device(params: dict, out, resume: bool) -> tuple:
+    """(batch size, device) the training will use: with --resume the interrupted run's
+    batch size (its settings are kept) and device (unless --device is given)."""
+    batch_size, device = params.get("batch_size"), params.get("device")
+    if resume:
+        from bpetopics.runs.job import read_job
+        from bpetopics.runs.run import RunError
+
+        try:
+            saved = read_job(out)["params"]
+        except (RunError, KeyError, TypeError):    # nothing to resume: the processes say so
+            return batch_size, device
+        batch_size = saved.get("batch_size", batch_size)
+        if click.get_current_context().get_parameter_source("device") is not ParameterSource.COMMANDLINE:
+            device = saved.get("device", device)
+    return batch_size, device
 
 
 def _train_rank(options, ctx=None) -> None:
