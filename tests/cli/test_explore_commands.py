@@ -357,5 +357,8 @@ def test_compare_says_which_documents_it_left_out(runner, tmp_path):
                                   "--bits", "4", "--lda-passes", "1", "--no-gensim", "--min-df", "1",
                                   "--device", "cpu", "--out", str(tmp_path / "cmp")])
     assert result.exit_code == 0, result.output
-    note = [line for line in result.output.splitlines() if "left out" in line]
+    note = [line for line in result.output.splitlines() if "left out" in line and line.startswith("Note:")]
     assert note == ["Note: train: 2 document(s) left out (2 empty after cleaning)"], result.output
+    # and comparison.md records them
+    assert ("- documents left out: train: 2 document(s) left out (2 empty after cleaning)"
+            in (tmp_path / "cmp" / "comparison.md").read_text())
