@@ -3,12 +3,15 @@
 * :func:`atomic_path` / :func:`write_bytes_atomic` / :func:`write_text_atomic`: one file
   (a temporary file in the destination folder, then ``os.replace``: a reader sees the
   old file or the complete new one, never half of one);
-* :func:`staging_folder` / :func:`replace_folder`: a whole folder (a run, a saved corpus).
+* :func:`staging_folder` / :func:`replace_folder`: a whole folder (a run, a saved corpus);
+* :func:`scratch_folder` / :func:`place_files`: a set of files written all or nothing
+  (each built in a temporary folder beside its target, then moved into place).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import tempfile
@@ -87,6 +90,41 @@ def staging_folder(out: str | os.PathLike) -> Iterator[Path]:
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def scratch_folder(beside: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty temporary folder beside ``beside`` (on its file system, so that
+    moving a file out of it is a rename, which needs no space); it is removed, with
+    whatever is left in it, when the block ends, whether it succeeded or failed."""
+    beside = Path(beside)
+    beside.parent.mkdir(parents=True, exist_ok=True)
+    tmp = beside.parent / f".{beside.name}.tmp-{unique_tag()}"
+    try:
+        tmp.mkdir()
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def place_files(moves: dict) -> list[Path]:
+    """Move each finished file (key) onto its target (value), once all are written:
+    with :func:`scratch_folder`, a set of files appears whole or not at all (a write
+    that fails, e.g. on a full disk, leaves the targets as they were). A target on
+    another file system is copied beside it first, then renamed into place."""
+    placed = []
+    for source, target in moves.items():
+        target = Path(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(source, target)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            with atomic_path(target) as tmp:
+                shutil.copyfile(source, tmp)
+        placed.append(target)
+    return placed
 
 
 def canonical_safetensors(data: bytes) -> bytes:

@@ -11,7 +11,6 @@ types, the corpus options, PoissBPE's parameters as ``train``'s options, :func:`
 import contextlib
 import errno
 import importlib
-import inspect
 import re
 import warnings
 from pathlib import Path
@@ -97,12 +96,22 @@ def corpus_errors():
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
+def is_full_disk(exc: OSError) -> bool:
+    """True for a write that failed for want of space: ENOSPC or EDQUOT, or numpy's
+    short write (``ndarray.tofile``, used by ``np.save``: "N requested and M written",
+    without an errno)."""
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        return True
+    return exc.errno is None and re.search(r"\d+ requested and \d+ written", str(exc)) is not None
+
+
 def describe_os_error(exc: OSError, then: str = "run the command again (nothing finished was replaced)",
                       path=None) -> str:
     """One line for a failed read or write: what, where (``path`` when the error has no
     file name), and what to do ``then``."""
     where = exc.filename if exc.filename is not None else path if path is not None else "a file"
-    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+    if is_full_disk(exc):       # where: the folder written (``path``) rather than a temporary file in it
+        where = path if path is not None else where
         return f"no space left on the device (or over quota) writing {where}: free some space and {then}"
     reason = exc.strerror or (str(exc).strip().splitlines() or [type(exc).__name__])[0]
     return f"cannot read or write {where} ({reason}): {then}"
@@ -137,7 +146,7 @@ def _one_line_usage(exc: click.UsageError) -> UserError:
 @contextlib.contextmanager
 def run_errors(suffix: str = ""):
     """Run library work on runs: a RunError (one line) becomes a UserError."""
-    from bpetopics.runs.folder import RunError
+    from bpetopics.runs.run import RunError   # not runs.folder: it imports torch
 
     try:
         yield
@@ -221,6 +230,24 @@ def vocabulary_options(command):
     return command
 
 
+# The fields of a JSONL or CSV source (of `corpus`, `train` and `compare`).
+_RECORD_OPTIONS = [
+    click.option("--text-field", default="text", show_default=True,
+                 help="JSONL key or CSV column of the text (a .jsonl or .csv source, compressed or not)."),
+    click.option("--id-field", default=None, help="JSONL key or CSV column of the document id [default: FILE:LINE]."),
+    click.option("--label-field", default=None, help="JSONL key or CSV column of the label [default: no labels]."),
+    click.option("--skip-bad-lines", is_flag=True,
+                 help="Skip and count malformed lines instead of stopping at the first."),
+]
+
+
+def record_options(command):
+    """Add the options of a JSONL or CSV source to a click command."""
+    for option in reversed(_RECORD_OPTIONS):
+        command = option(command)
+    return command
+
+
 # ---------------------------------------------------- the model's options (train)
 #: Options named differently from the model's parameters.
 OPTION_NAMES = {"n_topics": "topics", "n_bits": "bits", "random_state": "seed"}
@@ -287,7 +314,7 @@ class IntTuple(click.ParamType):
                             f"128,64; got {value!r}") from None
 
 
-def _option_flag(name: str) -> str:
+def option_flag(name: str) -> str:
     return "--" + OPTION_NAMES.get(name, name).replace("_", "-")
 
 
@@ -296,18 +323,32 @@ FLOAT_OR_NONE = {"alpha": float, "gamma": float, "topic_smoothing": float}
 
 
 def model_parameters() -> dict:
-    """PoissBPE's parameters that are options, with their defaults (from its signature)."""
-    from bpetopics.models import PoissBPE
+    """PoissBPE's parameters that are options, with their defaults (from its signature).
 
-    return {name: p.default for name, p in inspect.signature(PoissBPE.__init__).parameters.items()
-            if name not in NOT_OPTIONS}
+    The signature is read from the source of :mod:`bpetopics.models.poissbpe` (parsed,
+    not imported: importing the model imports torch, which takes seconds that checking
+    the arguments of ``train`` must not wait for); the defaults there are literals.
+    """
+    import ast
+
+    import bpetopics
+
+    source = Path(bpetopics.__file__).with_name("models") / "poissbpe.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    init = next(node for cls in tree.body if isinstance(cls, ast.ClassDef) and cls.name == "PoissBPE"
+                for node in cls.body if isinstance(node, ast.FunctionDef) and node.name == "__init__")
+    args = init.args
+    positional = args.posonlyargs + args.args
+    named = ([(a.arg, d) for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)]
+             + [(a.arg, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None])
+    return {name: ast.literal_eval(default) for name, default in named if name not in NOT_OPTIONS}
 
 
 def model_options() -> list[click.Option]:
     """One click option per model parameter; the type follows the default."""
     options = []
     for name, default in model_parameters().items():
-        flag, help_ = _option_flag(name), MODEL_HELP.get(name, f"PoissBPE's {name}.")
+        flag, help_ = option_flag(name), MODEL_HELP.get(name, f"PoissBPE's {name}.")
         if isinstance(default, bool):
             options.append(click.Option([name, f"{flag}/--no-{flag[2:]}"], default=default,
                                         show_default=True, help=help_))
@@ -320,8 +361,8 @@ def model_options() -> list[click.Option]:
 
 
 class TrainCommand(click.Command):
-    """Adds the model options the first time they are needed, so torch is imported only
-    when ``train`` runs (or shows its help), not for every command."""
+    """Adds the model options the first time they are needed (``train`` runs or shows
+    its help), read from the model's source without importing it (:func:`model_parameters`)."""
 
     def get_params(self, ctx):
         if not getattr(self, "_model_options_added", False):
@@ -336,7 +377,7 @@ def check_model_params(params: dict) -> None:
     from bpetopics.models import PoissBPE
 
     try:
-        PoissBPE(**params).validate(label=_option_flag)
+        PoissBPE(**params).validate(label=option_flag)
     except ValueError as exc:
         raise UserError(str(exc)) from None
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, vocabulary_options
+from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, record_options, vocabulary_options
 
 
 @main.command()
@@ -41,8 +41,10 @@ from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, voca
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True,
               help="Seed of the --max-docs draw (and of the held-out draw for a folder).")
+@record_options
 def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_passes, reference, gensim, overwrite,
-            models, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed):
+            models, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed,
+            text_field, id_field, label_field, skip_bad_lines):
     """Compare PoissBPE with baseline topic models on CORPUS, over several seeds.
 
     Every model of --models (PoissBPE and gensim LDA by default; also Tomotopy, LDA
@@ -61,8 +63,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
     defaults otherwise.
 
     CORPUS is 20newsgroups, abc, state_union or lee (named corpora), a folder of
-    text files, or a corpus saved by `bpetopics corpus` (then the corpus options are
-    ignored).
+    text files, a .jsonl or .csv file (compressed or not), or a corpus saved by
+    `bpetopics corpus` (then the corpus options are ignored).
 
     Writes to --out:
       comparison.csv   one row per model and seed, every measure
@@ -94,7 +96,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
     if device not in ("cpu", "auto") and not device.startswith("cuda"):
         raise UserError(f"--device must be cpu, cuda or auto; got {device!r}")
     settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
-                               corpus_seed)
+                               corpus_seed, text_field=text_field, id_field=id_field, label_field=label_field,
+                               skip_bad_lines=skip_bad_lines)
     with corpus_errors():
         try:
             data = comparison_data(corpus, settings, corpus_seed)

@@ -7,14 +7,23 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, vocabulary_options
+from bpetopics.cli import (Choice, IntRange, UserError, corpus_errors, describe_os_error, main, record_options,
+                           vocabulary_options)
 
 
 def _default_out(source: str) -> Path:
     name = Path(source.rstrip("/\\")).name or "corpus"
-    if Path(source).is_file():
+    if Path(source).is_file():      # reviews.csv -> reviews, and reviews.csv.gz too
+        from bpetopics.text.records import COMPRESSIONS
+
         name = Path(name).stem
+        if Path(source).suffix.lower() in COMPRESSIONS:
+            name = Path(name).stem
     return Path("corpora") / re.sub(r"[^\w.-]+", "_", name)
+
+
+#: Files of a folder skipped as not text (bpetopics.text.loaders.NOT_TEXT): not documents.
+NOT_TEXT = "not a text file"
 
 
 def _fmt_int(n) -> str:
@@ -37,7 +46,7 @@ def format_summary(splits: dict) -> str:
     rows = []
     for name, corpus in splits.items():
         s = corpus.summary()
-        n_dropped = sum(len(ids) for reason, ids in corpus.dropped.items() if reason != "not a text file")
+        n_dropped = sum(len(ids) for reason, ids in corpus.dropped.items() if reason != NOT_TEXT)
         rows.append((
             name,
             _fmt_int(s["documents"] + n_dropped),
@@ -46,17 +55,20 @@ def format_summary(splits: dict) -> str:
             _fmt_int(s["vocabulary"]),
             _fmt_int(s["tokens"]),
             f"{s['mean_length']:.1f}",
-            _fmt_int(sum(s["dropped"].values())),
+            _fmt_int(n_dropped),
         ))
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     lines = [
         "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
         for r in [header, *rows]
     ]
-    lines.append("dropped documents:")
+    lines.append("loaded: documents read; documents: those kept; dropped: loaded - documents, by reason:")
     for name, corpus in splits.items():
-        reasons = ", ".join(f"{len(ids):,} {reason}" for reason, ids in corpus.dropped.items()) or "none"
-        lines.append(f"  {name}: {reasons}")
+        reasons = ", ".join(f"{len(ids):,} {reason}" for reason, ids in corpus.dropped.items()
+                            if reason != NOT_TEXT) or "none"
+        skipped = len(corpus.dropped.get(NOT_TEXT, []))
+        lines.append(f"  {name}: {reasons}" + (f"; and {skipped:,} {NOT_TEXT}, skipped (not a document: not "
+                                               "loaded)" if skipped else ""))
     first = next(iter(splits.values()))
     if first.pipeline is not None:
         p = first.pipeline
@@ -94,9 +106,13 @@ def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field
     pipeline = TextPipeline(vocab_size=settings["vocab_size"], min_df=settings["min_df"],
                             max_df=settings["max_df"], stopwords=settings["stopwords"])
     with corpus_errors():
-        manifest = build_sharded(source, out, pipeline, jobs=jobs, shard_docs=shard_docs, text_field=text_field,
-                                 id_field=id_field, label_field=label_field, skip_bad_lines=skip_bad_lines,
-                                 overwrite=overwrite, progress=not quiet)
+        try:
+            manifest = build_sharded(source, out, pipeline, jobs=jobs, shard_docs=shard_docs, text_field=text_field,
+                                     id_field=id_field, label_field=label_field, skip_bad_lines=skip_bad_lines,
+                                     overwrite=overwrite, progress=not quiet)
+        except OSError as exc:  # e.g. a full disk: the build's temporary folder is removed, --out untouched
+            raise UserError(describe_os_error(exc, "build again, or choose another --out (nothing was written)",
+                                              path=out)) from None
         summary = open_sharded(out).summary()
     click.echo(f"Saved {source} to {out} (sharded)")
     click.echo(format_sharded(manifest, summary))
@@ -109,17 +125,15 @@ def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field
 @vocabulary_options
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max-docs draw.")
 @click.option("--overwrite", is_flag=True, help="Replace a saved corpus already at --out.")
-@click.option("--format", "format_", type=Choice(["memory", "sharded"]), default="memory", show_default=True,
+@click.option("--format", "format_", type=Choice(["memory", "sharded"]), default=None,
               help="memory: one .npz per split, loaded whole; sharded: memory-mapped shards built in two "
-                   "streaming passes, for corpora larger than memory (a folder, .jsonl or .csv SOURCE).")
-@click.option("--jobs", type=IntRange(min=1), default=1, show_default=True,
-              help="Worker processes cleaning and tokenising (--format sharded).")
-@click.option("--shard-docs", type=IntRange(min=1), default=100_000, show_default=True,
-              help="Documents per shard (--format sharded).")
-@click.option("--text-field", default="text", show_default=True, help="JSONL key or CSV column of the text.")
-@click.option("--id-field", default=None, help="JSONL key or CSV column of the document id [default: FILE:LINE].")
-@click.option("--label-field", default=None, help="JSONL key or CSV column of the label [default: no labels].")
-@click.option("--skip-bad-lines", is_flag=True, help="Skip and count malformed lines instead of stopping at the first.")
+                   "streaming passes, for corpora larger than memory (a folder, .jsonl or .csv SOURCE) "
+                   "[default: sharded when --jobs or --shard-docs is given, else memory].")
+@click.option("--jobs", type=IntRange(min=1), default=None,
+              help="Worker processes cleaning and tokenising (a sharded build) [default: 1].")
+@click.option("--shard-docs", type=IntRange(min=1), default=None,
+              help="Documents per shard (a sharded build) [default: 100000].")
+@record_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed, overwrite,
            format_, jobs, shard_docs, text_field, id_field, label_field, skip_bad_lines, quiet):
@@ -127,12 +141,13 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
 
     SOURCE is 20newsgroups (the by-date train/test split, through scikit-learn), abc,
     state_union or lee (named corpora, one train split), a folder of text files (one
-    document per file; a first-level subfolder names the label), or a saved corpus
-    folder (summarised, and copied if --out is given; a sharded one is summarised
-    after its checksums are verified). With --format sharded, SOURCE is a folder, a
-    .jsonl file (one JSON object a line) or a .csv file (a header row), of any size:
-    it is read twice in chunks (vocabulary, then counts) by --jobs processes, and
-    written as memory-mapped shards that
+    document per file; a first-level subfolder names the label), a .jsonl file (one
+    JSON object a line) or a .csv file (a header row), either compressed or not (.gz,
+    .bz2, .xz), or a saved corpus folder (summarised, and copied if --out is given; a
+    sharded one is summarised after its checksums are verified). With --format
+    sharded (the default with --jobs or --shard-docs), SOURCE is a folder, a .jsonl
+    or a .csv file, of any size: it is read twice in chunks (vocabulary, then
+    counts) by --jobs processes, and written as memory-mapped shards that
     `bpetopics train` reads as it trains.
 
     Headers, signatures, quoted replies and encoded attachments are stripped; stop
@@ -146,13 +161,24 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
       bpetopics corpus 20newsgroups --categories sci.space,rec.autos --max-docs 500 --out /tmp/small
       bpetopics corpus path/to/texts --min-df 2 --max-df 0.9 --out corpora/mytexts
       bpetopics corpus corpora/20ng
-      bpetopics corpus big.jsonl --format sharded --jobs 2 --out corpora/big
+      bpetopics corpus posts.jsonl.gz --label-field group --out corpora/posts
+      bpetopics corpus big.jsonl --jobs 2 --out corpora/big
       bpetopics corpus reviews.csv --format sharded --text-field review --label-field stars --out corpora/reviews
     """
     from bpetopics.text import check_destination, prepare_corpus, save_splits
     from bpetopics.text.sources import SAVED, SHARDED, corpus_settings, source_kind
 
-    settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed)
+    fields = {"text_field": text_field, "id_field": id_field, "label_field": label_field,
+              "skip_bad_lines": skip_bad_lines}
+    settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed,
+                               **fields)
+    sharded_only = [flag for flag, value in (("--jobs", jobs), ("--shard-docs", shard_docs)) if value is not None]
+    if format_ is None:     # --jobs and --shard-docs only apply to a sharded build: they ask for one
+        format_ = "sharded" if sharded_only else "memory"
+    elif format_ == "memory" and sharded_only:
+        one = len(sharded_only) == 1
+        raise UserError(f"{' and '.join(sharded_only)} {'applies' if one else 'apply'} only to a sharded build: "
+                        f"leave {'it' if one else 'them'} out, or use --format sharded")
     if source_kind(source) == SHARDED and out is None:   # summarise it, after checking every file
         from bpetopics.text.sharded import open_sharded
 
@@ -162,11 +188,9 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
         click.echo(format_sharded(sharded.manifest, sharded.summary()))
         return
     if format_ == "sharded":
-        _build_sharded(source, out or _default_out(source), settings, jobs, shard_docs, text_field, id_field,
-                       label_field, skip_bad_lines, overwrite, quiet)
+        _build_sharded(source, out or _default_out(source), settings, jobs or 1, shard_docs or 100_000, text_field,
+                       id_field, label_field, skip_bad_lines, overwrite, quiet)
         return
-    if Path(source).is_file() and Path(source).suffix.lower() in (".jsonl", ".ndjson", ".csv"):
-        raise UserError(f"{source} is read with --format sharded (a .jsonl or .csv file): add it")
     saved = source_kind(source) == SAVED
     if out is None and not saved:
         out = _default_out(source)

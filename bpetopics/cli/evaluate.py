@@ -74,7 +74,12 @@ def evaluate(run, reference, out, top_n, seed, gensim, sample):
         raise UserError(f"--out {out} is a folder: give a file name such as {out / 'metrics.json'}")
     from bpetopics.runs.explore import evaluate_run, json_safe
 
+    from bpetopics.runs.corpus import unchecked_corpus_note
+
     loaded = open_run(run)
+    note = unchecked_corpus_note(loaded)
+    if note:
+        click.echo(f"Note: {note}", err=True)
     with run_errors():
         result = evaluate_run(loaded, reference=reference, top_n=top_n, seed=seed, gensim=gensim,
                               echo=lambda m: click.echo(m, err=True), sample=sample)

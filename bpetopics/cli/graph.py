@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, FloatRange, IntRange, UserError, main, open_run, refuse_existing, run_errors
+from bpetopics.cli import (Choice, FloatRange, IntRange, UserError, describe_os_error, main, open_run,
+                           refuse_existing, run_errors)
 
 RULES = ("threshold", "top_mass")
 
@@ -47,30 +48,41 @@ def graph(run, out, rule, threshold, mass, min_weight, top_n, bits_path, seed, o
       bpetopics graph runs/20ng --out figs/graph.png --threshold 0.2 --min-weight 5
       bpetopics graph runs/20ng --out figs/mass.png --rule top_mass --mass 0.9
     """
-    from bpetopics.files import atomic_path
-    from bpetopics.runs.explore import run_bit_table, run_graph
-    from bpetopics.viz import draw_graph, write_graph
-
     if out.suffix.lower() != ".png":
         raise UserError(f"--out must be a .png file (graph.graphml and graph.gexf go beside it); got {out}")
     if out.is_dir():
         raise UserError(f"--out {out} is a folder: give a file name such as {out / 'graph.png'}")
     bits_path = out.with_suffix(".bits.csv") if bits_path is None else bits_path
     refuse_existing([out, out.with_suffix(".graphml"), out.with_suffix(".gexf"), bits_path], overwrite)
+    from bpetopics.files import place_files, scratch_folder
+    from bpetopics.runs.explore import run_bit_table, run_graph
+    from bpetopics.viz import draw_graph, write_graph
+
     loaded = open_run(run)
     with run_errors():
         G = run_graph(loaded, rule=rule, threshold=threshold, mass=mass, top_n=top_n)
     table = run_bit_table(loaded, labels=[G.nodes[t]["label"] for t in sorted(G.nodes)])
-    graphml, gexf = write_graph(G, out.with_suffix(""))
-    with atomic_path(bits_path) as tmp:
-        table.to_csv(tmp, index=False)
     if min_weight is None:
         # On 20 Newsgroups (T = 20) 175 of the 190 possible edges carry a document; a third
         # of them fewer than 10 of 11k. Drawing them all hides the groups in a blob.
         min_weight = max(1.0, round(0.01 * loaded.config.get("n_data", 0)))
-    setting = f"threshold {threshold}" if rule == "threshold" else f"top mass {mass}"
-    draw_graph(G, out, min_weight=min_weight, seed=seed,
-               title=f"{loaded.path.name}: topics switched on together ({setting})")
+    # two different cuts, each named by what it cuts: when a topic counts as on (the title)
+    # and which edges are drawn (the footer and the summary line: documents, not weights)
+    setting = (f"a topic is on at mixture weight >= {threshold:g}" if rule == "threshold"
+               else f"on: the topics covering {mass:.0%} of the mixture")
+    graphml, gexf = out.with_suffix(".graphml"), out.with_suffix(".gexf")
+    try:
+        with scratch_folder(out) as tmp:     # the four files appear together or not at all (a full disk)
+            staged_graphml, staged_gexf = write_graph(G, tmp / "graph")
+            table.to_csv(tmp / "bits.csv", index=False)
+            draw_graph(G, tmp / "graph.png", min_weight=min_weight, seed=seed,
+                       title=f"{loaded.path.name}: topics switched on together ({setting})")
+            place_files({staged_graphml: graphml, staged_gexf: gexf, tmp / "bits.csv": bits_path,
+                         tmp / "graph.png": out})
+    except OSError as exc:
+        raise UserError(describe_os_error(exc, "run the command again (no file of the graph was written)",
+                                          path=out.parent)) from None
     shown = sum(1 for *_, w in G.edges(data="weight") if w >= min_weight)
-    click.echo(f"{G.number_of_nodes()} topics, {G.number_of_edges()} edges ({shown} drawn, weight >= {min_weight:g})")
+    click.echo(f"{G.number_of_nodes()} topics ({setting}), {G.number_of_edges()} edges ({shown} drawn: those "
+               f"shared by {min_weight:g} documents or more)")
     click.echo(f"Wrote {out}, {graphml}, {gexf}, {bits_path}")

@@ -133,10 +133,13 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
     """
     import shlex
 
+    from bpetopics.runs.run import check_run_destination
+
+    with run_errors():      # before importing torch: a refusal takes no time
+        check_run_destination(out, overwrite)
     from bpetopics.images.sources import ImageSourceError, load_images
     from bpetopics.models.registry import IMAGE_MODELS
     from bpetopics.runs import image_job
-    from bpetopics.runs.folder import check_run_destination
     from bpetopics.runs.image_folder import image_run_summary
 
     model = IMAGE_MODELS[model_name]
@@ -167,7 +170,6 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
             tqdm.write(f"epoch {info['epoch']}/{m.epochs}: {shown}", file=sys.stderr)   # above the bar
 
     with run_errors():
-        check_run_destination(out, overwrite)
         if resume:
             data, params = None, None
         else:

@@ -15,7 +15,7 @@ def format_info(run) -> str:
     cfg, s = run.config, run.summary
     lines = [f"Run {run.path}: {cfg['model']} (format {cfg['format']} version {cfg['format_version']})", "",
              "Parameters:"]
-    lines += [f"  {name:<18} {value!r}" for name, value in cfg["params"].items()]
+    lines += _parameter_lines(run)
     if run.is_image_run:
         return "\n".join(lines + _image_lines(run) + _version_lines(cfg))
     corpus = cfg.get("corpus") or {}
@@ -35,6 +35,19 @@ def format_info(run) -> str:
     lines += [f"  {h['epoch']:>5}  {h['objective']:>12.3f}  {h['active_bits']:>11.3f}  "
               f"{_cell(h.get('topic_overlap'), 13)}  {h['seconds']:>7.2f}" for h in run.model.history_]
     return "\n".join(lines + _version_lines(cfg))
+
+
+def _parameter_lines(run) -> list[str]:
+    """One line a parameter: the value the run trained with; a default computed from
+    the data (None in config.json) is shown computed, and marked so."""
+    given, lines = run.config["params"], []
+    for name, value in run.resolved_params().items():
+        if given.get(name) is None and value is not None:
+            shown = f"{value:.4g}" if isinstance(value, float) else repr(value)
+            lines.append(f"  {name:<18} {shown}  (default, computed for this run)")
+        else:
+            lines.append(f"  {name:<18} {value!r}")
+    return lines
 
 
 def _version_lines(cfg) -> list[str]:
@@ -88,7 +101,8 @@ def _cell(value, width) -> str:
 @main.command()
 @click.argument("run", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True,
-              help="text, or json (config.json and summary.json together).")
+              help="text, or json (config.json and summary.json together, and resolved_params: the "
+                   "parameters with the defaults computed from the data filled in).")
 def info(run, fmt):
     """Show what a run is: its parameters, corpus (or images), training history and library versions.
 
@@ -100,6 +114,7 @@ def info(run, fmt):
     """
     loaded = open_run(run, images=None)
     if fmt == "json":
-        click.echo(json.dumps({"config": loaded.config, "summary": loaded.summary}, indent=1, ensure_ascii=False))
+        click.echo(json.dumps({"config": loaded.config, "summary": loaded.summary,
+                               "resolved_params": loaded.resolved_params()}, indent=1, ensure_ascii=False))
     else:
         click.echo(format_info(loaded))

@@ -36,14 +36,14 @@ def ldavis(run, out, mds, R, seed, overwrite):
       bpetopics ldavis runs/20ng --out runs/20ng/topics.html
       bpetopics ldavis runs/20ng --out topics.html --mds tsne --terms 20
     """
-    from bpetopics.runs.explore import run_ldavis_inputs
-    from bpetopics.viz import write_ldavis_html
-
     if out.is_dir():
         raise UserError(f"--out {out} is a folder: give a file name such as {out / 'topics.html'}")
     if out.suffix.lower() not in (".html", ".htm"):
         raise UserError(f"--out must be an .html file; got {out}")
     refuse_existing([out], overwrite)
+    from bpetopics.runs.explore import run_ldavis_inputs
+    from bpetopics.viz import write_ldavis_html
+
     loaded = open_run(run)
     with run_errors():
         data = run_ldavis_inputs(loaded)

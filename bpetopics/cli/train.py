@@ -14,8 +14,8 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
-from bpetopics.cli import (IntRange, TrainCommand, UserError, _option_flag, check_model_params, corpus_errors,
-                           describe_os_error, main, open_run, run_errors,
+from bpetopics.cli import (IntRange, TrainCommand, UserError, option_flag, check_model_params, corpus_errors,
+                           describe_os_error, main, open_run, record_options, run_errors,
                            vocabulary_options)
 
 #: Below this many training documents LDA by Gibbs sampling (tomotopy) measured ahead of
@@ -54,7 +54,7 @@ def _check_sizes(params: dict, corpus) -> None:
     try:
         PoissBPE(**params).check_sizes(corpus.n_docs, corpus.n_words)
     except SizeError as exc:
-        raise UserError(exc.message(_option_flag(exc.param))) from None
+        raise UserError(exc.message(option_flag(exc.param))) from None
 
 
 def _warn_threads(saved) -> None:
@@ -131,13 +131,15 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
                    "--batch-size 1024. Under torchrun leave it out.")
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True, help="Seed of the --max-docs draw.")
+@record_options
 @click.pass_context
 def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, min_df, max_df, stopwords, data_home,
-          categories, max_docs, corpus_seed, **params):
+          categories, max_docs, corpus_seed, text_field, id_field, label_field, skip_bad_lines, **params):
     """Train a PoissBPE topic model on CORPUS and save the run to --out.
 
     CORPUS is 20newsgroups (its train split), abc, state_union or lee (named
-    corpora), a folder of text files (one document per file), or a corpus saved by
+    corpora), a folder of text files (one document per file), a .jsonl or .csv file
+    (compressed or not: .gz, .bz2, .xz; see --text-field), or a corpus saved by
     `bpetopics corpus` (then the corpus options are ignored), also a sharded one
     (--format sharded: read from disk as training goes, checked against its
     checksums first). The model options below default to
@@ -179,17 +181,38 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
     resume_hint = resume_hint if world is None else f"the same torchrun command with `{resume_hint}`"
     options = dict(corpus=corpus, out=out, resume=resume, overwrite=overwrite, quiet=quiet, top=top,
                    settings=(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed),
+                   fields={"text_field": text_field, "id_field": id_field, "label_field": label_field,
+                           "skip_bad_lines": skip_bad_lines},
                    params=params, explicit=explicit, resume_hint=resume_hint, summary=True,
                    device_given=ctx.get_parameter_source("device") is ParameterSource.COMMANDLINE)
     if nproc > 1:
         from bpetopics.runs.launch import small_batch_note
-        note = small_batch_note(params.get("batch_size"), nproc, params.get("device"))
+        batch_size, device = _batch_and_device(params, out, resume)
+        note = small_batch_note(batch_size, nproc, device)
         if note:
             click.echo(note, err=True)
         return _launch(options, nproc)
     if world is None:
         return _train(ctx, options)
     _train_rank(options, ctx)
+
+
+def _batch_and_device(params: dict, out, resume: bool) -> tuple:
+    """(batch size, device) the training will use: with --resume the interrupted run's
+    batch size (its settings are kept) and device (unless --device is given)."""
+    batch_size, device = params.get("batch_size"), params.get("device")
+    if resume:
+        from bpetopics.runs.job import read_job
+        from bpetopics.runs.run import RunError
+
+        try:
+            saved = read_job(out)["params"]
+        except (RunError, KeyError, TypeError):    # nothing to resume: the processes say so
+            return batch_size, device
+        batch_size = saved.get("batch_size", batch_size)
+        if click.get_current_context().get_parameter_source("device") is not ParameterSource.COMMANDLINE:
+            device = saved.get("device", device)
+    return batch_size, device
 
 
 def _train_rank(options, ctx=None) -> None:
@@ -242,10 +265,7 @@ def _train(ctx, o: dict, group=None) -> None:
     """The command's work in one process: prepare (or resume) the job, train, save.
     With ``group`` (a torch.distributed job) rank 0 does all of it and sends the job
     to the other ranks, which train their share (:func:`_follow`)."""
-    from bpetopics.runs import job as jobs
-    from bpetopics.runs.folder import check_run_destination
-    from bpetopics.text.prepare import prepare_training_corpus
-    from bpetopics.text.sources import corpus_record, corpus_settings
+    from bpetopics.runs.run import check_run_destination
 
     if group is not None and group.rank != 0:
         return _follow(group)
@@ -253,8 +273,12 @@ def _train(ctx, o: dict, group=None) -> None:
                                                                      "quiet", "params"))
     job = None
     try:
-        with run_errors():
+        with run_errors():      # before importing torch: a refusal takes no time
             check_run_destination(out, overwrite)
+        from bpetopics.runs import job as jobs
+        from bpetopics.text.prepare import prepare_training_corpus
+        from bpetopics.text.sources import corpus_record, corpus_settings
+
         lock = _lock(out, ctx)
         if o["top"] < 1:
             raise UserError(f"--top must be a positive integer; got {o['top']}")
@@ -282,7 +306,7 @@ def _train(ctx, o: dict, group=None) -> None:
                 jobs.check_job_destination(out, overwrite, lock=lock)
             params["progress"] = False
             check_model_params(params)
-            settings = corpus_settings(*o["settings"])
+            settings = corpus_settings(*o["settings"], **o.get("fields", {}))
             with corpus_errors():
                 splits = prepare_training_corpus(corpus, **settings)
             train_corpus = splits["train"]

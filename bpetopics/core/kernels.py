@@ -102,6 +102,36 @@ def torch_on_one_thread(device="cpu"):
         torch.set_num_threads(_outer_threads.pop())
 
 
+#: Multiply-adds of a training step each torch thread should have at least: below, a
+#: thread spends more time waking and waiting (spinning, on a busy machine) than
+#: computing. The same reasoning as :func:`torch_on_one_thread`, for models whose steps
+#: are large matrix products (the image decoders): one thread for a handful of images,
+#: every thread for full minibatches.
+TORCH_WORK_PER_THREAD = 2**24
+
+
+def torch_threads_for(work: float, available: int | None = None) -> int:
+    """Torch threads for a step of ``work`` multiply-adds: one per
+    :data:`TORCH_WORK_PER_THREAD`, at least 1 and at most ``available`` (torch's count)."""
+    available = torch.get_num_threads() if available is None else int(available)
+    return int(max(1, min(available, work // TORCH_WORK_PER_THREAD)))
+
+
+@contextmanager
+def torch_threads(count: int, device="cpu"):
+    """Run torch's CPU operations on ``count`` threads inside the block (no change on a
+    GPU, or when torch already has that many)."""
+    before = torch.get_num_threads()
+    if torch.device(device).type != "cpu" or count == before:
+        yield
+        return
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 @contextmanager
 def numpy_blas_on_one_thread():
     """Run numpy's and scipy's BLAS on one thread inside the block (threadpoolctl).

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -133,7 +134,9 @@ def plot_comparison(results: pd.DataFrame, path: str | os.PathLike, dpi: int = 1
     panels = [c for c in FIGURE_METRICS if c in results and not results[c].isna().all()]
     ncols = 4
     nrows = -(-len(panels) // ncols)
-    fig = Figure(figsize=(3.0 * ncols, 2.6 * nrows), dpi=dpi)
+    # constrained layout makes room for the (wrapped) titles and the suptitle; the saved
+    # box fits every artist too (a long title in the last column was clipped)
+    fig = Figure(figsize=(3.0 * ncols, 2.6 * nrows), dpi=dpi, layout="constrained")
     colors = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b")
     names = _models(results)
     for i, column in enumerate(panels):
@@ -145,14 +148,13 @@ def plot_comparison(results: pd.DataFrame, path: str | os.PathLike, dpi: int = 1
             values = _numeric(results[results["model"] == name], column).dropna().to_numpy()
             ax.scatter(np.full(len(values), j), values, color="k", s=8, zorder=3)
         ax.set_xticks(range(len(names)), names)
-        ax.set_title(labels[column], fontsize=9)
+        ax.set_title(textwrap.fill(labels[column], 30), fontsize=9)   # within its panel: none clipped
         ax.tick_params(labelsize=8)
         ax.axhline(0, color="grey", linewidth=0.5)
     fig.suptitle(f"{' vs '.join(names)}, {int(results['n_topics'].iloc[0])} topics, "
                  f"{results['seed'].nunique()} seed(s)", fontsize=10)
-    fig.tight_layout()
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, format="png")
+        fig.savefig(tmp, format="png", bbox_inches="tight", pad_inches=0.1)
     return Path(path)
 
 

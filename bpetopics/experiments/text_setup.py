@@ -24,13 +24,15 @@ BASELINE_SETTINGS = {
 @dataclass
 class ComparisonData:
     """The documents of a comparison: ``train`` and ``test`` Corpora on one vocabulary,
-    ``heldout`` (what the held-out documents are, in words) and ``notes`` (lines to show:
-    a drawn hold-out, documents left out)."""
+    ``heldout`` (what the held-out documents are, in words), ``notes`` (lines to show:
+    a drawn hold-out, documents left out) and ``dropped`` (the documents left out, a
+    line per split, also recorded in comparison.md)."""
 
     train: object
     test: object
     heldout: str
     notes: list = field(default_factory=list)
+    dropped: list = field(default_factory=list)
 
 
 def comparison_data(corpus, settings: dict, seed: int = 0, fraction: float = 0.2) -> ComparisonData:
@@ -57,8 +59,8 @@ def comparison_data(corpus, settings: dict, seed: int = 0, fraction: float = 0.2
         notes.append(f"{corpus} has no test split: holding out {heldout}")
     if train.n_docs == 0:
         raise ValueError(f"the corpus {corpus} has no training document with a word of its vocabulary")
-    notes += [split.dropped_note() for split in splits.values() if split.dropped_note()]
-    return ComparisonData(train, test, heldout, notes)
+    dropped = [split.dropped_note() for split in splits.values() if split.dropped_note()]
+    return ComparisonData(train, test, heldout, notes + dropped, dropped)
 
 
 def _lda_setting(lda_params: dict) -> str:
@@ -73,12 +75,14 @@ def _lda_setting(lda_params: dict) -> str:
 
 def describe_comparison(corpus, settings: dict, data: ComparisonData, reference: str, models,
                         n_topics: int, bpe_params: dict, lda_params: dict) -> dict:
-    """The settings block of ``comparison.md``: corpus, held-out documents, coherence
-    reference (as used), each model's configuration and what the times measure."""
+    """The settings block of ``comparison.md``: corpus, held-out documents, documents
+    left out (and why), coherence reference (as used), each model's configuration and
+    what the times measure."""
     where = "the whole corpus" if reference == "corpus" else f"the {reference} split"
     described = {
         "corpus": f"{corpus} ({', '.join(f'{k}={v}' for k, v in settings.items() if v is not None)})",
         "held-out documents": data.heldout,
+        "documents left out": "; ".join(data.dropped) or "none",
         "coherence reference": f"{where}'s texts (top 10 words, sliding windows of 10); NPMI (whole corpus) "
                                "uses train and test texts",
     }

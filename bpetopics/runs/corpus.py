@@ -20,10 +20,11 @@ def run_splits(run) -> dict:
     pipeline (its stop words; the vocabulary is fitted again on the train split, exactly
     as in training). The result is checked
     against the run: the same vocabulary and, when known, the same training documents
-    in the same order; otherwise a :class:`RunError` (one line) says why.
+    in the same order, and the same text (the fingerprints the run recorded, when it
+    did); otherwise a :class:`RunError` (one line) says why.
     """
     from bpetopics.text import CorpusError, CorpusWarning, TextPipeline, corpus_from_documents, load_source, load_splits
-    from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, source_kind
+    from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, record_fields, source_kind
 
     cfg = run.config.get("corpus") or {}
     source = cfg.get("source")
@@ -51,7 +52,7 @@ def run_splits(run) -> dict:
                                    "folder, or restore it")
                 pipeline = TextPipeline.from_dict(cfg["pipeline"])
                 raw = load_source(source, data_home=settings.get("data_home"),
-                                  categories=settings.get("categories"))
+                                  categories=settings.get("categories"), fields=record_fields(settings))
                 raw = {name: docs.sample(settings.get("max_docs"), settings.get("random_state", 0))
                        for name, docs in raw.items()}
                 splits = corpus_from_documents(raw, pipeline)
@@ -68,7 +69,21 @@ def run_splits(run) -> dict:
     if ids is not None and list(map(str, train.ids)) != ids:
         raise RunError(f"the corpus {source} no longer gives the run's {len(ids):,} training documents "
                        f"(it gives {train.n_docs:,}): its documents or settings changed since training")
+    for name, digest in (cfg.get("fingerprints") or {}).items():
+        if name in splits and splits[name].fingerprint() != digest:
+            raise RunError(f"the {name} documents of {source} changed since training (the same vocabulary and "
+                           "ids, other text): restore the corpus the run was trained on, or train again")
     return splits
+
+
+def unchecked_corpus_note(run) -> str | None:
+    """A note for a run whose corpus cannot be checked against what it was trained on
+    (trained before runs recorded their corpus's fingerprints), or None."""
+    cfg = run.config.get("corpus") or {}
+    if not cfg.get("source") or cfg.get("fingerprints") or "codes" in run.config:    # codes/: a sharded run
+        return None
+    return (f"{run.path} records no fingerprint of its corpus (trained by an older bpetopics): whether "
+            "the corpus's text changed since training cannot be checked")
 
 
 def run_train_counts(run):

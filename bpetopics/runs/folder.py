@@ -41,7 +41,7 @@ from bpetopics.files import canonical_safetensors, staging_folder
 from bpetopics.runs.run import (COUNTS_FILE, CONFIG_FILE, DOC_CODES_FILE, DOC_TOPICS_FILE,  # noqa: F401
                                 HISTORY_COLUMNS, HISTORY_FILE, SUMMARY_FILE, TOPICS_FILE,
                                 VOCABULARY_FILE, WEIGHTS_FILE, Run, RunError, _damage_is_run_error,
-                                _first_line)
+                                _first_line, check_run_destination, is_run, partial_path)
 from bpetopics.topwords import top_word_ids
 
 FORMAT = "bpetopics.run"
@@ -60,31 +60,6 @@ def library_versions() -> dict:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             out[name] = None
-    return out
-
-
-def partial_path(path: str | os.PathLike) -> Path:
-    """Where training of ``path`` keeps its checkpoint until it finishes: ``PATH.partial``."""
-    return Path(path).with_name(Path(path).name + ".partial")
-
-
-def is_run(path: str | os.PathLike) -> bool:
-    """True when ``path`` is a finished run folder (it has ``config.json``)."""
-    return (Path(path) / CONFIG_FILE).is_file()
-
-
-def check_run_destination(out: str | os.PathLike, overwrite: bool = False) -> Path:
-    """Check that :func:`save_run` may write to ``out``; call it before slow work.
-
-    Raises RunError when ``out`` holds a finished run and ``overwrite`` is false, or is
-    a file or a non-empty folder that is not a run (such a path is never deleted).
-    """
-    out = Path(out)
-    if out.exists():
-        if is_run(out) and not overwrite:
-            raise RunError(f"{out} already holds a finished run: pass --overwrite to replace it, or choose another --out")
-        elif not is_run(out) and (not out.is_dir() or any(out.iterdir())):
-            raise RunError(f"{out} exists and is not a run folder: choose another --out (it is never deleted)")
     return out
 
 

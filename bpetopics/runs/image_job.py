@@ -17,6 +17,7 @@ changed. The lock, the refusals and the checkpoint format are those of text jobs
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
@@ -116,8 +117,35 @@ def resume_image_job(out, *, device: str | None = None) -> TrainingJob:
 def run_image_job(job: TrainingJob, after_epoch=None, progress=None):
     """Train (or continue) ``job.model`` on the job's images, a checkpoint after every
     epoch, then ``after_epoch(model, info)``; ``progress`` shows the model's bar over
-    minibatches (:func:`bpetopics.runs.job.run_job`). Returns the fitted model."""
-    return run_job(job, after_epoch, X=job.corpus.X, progress=progress)
+    minibatches (:func:`bpetopics.runs.job.run_job`). Returns the fitted model.
+
+    On CPU, torch runs on as many threads as a step's work keeps busy
+    (:func:`training_threads`): a few images on one thread, full minibatches on all."""
+    from bpetopics.core import kernels
+    from bpetopics.core.device import resolve_device
+
+    device = resolve_device(job.record["params"].get("device", "auto"))
+    with kernels.torch_threads(training_threads(job.record["model"], job.record["params"], job.corpus.X.shape),
+                               device):
+        return run_job(job, after_epoch, X=job.corpus.X, progress=progress)
+
+
+def training_threads(model: str, params: dict, shape) -> int:
+    """Torch threads for training registry ``model`` with ``params`` on images of
+    ``shape`` (N, D): the decoder's multiply-adds for a minibatch, forward and backward
+    (about three times the forward's; the BPE pursuit's more), through
+    :func:`bpetopics.core.kernels.torch_threads_for`."""
+    from bpetopics.core import kernels
+    from bpetopics.models.registry import MODELS
+
+    defaults = {k: v.default for k, v in inspect.signature(MODELS[model].__init__).parameters.items()}
+    value = {**defaults, **params}.get
+    hidden = value("hidden", value("decoder_hidden", ())) or ()
+    code = int(value(CODE_SIZE_PARAM.get(model, "n_bits"), 0) or 0) * (int(value("n_categories", 1) or 1))
+    layers = [code, *map(int, hidden), int(shape[1])]
+    per_image = sum(a * b for a, b in zip(layers, layers[1:]))
+    batch = min(int(value("batch_size", 128) or 128), max(1, int(shape[0])))
+    return kernels.torch_threads_for(3 * batch * per_image)
 
 
 def finish_image_job(job: TrainingJob, *, overwrite: bool = False) -> Path:

@@ -35,6 +35,31 @@ _DAMAGE = (ValueError, TypeError, KeyError, IndexError, AttributeError, OSError,
            MemoryError, RuntimeError, SyntaxError, tokenize.TokenError, zipfile.BadZipFile, zlib.error)
 
 
+def partial_path(path: str | Path) -> Path:
+    """Where training of ``path`` keeps its checkpoint until it finishes: ``PATH.partial``."""
+    return Path(path).with_name(Path(path).name + ".partial")
+
+
+def is_run(path: str | Path) -> bool:
+    """True when ``path`` is a finished run folder (it has ``config.json``)."""
+    return (Path(path) / CONFIG_FILE).is_file()
+
+
+def check_run_destination(out: str | Path, overwrite: bool = False) -> Path:
+    """Check that :func:`~bpetopics.runs.folder.save_run` may write to ``out``; call it before slow work.
+
+    Raises RunError when ``out`` holds a finished run and ``overwrite`` is false, or is
+    a file or a non-empty folder that is not a run (such a path is never deleted).
+    """
+    out = Path(out)
+    if out.exists():
+        if is_run(out) and not overwrite:
+            raise RunError(f"{out} already holds a finished run: pass --overwrite to replace it, or choose another --out")
+        elif not is_run(out) and (not out.is_dir() or any(out.iterdir())):
+            raise RunError(f"{out} exists and is not a run folder: choose another --out (it is never deleted)")
+    return out
+
+
 def _damage_is_run_error(read):
     """Let ``read`` (a loader of runs or checkpoints) raise only RunError: any other error
     while reading its files means a damaged file, and becomes one line naming the path."""
@@ -66,6 +91,45 @@ class Run:
     @property
     def is_image_run(self) -> bool:
         return self.data is not None
+
+    def resolved_params(self) -> dict:
+        """The parameters the run trained with: ``config["params"]``, each None that
+        stands for a value computed from the data (``n_bits``, ``alpha``, ``gamma``,
+        ``epochs``, ``topic_smoothing``, ``initial_topics``) replaced by that value, as
+        the model computes it for the run's N documents and corpus. Older runs hold
+        only the None: the value is computed again from the saved model and corpus
+        record (a None left is one with no value to compute: ``max_bits``, no limit)."""
+        params, model = dict(self.config.get("params") or {}), self.model
+        n_data = self.config.get("n_data") or getattr(model, "n_data_", None)
+
+        def fill(name, compute):
+            if name in params and params[name] is None:
+                value = compute()
+                if value is not None:
+                    params[name] = value
+
+        fill("n_bits", lambda: model.code_length() if hasattr(model, "code_length") else None)
+        if hasattr(model, "prior_hyperparameters") and n_data:
+            alpha, gamma = model.prior_hyperparameters(n_data)
+            fill("alpha", lambda: alpha)
+            fill("gamma", lambda: gamma)
+        fill("epochs", lambda: model.total_epochs() if hasattr(model, "total_epochs") and hasattr(model, "n_data_")
+             else None)
+        fill("topic_smoothing", self._topic_smoothing)
+        fill("initial_topics", lambda: model.initial_topic_count() if hasattr(model, "initial_topic_count") else None)
+        return params
+
+    def _topic_smoothing(self) -> float | None:
+        """The Dirichlet prior's eta the run used: summary.json's (recorded since it was
+        computed from the corpus), else computed from the training corpus's tokens."""
+        if self.summary.get("topic_smoothing") is not None:
+            return float(self.summary["topic_smoothing"])
+        from bpetopics.models.topic_priors import smoothing_for
+
+        tokens = ((self.config.get("corpus") or {}).get("summary") or {}).get("tokens")
+        if tokens is None and self.has_counts():
+            tokens = float(self.counts().sum())
+        return None if tokens is None else smoothing_for(tokens)
 
     def codes(self) -> np.ndarray:
         """Image runs: the training images' codes (N x K), as saved."""

@@ -7,6 +7,7 @@ vocabulary and metadata as JSON, the texts as gzipped text; never pickle.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import os
@@ -146,6 +147,18 @@ class Corpus:
             "mean_length": self.n_tokens / n if n else 0.0,
             "dropped": {reason: len(ids) for reason, ids in self.dropped.items()},
         }
+
+    def fingerprint(self) -> str:
+        """SHA-256 (hex) of the documents as the measures read them: ids, tokens in
+        order and labels. A run records its corpus's, so that a corpus that changed
+        since training (the same vocabulary and ids, other text) is detected."""
+        digest = hashlib.sha256()
+        for doc_id, tokens in zip(self.ids, self.texts):
+            digest.update(f"{doc_id}\x00{' '.join(tokens)}\x00".encode("utf-8", "surrogatepass"))
+        if self.labels is not None:
+            digest.update(np.asarray(self.labels, dtype=np.int64).tobytes())
+            digest.update("\x00".join(map(str, self.label_names or [])).encode("utf-8", "surrogatepass"))
+        return digest.hexdigest()
 
     def dropped_note(self) -> str:
         """One line saying which documents of this split were left out and why, or ""

@@ -66,6 +66,15 @@ def decode_bytes(raw: bytes) -> tuple[str, int]:
         return _BAD_BYTE_RE.sub("\ufffd", text), n_bad
 
 
+def replace_bad_bytes(text: str) -> tuple[str, int]:
+    """Text decoded with ``errors="surrogateescape"`` (a CSV file read as UTF-8), each
+    byte that was not valid UTF-8 replaced by U+FFFD: ``(text, n_replaced)``."""
+    if text.isascii():
+        return text, 0
+    n_bad = len(_BAD_BYTE_RE.findall(text))
+    return (_BAD_BYTE_RE.sub("\ufffd", text), n_bad) if n_bad else (text, 0)
+
+
 def decode_text(raw: bytes) -> str:
     """Decode bytes as :func:`decode_bytes` does (UTF-8 or a marked UTF-16/32; invalid
     bytes replaced by U+FFFD): never fails."""

@@ -16,6 +16,8 @@ import numpy as np
 
 from bpetopics.text.decoding import _looks_binary, _name, decode_bytes, decode_text  # noqa: F401
 from bpetopics.text.errors import CorpusError, CorpusWarning
+from bpetopics.text.records import (MALFORMED, Fields, check_bad_lines, chunks, input_kind, is_record_file,
+                                    no_document_message, parse_chunk, warn_replaced)
 
 #: Names that mean the 20 Newsgroups corpus (by-date split) as a source.
 NEWSGROUPS_NAMES = ("20newsgroups", "20ng", "20news")
@@ -123,10 +125,12 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
     if not root.exists():
         raise CorpusError(
             f"corpus source {os.fspath(path)!r} does not exist: give 20newsgroups, "
-            "abc, state_union or lee (named corpora), a folder of text files or a saved corpus folder"
+            "abc, state_union or lee (named corpora), a folder of text files, a .jsonl or .csv file or a saved "
+            "corpus folder"
         )
     if not root.is_dir():
-        raise CorpusError(f"{root} is a file, not a folder: give a folder of text files (one document per file)")
+        raise CorpusError(f"{root} is a file, not a folder: give a folder of text files (one document per file), "
+                          "or a .jsonl or .csv file (compressed or not)")
     files = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -304,6 +308,57 @@ def _fetch(fetch_20newsgroups, data_home, subset, categories, download_if_missin
         socket.setdefaulttimeout(previous)
 
 
+# ------------------------------------------------------------------ JSONL and CSV
+def load_records(path: str | os.PathLike, split: str = "train", *, text_field: str = "text",
+                 id_field: str | None = None, label_field: str | None = None,
+                 skip_bad_lines: bool = False) -> RawDocuments:
+    """Load a JSONL file (one JSON object a line) or a CSV file (a header row), either
+    compressed or not (``.gz``, ``.bz2``, ``.xz``), one document a record.
+
+    Parameters
+    ----------
+    path : str or path
+        The file; its kind is its name's (``.jsonl``, ``.ndjson``, ``.csv``, then
+        perhaps the compression's suffix).
+    split : str, default="train"
+    text_field, id_field, label_field : str or None
+        The JSONL keys or CSV columns of the text, the id (default ``FILE:LINE``) and
+        the label (default: no labels).
+    skip_bad_lines : bool, default=False
+        Skip malformed lines (recorded in ``skipped``) instead of stopping at the first.
+
+    Returns
+    -------
+    RawDocuments
+        Documents in file order; labels (sorted names) when ``label_field`` is given.
+    """
+    kind = input_kind(path)
+    if not is_record_file(path):
+        raise CorpusError(f"{path} is not a .jsonl or .csv file: give one (or a folder of text files)")
+    fields = Fields(text_field, id_field, label_field)
+    texts, ids, names, bad, replaced, replaced_in = [], [], [], [], 0, []
+    for chunk, _ in chunks(path, kind, fields, 10_000):
+        records = parse_chunk(chunk, fields)
+        check_bad_lines(records.bad, skip_bad_lines)
+        texts += records.texts
+        ids += records.ids
+        names += records.labels
+        bad += records.bad
+        replaced += records.replaced
+        replaced_in += records.replaced_in
+    if not texts:
+        raise CorpusError(no_document_message(path, len(bad), bad[0] if bad else None,
+                                              all(reason == bad[0][1] for _, reason in bad)))
+    warn_replaced(path, replaced, len(replaced_in), replaced_in, len(texts))
+    labels = label_names = None
+    if label_field is not None:
+        label_names = sorted(set(names))
+        lookup = {name: i for i, name in enumerate(label_names)}
+        labels = np.array([lookup[name] for name in names], dtype=np.int64)
+    return RawDocuments(texts=texts, ids=ids, split=split, labels=labels, label_names=label_names,
+                        source=str(path), skipped={MALFORMED: [where for where, _ in bad]} if bad else {})
+
+
 # ------------------------------------------------------------------------- by name
 def is_newsgroups(source) -> bool:
     """True when ``source`` names 20 Newsgroups (and is not an existing path)."""
@@ -319,9 +374,11 @@ def load_source(
     data_home: str | os.PathLike | None = None,
     categories=None,
     download_if_missing: bool = True,
+    fields: dict | None = None,
 ) -> dict[str, RawDocuments]:
     """Load raw documents from a source given by name: ``20newsgroups``, a named corpus
-    (:data:`~bpetopics.text.named_corpora.NAMED_CORPORA`: abc, state_union, lee) or a folder.
+    (:data:`~bpetopics.text.named_corpora.NAMED_CORPORA`: abc, state_union, lee), a JSONL
+    or CSV file (:func:`load_records`) or a folder.
 
     Parameters
     ----------
@@ -334,6 +391,9 @@ def load_source(
         labels, or subfolder names of a folder).
     download_if_missing : bool, default=True
         Passed to :func:`load_20newsgroups`.
+    fields : dict, optional
+        :func:`load_records`'s keyword arguments for a JSONL or CSV file (``text_field``,
+        ``id_field``, ``label_field``, ``skip_bad_lines``).
 
     Returns
     -------
@@ -344,7 +404,12 @@ def load_source(
 
     if is_newsgroups(source):
         return load_20newsgroups(data_home, categories=categories, download_if_missing=download_if_missing)
-    docs = load_named_corpus(source)["train"] if is_named_corpus(source) else load_folder(source)
+    if is_named_corpus(source):
+        docs = load_named_corpus(source)["train"]
+    elif is_record_file(source):
+        docs = load_records(source, **(fields or {}))
+    else:
+        docs = load_folder(source)
     if categories is not None:
         names = docs.label_names or []
         unknown = [c for c in categories if c not in names]

@@ -78,6 +78,10 @@ def prepare_corpus(
     max_docs: int | None = None,
     random_state: int = 0,
     download_if_missing: bool = True,
+    text_field: str = "text",
+    id_field: str | None = None,
+    label_field: str | None = None,
+    skip_bad_lines: bool = False,
     **cleaning,
 ) -> dict[str, Corpus]:
     """Load, clean and vectorise a corpus.
@@ -87,7 +91,8 @@ def prepare_corpus(
     source : str or path
         ``"20newsgroups"`` (by-date train/test split), a named corpus (``"abc"``,
         ``"state_union"``, ``"lee"``: :mod:`bpetopics.text.named_corpora`, one
-        ``"train"`` split), a folder of text files (one
+        ``"train"`` split), a JSONL or CSV file, compressed or not (one ``"train"``
+        split, :func:`~bpetopics.text.loaders.load_records`), a folder of text files (one
         ``"train"`` split; first-level subfolders name labels), or a saved corpus folder
         (loaded as saved: the other options are then ignored).
     vocab_size : int or None, default=2000
@@ -109,6 +114,10 @@ def prepare_corpus(
         Seed of the ``max_docs`` draw.
     download_if_missing : bool, default=True
         Let scikit-learn download 20 Newsgroups when it is not in ``data_home``.
+    text_field, id_field, label_field : str or None
+        A JSONL or CSV source's keys or columns of the text, the id and the label.
+    skip_bad_lines : bool, default=False
+        A JSONL or CSV source: skip (and record) malformed lines instead of stopping.
     **cleaning
         Other :class:`TextPipeline` settings: ``strip_headers``, ``strip_footers``,
         ``strip_quotes``, ``strip_binary``, ``lowercase``, ``min_token_length``.
@@ -142,7 +151,9 @@ def prepare_corpus(
     if kind == NEWSGROUPS:
         pipeline.stop_words  # noqa: B018
     raw = load_source(source, data_home=data_home, categories=categories,
-                      download_if_missing=download_if_missing)
+                      download_if_missing=download_if_missing,
+                      fields={"text_field": text_field, "id_field": id_field, "label_field": label_field,
+                              "skip_bad_lines": skip_bad_lines})
     pipeline.stop_words  # noqa: B018
     raw = {split: docs.sample(max_docs, random_state) for split, docs in raw.items()}
     return corpus_from_documents(raw, pipeline)

@@ -10,6 +10,8 @@ A corpus argument (``bpetopics train CORPUS``, ``corpus``, ``compare``, a run's 
   and a manifest, :mod:`~bpetopics.text.sharded`, for corpora larger than memory;
   ``train`` reads it as it trains, :func:`~bpetopics.text.prepare.prepare_training_corpus`),
 * a corpus saved by ``bpetopics corpus`` / :func:`~bpetopics.text.save_splits`,
+* a JSONL or CSV file, compressed or not (:mod:`~bpetopics.text.records`), one document
+  a record,
 * a folder of text files (one document per file).
 """
 
@@ -21,15 +23,20 @@ from pathlib import Path
 from bpetopics.text.corpus import is_saved_corpus
 from bpetopics.text.loaders import is_newsgroups
 from bpetopics.text.named_corpora import is_named_corpus
+from bpetopics.text.records import is_record_file
 from bpetopics.text.sharded import is_sharded_corpus
 
-NEWSGROUPS, NAMED, SHARDED, SAVED, FOLDER = "20newsgroups", "named", "sharded", "saved", "folder"
+NEWSGROUPS, NAMED, SHARDED, SAVED, RECORDS, FOLDER = ("20newsgroups", "named", "sharded", "saved", "records",
+                                                      "folder")
+#: The settings of a JSONL or CSV source (``prepare_corpus``'s keywords) and their defaults.
+RECORD_FIELDS = {"text_field": "text", "id_field": None, "label_field": None, "skip_bad_lines": False}
 
 
 def source_kind(source) -> str:
     """``"20newsgroups"``, ``"named"`` (a corpus of :data:`NAMED_CORPORA`), ``"sharded"`` (a
-    sharded corpus folder), ``"saved"`` (a saved corpus folder) or ``"folder"`` (anything else: a folder of texts, or a path that
-    the loader will report as missing)."""
+    sharded corpus folder), ``"saved"`` (a saved corpus folder), ``"records"`` (a JSONL or
+    CSV file) or ``"folder"`` (anything else: a folder of texts, or a path that the loader
+    will report as missing)."""
     if is_newsgroups(source):
         return NEWSGROUPS
     if is_named_corpus(source):
@@ -38,6 +45,8 @@ def source_kind(source) -> str:
         return SHARDED
     if isinstance(source, (str, os.PathLike)) and Path(source).is_dir() and is_saved_corpus(Path(source)):
         return SAVED
+    if is_record_file(source):
+        return RECORDS
     return FOLDER
 
 
@@ -47,20 +56,31 @@ def recorded_source(source) -> str:
     return source if source_kind(source) in (NEWSGROUPS, NAMED) else os.path.abspath(source)
 
 
-def corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed) -> dict:
+def corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed,
+                    **fields) -> dict:
     """The shared corpus options as ``prepare_corpus`` keyword arguments (0 words means
-    all of them; ``categories`` a comma-separated string, split on commas)."""
-    return {"vocab_size": vocab_size or None, "min_df": min_df, "max_df": max_df,
-            "stopwords": stopwords, "data_home": data_home, "max_docs": max_docs,
-            "random_state": seed,
-            "categories": None if categories is None
-            else [c.strip() for c in categories.split(",") if c.strip()]}
+    all of them; ``categories`` a comma-separated string, split on commas); ``fields``,
+    those of :data:`RECORD_FIELDS` that differ from their defaults, are kept (a JSONL or
+    CSV source's text, id and label fields)."""
+    settings = {"vocab_size": vocab_size or None, "min_df": min_df, "max_df": max_df,
+                "stopwords": stopwords, "data_home": data_home, "max_docs": max_docs,
+                "random_state": seed,
+                "categories": None if categories is None
+                else [c.strip() for c in categories.split(",") if c.strip()]}
+    settings.update({k: v for k, v in fields.items() if k in RECORD_FIELDS and v != RECORD_FIELDS[k]})
+    return settings
+
+
+def record_fields(settings: dict) -> dict:
+    """The :data:`RECORD_FIELDS` of ``settings`` (defaults where missing)."""
+    return {k: settings.get(k, default) for k, default in RECORD_FIELDS.items()}
 
 
 def corpus_record(source, settings: dict, splits: dict) -> dict:
     """What a run records about its corpus (``config["corpus"]``): the source, the
     settings that rebuild it (for a saved corpus only its path: the options played no
-    part) and each split's summary."""
+    part), each split's summary and, for an in-memory corpus, each split's
+    :meth:`~bpetopics.text.Corpus.fingerprint` (checked when the corpus is rebuilt)."""
     recorded = recorded_source(source)
     settings = dict(settings)
     data_home = settings.get("data_home")
@@ -69,5 +89,9 @@ def corpus_record(source, settings: dict, splits: dict) -> dict:
         settings = {"saved_corpus": recorded}
     elif source_kind(source) == SHARDED:
         settings = {"sharded_corpus": recorded}
-    return {"source": recorded, "settings": settings,
-            "splits": {name: c.summary() for name, c in splits.items()}}
+    record = {"source": recorded, "settings": settings,
+              "splits": {name: c.summary() for name, c in splits.items()}}
+    fingerprints = {name: c.fingerprint() for name, c in splits.items() if hasattr(c, "fingerprint")}
+    if fingerprints:        # (a sharded corpus has its own checksums)
+        record["fingerprints"] = fingerprints
+    return record

@@ -179,7 +179,7 @@ def draw_graph(
         )
     caption = (
         f"node area ∝ topic probability · edge width ∝ documents whose code activates both topics"
-        f" · edges with weight < {min_weight:g} hidden"
+        f" · edges of fewer than {min_weight:g} documents hidden"
     )
     fig.text(0.5, 0.005, caption, ha="center", va="bottom", fontsize=7, color="#555555")
     if title:

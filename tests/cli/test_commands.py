@@ -118,6 +118,42 @@ def test_info(runner, trained_run):
     assert data["config"]["n_data"] == 300 and data["summary"]["n_topics"] == 5
 
 
+
+def _shown_params(text: str) -> dict:
+    block = text.split("Parameters:\n")[1].split("\n\n")[0]
+    return {line.split()[0]: line.split(None, 1)[1] for line in block.splitlines()}
+
+
+def test_info_shows_the_defaults_computed_for_the_run(runner, trained_run):
+    out, _ = trained_run      # trained with alpha, gamma, topic_smoothing left to their defaults (None)
+    run = load_run(out)
+    shown = _shown_params(runner.invoke(main, ["info", str(out)]).output)
+    assert not any(value.startswith("None") for name, value in shown.items() if name != "max_bits"), shown
+    alpha, gamma = run.model.prior_hyperparameters()
+    assert float(shown["alpha"].split()[0]) == pytest.approx(alpha) and alpha == 300
+    assert float(shown["gamma"].split()[0]) == pytest.approx(gamma) and gamma == 8 / 4
+    assert float(shown["topic_smoothing"].split()[0]) == pytest.approx(run.summary["topic_smoothing"], rel=1e-3)
+    assert shown["alpha"].endswith("(default, computed for this run)") and "(default" not in shown["tau"]
+    data = json.loads(runner.invoke(main, ["info", str(out), "--format", "json"]).output)
+    assert data["resolved_params"]["alpha"] == pytest.approx(300) and data["config"]["params"]["alpha"] is None
+
+
+def test_info_computes_the_defaults_of_a_run_that_recorded_none(runner, trained_run, tmp_path):
+    """An older run: epochs None in config.json, no topic_smoothing in summary.json."""
+    run = tmp_path / "old"
+    shutil.copytree(trained_run[0], run)
+    config = json.loads((run / "config.json").read_text())
+    config["params"]["epochs"] = None
+    (run / "config.json").write_text(json.dumps(config))
+    summary = json.loads((run / "summary.json").read_text())
+    eta = summary.pop("topic_smoothing")
+    (run / "summary.json").write_text(json.dumps(summary))
+    shown = _shown_params(runner.invoke(main, ["info", str(run)]).output)
+    # 300 documents in minibatches of 64: 5 steps an epoch; 2,000 steps clipped to 150 epochs
+    assert shown["epochs"].split()[0] == "150"
+    assert float(shown["topic_smoothing"].split()[0]) == pytest.approx(eta, rel=1e-3)
+
+
 @pytest.mark.parametrize("damage, fragment", [
     (lambda p: (p / "config.json").unlink(), "config.json is missing"),
     (lambda p: (p / "model.safetensors").write_bytes((p / "model.safetensors").read_bytes()[:500]),

@@ -63,6 +63,10 @@ def test_corpus_warns_about_files_that_are_not_text(runner, folder, tmp_path):
     assert result.exit_code == 0, result.output
     assert "Warning: skipped 1 of 10 files" in result.output
     assert "1 not a text file" in result.output
+    # the summary's counts add up: loaded = documents + dropped; the picture is not a document
+    row = next(line.split() for line in result.output.splitlines() if line.startswith("train"))
+    loaded, documents, dropped = int(row[1]), int(row[2]), int(row[-1])
+    assert (loaded, documents, dropped) == (9, 8, 1)
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 import bpetopics.runs as run_io
@@ -128,3 +129,19 @@ def test_small_batch_note_only_where_processes_cannot_pay():
     assert small_batch_note(SMALL_BATCH, 2, "cpu") is None
     assert small_batch_note(64, 1, "cpu") is None
     assert small_batch_note(64, 2, "cuda") is None
+
+
+@pytest.mark.parametrize("saved, expected", [(512, "Note: with --batch-size 512 "), (2048, None)])
+def test_resume_with_nproc_notes_the_interrupted_runs_batch_size(tmp_path, monkeypatch, saved, expected):
+    import bpetopics.cli.train as train_command
+
+    partial = tmp_path / "run.partial"
+    partial.mkdir()
+    (partial / "job.json").write_text(json.dumps({"format": "bpetopics.train_job",
+                                                  "params": {"batch_size": saved, "device": "cpu"}}))
+    launched = []
+    monkeypatch.setattr(train_command, "_launch", lambda options, nproc: launched.append(nproc))
+    result = CliRunner().invoke(main, ["train", "--out", str(tmp_path / "run"), "--resume", "--nproc", "2"])
+    assert result.exit_code == 0 and launched == [2], result.output
+    notes = [line for line in result.output.splitlines() if line.startswith("Note: with --batch-size")]
+    assert notes == ([] if expected is None else [notes[0]]) and (expected is None or notes[0].startswith(expected))

@@ -250,6 +250,30 @@ def test_graph_writes_png_graphml_gexf_and_bits(runner, trained_run, tmp_path):
     assert {"topic_1", "raise_1", "label_1"} <= set(rows[0])
 
 
+def test_graph_names_each_cut_by_its_own_unit(runner, trained_run, tmp_path, monkeypatch):
+    """The title's cut is a mixture weight (when a topic is on); the footer's and the
+    summary's a number of documents (which edges are drawn): never the same words."""
+    from matplotlib.figure import Figure
+
+    drawn, save = [], Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        drawn.append(fig)
+        return save(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    result = runner.invoke(main, ["graph", str(trained_run[0]), "--out", str(tmp_path / "g.png"),
+                                  "--threshold", "0.15", "--min-weight", "4"])
+    assert result.exit_code == 0, result.output
+    texts = [t.get_text() for t in drawn[0].texts]
+    title = next(t for t in texts if "switched on together" in t)
+    footer = next(t for t in texts if "hidden" in t)
+    assert "a topic is on at mixture weight >= 0.15" in title and "documents" not in title
+    assert "edges of fewer than 4 documents hidden" in footer and "weight" not in footer.split("·")[-1]
+    assert "a topic is on at mixture weight >= 0.15" in result.output
+    assert "drawn: those shared by 4 documents or more" in result.output
+
+
 def test_graph_bad_input(runner, trained_run, tmp_path):
     run_dir = trained_run[0]
     one_line_error(runner.invoke(main, ["graph", str(run_dir), "--out", str(tmp_path / "g.svg")]), ".png")
@@ -333,5 +357,8 @@ def test_compare_says_which_documents_it_left_out(runner, tmp_path):
                                   "--bits", "4", "--lda-passes", "1", "--no-gensim", "--min-df", "1",
                                   "--device", "cpu", "--out", str(tmp_path / "cmp")])
     assert result.exit_code == 0, result.output
-    note = [line for line in result.output.splitlines() if "left out" in line]
+    note = [line for line in result.output.splitlines() if "left out" in line and line.startswith("Note:")]
     assert note == ["Note: train: 2 document(s) left out (2 empty after cleaning)"], result.output
+    # and comparison.md records them
+    assert ("- documents left out: train: 2 document(s) left out (2 empty after cleaning)"
+            in (tmp_path / "cmp" / "comparison.md").read_text())

@@ -126,6 +126,27 @@ def test_graph_refuses_its_files_without_overwrite_and_names_them_after_out(runn
     assert (tmp_path / "a.png").is_file()
 
 
+def test_graph_on_a_full_disk_writes_none_of_its_files(runner, trained_run, tmp_path, monkeypatch):
+    import errno
+
+    from matplotlib.figure import Figure
+
+    from bpetopics.cli import main
+
+    def full(self, *args, **kwargs):    # the PNG is the last file drawn: the others were written
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    out = tmp_path / "figs" / "g.png"
+    with monkeypatch.context() as m:
+        m.setattr(Figure, "savefig", full)
+        result = runner.invoke(main, ["graph", str(trained_run[0]), "--out", str(out)])
+    one_line_error(result, "no space left", str(out.parent))
+    assert list(out.parent.iterdir()) == []      # no side file, no temporary folder
+    result = runner.invoke(main, ["graph", str(trained_run[0]), "--out", str(out)])   # no --overwrite needed
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.parent.iterdir()) == ["g.bits.csv", "g.gexf", "g.graphml", "g.png"]
+
+
 def test_ldavis_refuses_an_existing_page_without_overwrite(runner, trained_run, tmp_path):
     from bpetopics.cli import main
 

@@ -126,11 +126,24 @@ def test_a_bad_line_is_one_line_naming_file_and_line(jsonl, tmp_path):
                                   "--skip-bad-lines", *WORDS])
     assert result.exit_code == 0, result.output
     assert "1 malformed line" in result.output
-    result = runner.invoke(main, ["corpus", str(bad), "--out", str(tmp_path / "m")])
-    one_line_error(result, "--format sharded")
+    result = runner.invoke(main, ["corpus", str(bad), "--out", str(tmp_path / "m")])     # in memory: the same rule
+    one_line_error(result, "bad.jsonl:7: not a JSON object", "--skip-bad-lines")
     result = runner.invoke(main, ["corpus", str(bad), "--format", "sharded", "--max-docs", "5",
                                   "--out", str(tmp_path / "n")])
     one_line_error(result, "--max-docs", "does not apply to --format sharded")
     result = runner.invoke(main, ["corpus", str(tmp_path / "c")])      # a sharded corpus: verified, summarised
     assert result.exit_code == 0, result.output
     assert "checksums verified" in result.output and "1 malformed line" in result.output
+
+
+@pytest.mark.parametrize("failure", [OSError(28, "No space left on device"),
+                                     OSError("8000 requested and 4096 written")])   # numpy's short write
+def test_a_sharded_build_on_a_full_disk_says_so(jsonl, tmp_path, monkeypatch, failure):
+    def full(*args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(np, "save", full)
+    out = tmp_path / "c"
+    result = CliRunner().invoke(main, ["corpus", str(jsonl), "--format", "sharded", "--out", str(out), "-q", *WORDS])
+    one_line_error(result, "no space left on the device", str(out), "choose another --out")
+    assert list(tmp_path.iterdir()) == []

@@ -198,6 +198,17 @@ def test_every_model_option_is_checked_by_the_estimators_own_rule():
     assert set(model_parameters()) <= set(PoissBPE._parameter_rules)
 
 
+def test_the_model_options_read_without_import_are_the_signatures_defaults():
+    import inspect
+
+    from bpetopics.cli import NOT_OPTIONS, model_parameters
+    from bpetopics.models import PoissBPE
+
+    signature = {name: p.default for name, p in inspect.signature(PoissBPE.__init__).parameters.items()
+                 if name not in NOT_OPTIONS}
+    assert model_parameters() == signature
+
+
 def test_the_small_corpus_note_names_the_corpus_and_stops_at_1000_documents():
     from bpetopics.cli.train import small_corpus_note
 

@@ -167,3 +167,52 @@ def test_the_warm_up_fits_more_topics_than_its_64_documents(small):
 
     train, _ = small
     _warm_up(100, train.counts, ["PoissBPE"], {"PoissBPE": dict(BPE, epochs=1)})
+
+
+def test_comparison_png_keeps_every_title_inside_the_image(tmp_path, monkeypatch):
+    from matplotlib.figure import Figure
+
+    from bpetopics.experiments.comparison_report import FIGURE_METRICS, plot_comparison
+
+    rng = np.random.default_rng(0)
+    names = ["PoissBPE", "LDA", "Tomotopy", "NMF", "ProdLDA"]
+    panels = FIGURE_METRICS[-6:]     # without NPMI (ours): accuracy's long title in the last column
+    rows = [{"model": m, "seed": s, "n_topics": 20, **{c: float(rng.uniform(0.1, 3000)) for c in panels}}
+            for s in (0, 1) for m in names]
+    drawn, save = [], Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        drawn.append(fig)
+        return save(fig, *args, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    plot_comparison(pd.DataFrame(rows), tmp_path / "c.png")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = drawn[0]
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer, box = canvas.get_renderer(), fig.bbox
+    extents = [ax.title.get_window_extent(renderer) for ax in fig.axes]
+    assert len(extents) == 6
+    for ax, extent in zip(fig.axes, extents):
+        assert box.x0 <= extent.x0 and extent.x1 <= box.x1 and extent.y1 <= box.y1, ax.title.get_text()
+    assert not any(a.overlaps(b) for i, a in enumerate(extents) for b in extents[i + 1:])
+
+
+def test_comparison_md_records_the_documents_left_out(tmp_path):
+    from bpetopics.experiments.text_setup import comparison_data, describe_comparison
+
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    for i in range(12):
+        (folder / f"{i}.txt").write_text(f"rocket orbit launch engine wheel {'brake' * (i % 2)} gear {i}\n")
+    (folder / "empty.txt").write_text("12 34 !!\n")
+    settings = {"min_df": 1, "max_df": 1.0, "stopwords": "none"}
+    data = comparison_data(folder, settings, seed=0)
+    described = describe_comparison(folder, settings, data, "test", ["LDA"], 3, {}, {})
+    assert "1 empty after cleaning" in described["documents left out"]
+    results = pd.DataFrame([{"model": "LDA", "seed": 0, "n_train": 10, "n_test": 2, "n_words": 6, "n_topics": 3,
+                             "npmi": 0.1}])
+    assert "- documents left out: train: 1 document(s) left out (1 empty after cleaning" in \
+        summary_markdown(results, settings=described)

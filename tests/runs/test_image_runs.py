@@ -256,3 +256,28 @@ def test_the_progress_bar_counts_every_minibatch_and_is_not_recorded(model, imag
     assert [bar.total for bar in bars] == [6] and bars[0].final == 6
     assert saved == [False, False] and job.model.progress is False
     assert json.loads((folder / "config.json").read_text())["params"]["progress"] is False
+
+
+def test_image_training_uses_the_torch_threads_its_work_keeps_busy(monkeypatch):
+    """A handful of images trains on one torch thread (more threads only spin, on a busy
+    machine); full minibatches on every thread given."""
+    from types import SimpleNamespace
+
+    import torch
+
+    from bpetopics.runs import image_job
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        assert image_job.training_threads("GaussBPE", {"device": "cpu"}, (6, 784)) == 1
+        assert image_job.training_threads("GaussBPE", {"device": "cpu"}, (60_000, 784)) == 2
+        assert image_job.training_threads("GumbelSoftmaxVAE", {"device": "cpu"}, (60_000, 784)) == 2
+        seen = []
+        monkeypatch.setattr(image_job, "run_job", lambda job, after, X, progress: seen.append(torch.get_num_threads()))
+        job = SimpleNamespace(record={"model": "GaussBPE", "params": {"device": "cpu"}},
+                              corpus=SimpleNamespace(X=np.zeros((6, 784), np.float32)))
+        image_job.run_image_job(job)
+        assert seen == [1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
