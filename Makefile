@@ -36,7 +36,7 @@ docs: venv
 	$(PY) -m mkdocs build --strict --site-dir site
 
 bench: venv
-	$(PY) benchmarks/bench_pursuit.py
+	$(PY) -m benchmarks pursuit
 
 clean:
 	rm -rf $(VENV) build site *.egg-info
