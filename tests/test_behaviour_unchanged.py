@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.slow  # end-to-end: in `make test`, left out by `make test-quick`
 import scipy.sparse as sp
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "golden"

@@ -7,6 +7,8 @@ import json
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.slow  # end-to-end: in `make test`, left out by `make test-quick`
 import torch
 
 from bpetopics.cli import main

@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.slow  # end-to-end: in `make test`, left out by `make test-quick`
 import torch
 from click.testing import CliRunner
 
