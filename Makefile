@@ -1,5 +1,6 @@
-# Two entry points for a newcomer: `make demo` (train on 20 Newsgroups) and `make test`.
-# Both create .venv, install the CPU build of torch pinned first, then the project.
+# Entry points: `make demo` (train on 20 Newsgroups), `make test` (the whole suite, as CI),
+# `make test-quick` (the tests not marked slow), `make docs` (the site, into site/).
+# All create .venv, install the CPU build of torch pinned first, then the project.
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -11,13 +12,13 @@ export NLTK_DATA ?= $(SHARED)/nltk_data
 export BPETOPICS_DATA ?= $(SHARED)
 endif
 
-.PHONY: venv demo test bench clean
+.PHONY: venv demo test test-quick docs bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,docs]'
 	touch $@
 
 venv: $(VENV)/.installed
@@ -28,8 +29,14 @@ demo: venv
 test: venv
 	$(PY) -m pytest -q
 
+test-quick: venv
+	$(PY) -m pytest -q -m "not slow"
+
+docs: venv
+	$(PY) -m mkdocs build --strict --site-dir site
+
 bench: venv
-	$(PY) benchmarks/bench_pursuit.py
+	$(PY) -m benchmarks pursuit
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info

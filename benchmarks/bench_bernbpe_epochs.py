@@ -1,6 +1,6 @@
 """BernBPE's held-out NLL after each epoch, for learning-rate schedules side by side.
 
-Made to show why GaussBPE/BernBPE decay Adam's learning rate (README, Images): with a
+Made to show why GaussBPE/BernBPE decay Adam's learning rate (docs/results/images.md): with a
 constant rate BernBPE's held-out NLL on binarised MNIST stalls and later drifts up. Prints
 one table row per schedule and epoch. Run (a GPU makes it minutes rather than hours):
 

@@ -20,7 +20,7 @@ the environment), and prints a markdown table per corpus:
 
 Run: ``python benchmarks/bench_distributed.py [--quick] [--nproc 2] [--epochs 4]
 [--scale 4] [--out results/distributed/table.md]`` (offline data: SCIKIT_LEARN_DATA,
-NLTK_DATA as in README). ``--quick``: 20 Newsgroups only, 3 epochs.
+NLTK_DATA as in docs/getting-started.md). ``--quick``: 20 Newsgroups only, 3 epochs.
 """
 
 from __future__ import annotations

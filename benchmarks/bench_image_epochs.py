@@ -1,13 +1,12 @@
 """Held-out error of GaussBPE or BernBPE as training goes on: how many epochs close the gap?
 
 Trains one image model with the Table 1 `full` budget's settings (K = 200, batch 128,
-lr 1e-3 divided by sqrt(1 + epoch), sigma 0.1 (0.3 until session 22), the exact pursuit; '{"shortlist": 32}' for the
-models' default shortlist pursuit, which session 19's call 3 timed without meaning to when
-this script still took the models' default) on a data set's training split and scores
+lr 1e-3 divided by sqrt(1 + epoch), sigma 0.1, the exact pursuit; '{"shortlist": 32}' for the models' default shortlist
+pursuit) on a data set's training split and scores
 it on the test split after the epochs named by ``--report`` (MSE for GaussBPE, NLL for
 BernBPE, with the codes' Hoyer sparsity and bits per image). ``--deadline`` (wall seconds)
 stops before an epoch that would not finish in time and scores the model there, so a
-lent GPU's short session still returns a row. Extra JSON overrides model parameters.
+short run on a GPU still returns a row. Extra JSON overrides model parameters.
 Run, on a GPU (each process one model; several can share the card):
 
     python benchmarks/bench_image_epochs.py --data-root ../shared/data --dataset mnist \\

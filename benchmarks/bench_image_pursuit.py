@@ -1,10 +1,9 @@
-"""CPU seconds per epoch of GaussBPE and BernBPE against the VAE baselines (issue #13).
+"""CPU seconds per epoch of GaussBPE and BernBPE against the VAE baselines.
 
 One thread, CPU time (``time.process_time``), every model in this one process on the
 same MNIST images (binarised for BernBPE and the GS-VAE). For each BPE model, with the
 exact greedy pursuit (``shortlist=None``; the rows without a shortlist): its set-up (the
-decoder's prototype initialisation, once per fit, timed apart since session 24; it was
-part of epoch 1's figure before), epoch 1 (the prior's ramp: more bits per image) and
+decoder's prototype initialisation, once per fit, timed apart), epoch 1 (the prior's ramp: more bits per image) and
 epoch 2, the share of epoch 2 spent in the
 pursuit, and with ``--before`` epoch 2 again from the same state by the generic batched
 pursuit (every image x every candidate through the decoder, the path before the dense
@@ -13,7 +12,7 @@ tables): its objective must equal the fast path's (the codes are the same). With
 shortlist pursuit (:mod:`bpetopics.core.shortlist_pursuit`), one row pair per setting:
 ``32`` is a shortlist of 32 bits with the exact stop (widening lists first: the default),
 ``32n`` the exact stop straight after the shortlist (``shortlist_pursuit.WIDEN = False``,
-session 17's pursuit), ``8f`` one of 8 that stops at once, ``16w`` one of 16 whose first
+an earlier pursuit), ``8f`` one of 8 that stops at once, ``16w`` one of 16 whose first
 epoch stops at once (the warm-up, ``fast_stop_epochs=1``) and whose second takes the exact
 stop. ``--skip-exact`` leaves out the
 exact pursuit's rows. Run:

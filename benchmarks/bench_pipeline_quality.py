@@ -1,5 +1,5 @@
 """Topic quality of the pipelined schedule against the steps in order (PoissBPE's
-``pipeline``), on the corpora of README's comparison tables, over seeds.
+``pipeline``), on the corpora of the comparison tables of docs/results/text-comparison.md, over seeds.
 
 Prints, per corpus and T, the mean +/- standard deviation over seeds of what ``bpetopics
 compare`` measures for PoissBPE (NPMI with the chosen reference and with the whole
@@ -8,7 +8,7 @@ with ``pipeline=False`` and ``pipeline=True``, both fitted in this process on on
 (the pipelined schedule gives the same model on one thread and two).
 
 Run: ``python benchmarks/bench_pipeline_quality.py [--corpora 20newsgroups:20,abc:20]
-[--seeds 0,1,2]`` (offline data: SCIKIT_LEARN_DATA, NLTK_DATA, BPETOPICS_DATA as in README).
+[--seeds 0,1,2]`` (offline data: SCIKIT_LEARN_DATA, NLTK_DATA, BPETOPICS_DATA as in docs/getting-started.md).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ what two threads of dense arithmetic (a matmul, a log) get done over one on this
 measured before and after them (:func:`two_thread_throughput`).
 
 Run: ``python benchmarks/bench_speed.py [--topics 50] [--vocab-size 50000] [--out DIR]``
-(offline data: SCIKIT_LEARN_DATA, NLTK_DATA, BPETOPICS_DATA as in README).
+(offline data: SCIKIT_LEARN_DATA, NLTK_DATA, BPETOPICS_DATA as in docs/getting-started.md).
 """
 
 from __future__ import annotations

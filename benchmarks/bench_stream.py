@@ -29,7 +29,7 @@ before it (``clear_refs``).
 
 Run: ``python benchmarks/bench_stream.py [--docs 1000000] [--small 100000] [--workdir DIR]
 [--parts build,train,processes,encode]`` (offline data: SCIKIT_LEARN_DATA, NLTK_DATA as in
-README). Disk: about 2 KB per document for the JSONL, plus the shards. ``--docs 20000
+docs/getting-started.md). Disk: about 2 KB per document for the JSONL, plus the shards. ``--docs 20000
 --small 5000`` is a quick check; ``--parts processes`` (or ``train,encode``) reuses the
 shards an earlier run built in the work directory.
 """

@@ -7,7 +7,7 @@ minibatches as training does (compiled calls with a little Python between them),
 alone again. On a machine whose two threads share nothing the first three agree; the
 slow-down measures what the pipelined schedule's two threads cost each other.
 
-Run: ``python benchmarks/bench_thread_contention.py`` (offline data as in README).
+Run: ``python benchmarks/bench_thread_contention.py`` (offline data as in docs/getting-started.md).
 """
 
 from __future__ import annotations

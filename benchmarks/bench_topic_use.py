@@ -7,7 +7,7 @@ the share of topics no test document's top topic, completion perplexity (test sp
 
 Run: ``python benchmarks/bench_topic_use.py [--topics 50] [--seeds 0,1,2]
 [--params '{"n_bits": 64}']`` (offline data: SCIKIT_LEARN_DATA, NLTK_DATA,
-BPETOPICS_DATA as in README). ``--params``: PoissBPE keyword arguments as JSON.
+BPETOPICS_DATA as in docs/getting-started.md). ``--params``: PoissBPE keyword arguments as JSON.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ machine's own ceiling at that moment. Prints one row per repeat and the median a
 of the ratio (the issue's goal: two threads at least 1.6x one).
 
 Run: ``python benchmarks/bench_two_threads.py [--topics 50] [--vocab-size 50000]
-[--repeats 5] [--out FILE]`` (offline data as in README).
+[--repeats 5] [--out FILE]`` (offline data as in docs/getting-started.md).
 """
 
 from __future__ import annotations

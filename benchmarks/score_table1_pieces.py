@@ -1,18 +1,18 @@
 """Score the BPE models of Table 1 runs on the CPU: unfinished ones at their last checkpoint, finished ones.
 
-The ``full`` Table 1 is trained in pieces on lent GPUs (``benchmarks/gpu_session.sh``):
-between sessions each BPE model is a checkpoint of a partly trained run
+The ``full`` Table 1 is trained in pieces on GPUs (``benchmarks/table1_gpu.sh``):
+between runs each BPE model is a checkpoint of a partly trained run
 (``<parts>/<data set>/runs/<data set>-<model>.partial/checkpoint.safetensors``). This script
 loads each checkpoint on the CPU (loading executes no code: safetensors plus JSON), encodes
 the data set's test images and prints the test metric the table reports (GaussBPE: MSE,
 BernBPE: NLL), the codes' Hoyer sparsity and bits per image, next to the epochs done, so
-that the trend over epochs can be read between lent sessions. Finished BPE runs
+that the trend over epochs can be read between runs. Finished BPE runs
 (``<parts>/<output>/runs/<data set>-<model>/``, e.g. a table trained on the CPU from more
 images than its 1,000 test images) are scored the same way, on the test images asked for.
 ``--shortlist N`` encodes them with another pursuit than the run's own (0: the exact greedy
 pursuit), e.g. to score GPU-trained runs with the shortlist pursuit. One thread, CPU seconds.
 
-Run (offline data as in README):
+Run (offline data as in docs/getting-started.md):
 
     python benchmarks/score_table1_pieces.py --parts .gpu/table1-full-parts \\
         --data-root ../shared/data [--test 10000] [--datasets mnist,binary_mnist]
@@ -54,7 +54,7 @@ def main():
                 for p in sorted(Path(args.parts).glob("*/runs/*bpe/config.json"))]
     if not checkpoints and not finished:
         raise SystemExit(f"Error: no checkpoint under {args.parts}/*/runs/*.partial/ and no finished BPE run "
-                         f"under {args.parts}/*/runs/; prepare the pieces first (benchmarks/gpu_session.sh prepare)")
+                         f"under {args.parts}/*/runs/; prepare the pieces first (benchmarks/table1_gpu.sh prepare)")
     print("| data set | model | epochs done / planned | test images | pursuit | metric | ours | paper "
           "| Hoyer | bits/img | CPU s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+
+pytestmark = pytest.mark.slow  # end-to-end: in `make test`, left out by `make test-quick`
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
 

@@ -1,4 +1,4 @@
-"""The layout rules of DESIGN.md and docs/CONTRACTS.md, checked.
+"""The layout rules of docs/design.md, checked.
 
 * Dependencies point one way: the core imports none of the heavy text/plot stack (nor
   scikit-learn); the models add only ``sklearn.base`` (the estimator contract).

@@ -1,6 +1,6 @@
 """Baselines the BPE models are compared with.
 
-Text, each behind the topic-model contract of docs/CONTRACTS.md (``fit``,
+Text, each behind the topic-model contract of docs/design.md (``fit``,
 ``topic_word_``, ``doc_topic``, ``top_words``):
 
 * :mod:`~bpetopics.baselines.lda`: LDA by online variational Bayes (gensim ``LdaModel``);

@@ -2,7 +2,7 @@
 
 tomotopy is what a practitioner picks for LDA today: a C++ collapsed Gibbs sampler with
 hyperparameter optimisation, faster and more coherent than gensim's online variational
-``LdaModel`` on 20 Newsgroups (README, "Baselines").
+``LdaModel`` on 20 Newsgroups (docs/results/text-comparison.md).
 """
 
 from __future__ import annotations

@@ -291,10 +291,10 @@ MODEL_HELP = {
                        "0.1 from 80,000 tokens on, 0.1 x 80,000 / tokens below, at most 1).",
     "soft_codes": "Codes per document the theta step fits: 1 the pursued code (MAP-EM); M > 1 the M "
                   "most probable of it and its one-bit neighbours, weighted (better topics, "
-                  "slower: README).",
+                  "slower: docs/defaults.md).",
     "pipeline": "Pursue each minibatch's codes during the previous step's theta update, from "
-                "the theta before it, on a second thread (README: an epoch 1.5-2.0x faster on two "
-                "cores, the same model on one thread and two); --no-pipeline: the steps in "
+                "the theta before it, on a second thread (faster epochs on two cores, the same model "
+                "on one thread and two; docs/results/speed.md); --no-pipeline: the steps in "
                 "order.",
     "random_state": "Seed of the model: initialisation and minibatch order.",
     "device": "cpu, cuda, or auto (CUDA when present).",
@@ -388,7 +388,7 @@ def main():
     """bpetopics: topic modelling with sparse binary codes (PoissBPE).
 
     \b
-    Typical session:
+    Typical use:
       bpetopics corpus 20newsgroups --out corpora/20ng
       bpetopics train 20newsgroups --out runs/20ng
       bpetopics topics runs/20ng

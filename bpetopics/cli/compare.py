@@ -24,7 +24,7 @@ from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, reco
 @click.option("--device", default="auto", show_default=True, help="PoissBPE's device: cpu, cuda or auto.")
 @click.option("--pipeline/--no-pipeline", default=True, show_default=True,
               help="PoissBPE's schedule: each minibatch's codes pursued during the previous step's "
-                   "update (the default), or the steps in order (README's comparison tables).")
+                   "update (the default), or the steps in order (the comparison tables of docs/results/text-comparison.md).")
 @click.option("--lda-passes", type=IntRange(min=1), default=None,
               help="LDA's passes over the corpus [default: LDABaseline's own, 10].")
 @click.option("--reference", type=Choice(("auto", "test", "train", "corpus")), default="auto", show_default=True,

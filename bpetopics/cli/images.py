@@ -90,8 +90,8 @@ def _images_error(exc):
 @click.option("--shortlist", type=IntRange(min=0), default=None,
               help="BPE only: each pursuit step after the first scores exactly only this many bits an "
                    "image, ranked by a first-order estimate of their gain (not the exact greedy pursuit's "
-                   "codes: on trained models they reach a higher objective on most images, README, "
-                   "Images); 0 scores every bit, the exact greedy pursuit [default: 32].")
+                   "codes: on trained models they reach a higher objective on most images, "
+                   "docs/results/images.md); 0 scores every bit, the exact greedy pursuit [default: 32].")
 @click.option("--fast-stop", is_flag=True,
               help="BPE only: an image stops as soon as its shortlist gains nothing, instead of after "
                    "widening it and the exact step over the bits left: fewer bits per image, several times faster "
@@ -99,17 +99,17 @@ def _images_error(exc):
 @click.option("--fast-stop-epochs", type=EpochsOrAll(), default=None,
               help="BPE only: the first N epochs (or all) stop an image as soon as its shortlist gains nothing "
                    "(a cheaper warm-up, several times faster epochs); the later epochs and the encodings take "
-                   "the exact stop (README, 'A cheaper warm-up', has the error and the time measured) "
+                   "the exact stop (docs/defaults.md has the error and the time measured) "
                    "[default: 0].")
 @click.option("--sigma", type=FloatRange(min=0, min_open=True), default=None,
               help="GaussBPE only: the pixels' noise standard deviation. Smaller buys detail with bits: "
-                   "Table 1's small budget uses 0.1 (README, 'Images: Table 1') [default: the model's, 0.3].")
+                   "Table 1's small budget uses 0.1 (docs/defaults.md) [default: the model's, 0.3].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (model and subset).")
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when present), cpu or cuda.")
 @click.option("--tf32", is_flag=True,
-              help="On a GPU, matrix products in TF32 instead of float32: 1.2-1.45x faster BPE epochs; "
-                   "codes may differ from float32's at near ties, and at sigma 0.1 GaussBPE's test MSE "
-                   "was 0.7 higher (README, 'Images: Table 1').")
+              help="On a GPU, matrix products in TF32 instead of float32: faster BPE epochs; codes may "
+                   "differ from float32's at near ties, and GaussBPE's test error can be higher "
+                   "(docs/results/images.md).")
 @click.option("--resume", is_flag=True, help="Continue the interrupted training of --out from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace a finished run (or an interrupted one) at --out.")
 @click.option("--quiet", is_flag=True, help="No progress bar and no line per epoch.")
@@ -209,7 +209,7 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
 @click.option("--device", default="cpu", show_default=True, help="cpu, cuda or auto.")
 @click.option("--shortlist", type=IntRange(min=0), default=None,
               help="BPE runs: encode with a shortlist of N bits a step instead of the run's own pursuit; 0 "
-                   "scores every bit (the exact greedy pursuit, weaker on trained models: README, Images).")
+                   "scores every bit (the exact greedy pursuit, weaker on trained models: docs/results/images.md).")
 @click.option("--overwrite", is_flag=True, help="Replace --out if it exists.")
 def encode(run, images_arg, out, data_root, limit, device, shortlist, overwrite):
     """Encode IMAGES with the model of RUN: a data set name (its test split) or a folder.
@@ -283,8 +283,8 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="tiny: 150 / 100 images per data set, 2 epochs: a check that everything runs "
                    "(seconds; the numbers mean nothing). "
                    "small: 2,000 / 1,000 images per data set, 8 BPE epochs (GaussBPE 800 bits, "
-                   "sigma 0.1; BernBPE 200), no CIFAR-10 (about 40 CPU minutes on one thread; README, "
-                   "'Images: Table 1'). full: whole splits and CIFAR-10, 30 BPE epochs, sigma 0.1, for a GPU.")
+                   "sigma 0.1; BernBPE 200), no CIFAR-10 (tens of CPU minutes on one thread; "
+                   "docs/results/images.md). full: whole splits and CIFAR-10, 30 BPE epochs, sigma 0.1, for a GPU.")
 @click.option("--datasets", multiple=True, callback=_datasets,
               help="Data sets to run, comma-separated or repeated: mnist, scaled_mnist, "
                    "binary_mnist, cifar10 (default: the budget's).")
@@ -296,15 +296,15 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="auto (CUDA when present), cpu or cuda.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
 @click.option("--bpe-epochs", type=click.IntRange(min=1), default=None,
-              help="Override the budget's BPE epochs (e.g. to fit a lent GPU's time).")
+              help="Override the budget's BPE epochs (e.g. to fit the time a GPU is available).")
 @click.option("--vae-epochs", type=click.IntRange(min=1), default=None,
               help="Override the budget's epochs of both VAE baselines.")
 @click.option("--n-train", type=click.IntRange(min=1), default=None,
               help="Override the budget's training images per data set (a class-balanced seeded subset; "
-                   "README, 'Images: Table 1', has scaled MNIST below the paper's error from 10,000).")
+                   "docs/results/images.md has scaled MNIST below the paper's error from 10,000).")
 @click.option("--sigma", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Override GaussBPE's noise standard deviation (the budget's: small and full 0.1). Smaller buys "
-                   "detail with bits: README, 'Images: Table 1', has MSE and sparsity against it.")
+                   "detail with bits: docs/defaults.md has MSE and sparsity against it.")
 @click.option("--shortlist", type=IntRange(min=0), default=None,
               help="Override the BPE pursuit's shortlist (the budget's: small and full 32, tiny 8; 0 scores "
                    "every bit, the exact greedy pursuit).")
@@ -312,9 +312,9 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="Override the BPE models' first epochs (N or all) that stop an image at once (a cheaper "
                    "warm-up) [default: the models' own].")
 @click.option("--tf32", is_flag=True,
-              help="On a GPU, matrix products in TF32 instead of float32: 1.2-1.45x faster BPE epochs; "
-                   "codes may differ from float32's at near ties, and at sigma 0.1 GaussBPE's test MSE "
-                   "was 0.7 higher (README, 'Images: Table 1').")
+              help="On a GPU, matrix products in TF32 instead of float32: faster BPE epochs; codes may "
+                   "differ from float32's at near ties, and GaussBPE's test error can be higher "
+                   "(docs/results/images.md).")
 @click.option("--progress/--no-progress", default=False, show_default=True,
               help="Show progress bars while training.")
 @click.option("--resume", is_flag=True,
@@ -366,7 +366,7 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
         raise UserError("--fast-stop-epochs needs a shortlist, and --shortlist 0 scores every bit: drop one of them")
     if budget.name == "full" and not _on_gpu(device):
         click.echo("Note: the full budget is whole splits for a GPU; on a CPU one GaussBPE epoch of MNIST takes "
-                   "over half an hour on a thread (README, 'Images: Table 1'); --budget small is the CPU's.", err=True)
+                   "over half an hour on a thread (docs/results/images.md); --budget small is the CPU's.", err=True)
     from bpetopics.experiments.image_table_runs import check_models
 
     try:

@@ -19,8 +19,8 @@ from bpetopics.cli import (IntRange, TrainCommand, UserError, option_flag, check
                            vocabulary_options)
 
 #: Below this many training documents LDA by Gibbs sampling (tomotopy) measured ahead of
-#: PoissBPE on every measure (README, "Measured figures": 20 Newsgroups cut to 400 and
-#: 1,000 documents), and ``train`` says so.
+#: PoissBPE on every measure (docs/results/text-comparison.md: 20 Newsgroups cut to 400
+#: and 1,000 documents), and ``train`` says so.
 SMALL_CORPUS_DOCS = 1000
 
 
@@ -30,7 +30,7 @@ def small_corpus_note(n_docs: int, corpus, n_topics: int) -> str | None:
     if n_docs >= SMALL_CORPUS_DOCS:
         return None
     return (f"Note: {n_docs:,} training documents; below about {SMALL_CORPUS_DOCS:,}, LDA by Gibbs sampling "
-            f"measured ahead of PoissBPE on every measure (README, \"Measured figures\"); "
+            f"measured ahead of PoissBPE on every measure (docs/results/text-comparison.md); "
             f"`bpetopics compare {shlex.quote(str(corpus))} --topics {n_topics} --models poissbpe,tomotopy` "
             f"(and the same corpus options) checks on this corpus")
 
@@ -150,7 +150,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
     is the same as that of an uninterrupted run.
 
     Several processes share every minibatch with --nproc P on one machine, or under
-    torchrun on one or many (README: "Training with several processes").
+    torchrun on one or many (docs/scale.md).
 
     \b
     Examples:

@@ -38,8 +38,8 @@ from bpetopics.core import fused_posterior
 #: Largest number of float elements one pass may hold (non-zeros x (K + 1) x outputs).
 DEFAULT_BUDGET = 1 << 24
 #: local_mean also weighs the codes that flip two of the PAIR_FLIPS most probable single
-#: flips (120 more codes for 16; 28 for 8, the default until session 16, 0 before that):
-#: each widening lowered completion perplexity (README, "Predicting with the posterior").
+#: flips (120 more codes for 16; 28 for 8, 0 for none): each widening lowered completion
+#: perplexity (docs/defaults.md, "The posterior over nearby codes").
 PAIR_FLIPS = 16
 
 

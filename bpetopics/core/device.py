@@ -22,8 +22,8 @@ def resolve_device(device) -> torch.device:
 
 def allow_tf32(enabled: bool = True) -> None:
     """Let CUDA matrix products and convolutions run in TF32 (10-bit mantissas) instead of
-    float32. PyTorch's default is float32; TF32 made GaussBPE's GPU epochs 1.45x faster
-    at the same test MSE (results/table1-h100-session9/), but the pursuit's scores are
+    float32. PyTorch's default is float32; TF32 makes GaussBPE's GPU epochs faster, but
+    the pursuit's scores are
     then rounded more coarsely, so a near tie between two bits may fall the other way
     and the codes are not exactly float32's. No effect on the CPU."""
     torch.backends.cuda.matmul.allow_tf32 = bool(enabled)

@@ -10,7 +10,7 @@ Its gradients with respect to the mixtures f (P, T) and to the batch's topic row
 
 In torch that is about ten operations over (nnz, T) arrays (two gathers, a product and
 its row sums, two scatter-adds); here one loop over the non-zeros does it without the
-(nnz, T) temporaries, in about half the time (results/speed/HISTORY.md). The sums are
+(nnz, T) temporaries, in about half the time (`python -m benchmarks speed` measures it). The sums are
 taken in another order than torch's, so the gradients agree to float rounding (tests
 check them against the torch path and autograd) and training drifts like another seed.
 """

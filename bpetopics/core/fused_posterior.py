@@ -14,8 +14,7 @@ get none). The same quantity as :func:`bpetopics.core.code_posterior.local_mean`
 compiled pass over each document's real non-zeros, like the fused pursuit's later steps
 (:mod:`bpetopics.core.fused_pursuit`): scoring the K + 1 codes costs one pursuit step
 over every bit. The torch path (padded rows, a batched product per document) did the
-same work at a fraction of the speed (README, "Predicting with the posterior over
-nearby codes", has the figures).
+same work at a fraction of the speed (docs/defaults.md has the figures).
 """
 
 from __future__ import annotations

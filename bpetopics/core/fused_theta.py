@@ -1,7 +1,6 @@
 """PoissBPE's theta gradients with a linear decoder in compiled passes (numba, CPU,
 float32): what :meth:`PoissBPE._theta_step` otherwise takes in about thirty small torch
-operations and two T x T x W matrix products (README, "Speed and memory";
-results/speed/HISTORY.md). :func:`set_gradients` writes the gradients out;
+operations and two T x T x W matrix products (docs/results/speed.md). :func:`set_gradients` writes the gradients out;
 :func:`take_step`, what training runs, also takes the Adam step and ends pass 3 inside
 the topic logits' Adam step and the next topics' softmax
 (:mod:`bpetopics.core.topic_step`), so the topic gradient is never written out.

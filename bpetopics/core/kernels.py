@@ -139,7 +139,7 @@ def numpy_blas_on_one_thread():
     The end-of-epoch topic moves make thousands of small products over the vocabulary
     (dot products of W-vectors, W x T matrix-vector products); OpenBLAS hands vectors
     past about 10,000 elements to its other threads, and waking them for each costs more
-    than it saves (results/speed/HISTORY.md has the figures). The libraries are found once
+    than it saves (`python -m benchmarks speed` measures it). The libraries are found once
     (a ``ThreadpoolController``, found again after new imports): ``threadpool_limits``
     scans every loaded library on each call, 4 ms in a training process (60 ms of a
     15-epoch fit)."""

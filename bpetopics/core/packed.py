@@ -133,8 +133,7 @@ def unique_ints(keys: torch.Tensor, n_keys: int) -> tuple[torch.Tensor, torch.Te
     range and its running count replace the sort: on CPU in one compiled pass (several
     times faster than the torch ops for a minibatch's vocabulary), else by torch ops.
     torch's one-thread CPU sort of int64 keys costs several times more per key past 4,096
-    keys than below, so past that size the mask is used on a wider range (README, "Speed
-    and memory")."""
+    keys than below, so past that size the mask is used on a wider range (docs/results/speed.md)."""
     n = keys.numel()
     if n_keys <= 16 * n + 4096 and n_keys <= 1 << 24 and kernels.available(keys.device):
         words, position = _distinct_in_range(keys.numpy(), int(n_keys))

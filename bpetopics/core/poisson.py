@@ -8,7 +8,7 @@ non-zero words only (MODEL.md).
 
 The logits are stored topic by topic, (T, W): the softmax over words then runs along
 contiguous rows, several times faster than over the first axis of a (W, T) matrix
-(README). Saved weights keep the (W, T) layout of earlier versions (``state_dict``
+(docs/defaults.md). Saved weights keep the (W, T) layout of earlier versions (``state_dict``
 transposes).
 
 The theta step's gradient is written out (:meth:`PoissonLikelihood.theta_backward`)

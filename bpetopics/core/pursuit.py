@@ -146,7 +146,7 @@ def uses_dense_tables(batch, likelihood, device) -> bool:
     likelihood that has them, on the CPU only. On a GPU the tables' bookkeeping (codes
     made distinct by ``torch.unique(dim=0)``, a loop over blocks of codes, screening rounds,
     each ending in a host synchronisation) costs more than the candidates it saves, several
-    times this module's one pass per step (measured in README, Images)."""
+    times this module's one pass per step (measured in docs/results/images.md)."""
     return (isinstance(batch, DenseBatch) and hasattr(likelihood, "shared_term")
             and torch.device(device).type == "cpu")
 

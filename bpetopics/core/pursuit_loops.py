@@ -34,7 +34,7 @@ if numba is not None:
         Topics are taken 8 (then 4, then 1) at a time, and a block of topics is the outer
         loop, the document's words the inner one: a pass over a word's row reads and writes
         it once for 8 multiply-adds, and the block's 8 rows of mix are addressed once for
-        all the words (faster than the words outside, results/speed/HISTORY.md: the rows
+        all the words (faster than the words outside, docs/results/speed.md: the rows
         are a few dozen bits long, so per-row set-up counts). The sums are grouped in
         pairs; each element's rounding does not depend on the loop order."""
         n_topics, width = mix.shape

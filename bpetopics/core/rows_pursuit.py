@@ -57,7 +57,7 @@ _CLAIM_PREPARE, _PREPARED, _NEXT_SHARE, _DONE_SHARES, _FAILED, _N_USED, _NNZ, _G
 #: must not leave the other thread waiting for the spinner's time slice. Two trainings
 #: on two threads each, at once on the 2 cores here (T = 20, 8 epochs, wall s each):
 #: 1.81-1.82 with 2,048 spins, 2.06-2.11 with 512, 2.38-2.54 with 16,384, 1.70-2.19 with
-#: the lock-based hand-off of session 22; alone 0.84-0.87 with any of them, 1.29 before.
+#: a lock-based hand-off; alone 0.84-0.87 with any of them, 1.29 with the lock.
 SPINS = 1 << 11
 
 _give_way = getattr(os, "sched_yield", lambda: time.sleep(0))

@@ -25,7 +25,7 @@ scores), so a bound costs one pass over the words for qbar and one K x T product
 
 It pays only when K T is large: at T = 20 and K = 64 bounding cost more than it saved on
 a trained model, so :func:`bpetopics.core.fused_pursuit.run` screens from
-``MIN_SCREEN_WORK`` bits x topics on (results/speed/HISTORY.md has the figures).
+``MIN_SCREEN_WORK`` bits x topics on (`python -m benchmarks speed` measures it).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Greedy pursuit that scores a shortlist of bits per step (dense data: images).
 
 An exact greedy step scores every candidate z + e_j through the decoder: K decoder passes
-per image and step, where a VAE makes one (README, "The image models' pursuit", has the
+per image and step, where a VAE makes one (docs/results/speed.md has the
 epochs measured). Here a later step ranks the K candidates by a first-order estimate of
 their gain and scores only the ``shortlist`` best exactly.
 
@@ -28,8 +28,8 @@ all K up to float rounding, a third of its candidates at K = 200 after the lists
 ``exact_stop`` the image stops at once (fewer bits, faster). On a trained GaussBPE at
 sigma 0.1 half the later steps found no gain in the first 32 bits although one existed,
 mostly within the estimate's top 256; the doubling lists find it for a fraction of the
-exact step's cost (README, "The shortlist pursuit", has the figures). Every accepted bit raises the exact objective,
-but a step may take another bit than the best: the codes are a model change, and README's
+exact step's cost (docs/defaults.md has the figures). Every accepted bit raises the exact objective,
+but a step may take another bit than the best: the codes are a model change, and docs/defaults.md's
 image sections have the quality this gives against the exact pursuit. Step 1 stays exact
 and shared (every image starts from the empty code:
 :func:`bpetopics.core.dense_pursuit.dense_pursuit`).
@@ -128,7 +128,7 @@ def first_order_gain(decoder, likelihood, x, codes, pre=None, budget=DEFAULT_BUD
 
 #: With the exact stop, a stuck image first scores the next bits of its estimate's ranking
 #: in doubling lists before the exact step (module docstring). False: straight
-#: to the exact step (the pursuit of session 17; kept for the A/B runs in results/).
+#: to the exact step (an earlier pursuit, kept for A/B comparisons).
 WIDEN = True
 
 
@@ -136,7 +136,7 @@ def _screens(likelihood, device) -> bool:
     """Whether the exact stop's step is the dense pursuit's screened one (a likelihood with
     a linear bound, Bernoulli, on the CPU). On a GPU the screening's distinct codes, blocks
     of codes and rounds each wait on the host, which made the dense pursuit several times
-    slower there (README, Images): the GPU scores the bits left instead (not yet timed)."""
+    slower there (docs/results/images.md): the GPU scores the bits left instead (not yet timed)."""
     return hasattr(likelihood, "linear_bound") and torch.device(device).type == "cpu"
 
 

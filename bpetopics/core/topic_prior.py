@@ -5,7 +5,7 @@
 Maximum likelihood does not pin the topics down: with near one-hot codes a code's mixture
 is shared by every document that has it, so each topic has to carry the generic words
 ("one", "would", "use") of its documents, and the same generic words fill the top of many
-topics (README measures it on 20 Newsgroups).
+topics (docs/defaults.md measures it on 20 Newsgroups).
 
 The remedy is a prior on beta that repels topics from each other, in the spirit of the
 diversity-promoting priors of Xie, Zhu and Xing ("Diversity-promoting Bayesian learning of
@@ -23,7 +23,7 @@ term per token, and the prior enters it as
 
 with u_t = mean_n f_t(z_n), topic t's use in the minibatch (held fixed in the gradient):
 the cosines summed over all ordered pairs of topics, with weights that average 1. Two
-choices (README has the measurements behind them):
+choices (docs/defaults.md has the measurements behind them):
 
 - Weighting by use. A topic's data gradient is proportional to how much the documents
   use it; an unweighted prior pushes every topic alike, so rarely used topics are driven

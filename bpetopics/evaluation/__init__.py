@@ -2,7 +2,7 @@
 classification. (The gensim LDA baseline is in :mod:`bpetopics.baselines`, the
 comparison over seeds in :mod:`bpetopics.experiments.text_comparison`.)
 
-Every function takes the topic-model contract of ``docs/CONTRACTS.md``: ``topic_word_``
+Every function takes the topic-model contract of ``docs/design.md``: ``topic_word_``
 (T x W, rows on the simplex) and ``doc_topic(X)`` (N x T), so LDA and BPE models are
 measured by the same code.
 """

@@ -77,7 +77,7 @@ class Budget:
 
 # GaussBPE gets K = 800 bits (BernBPE keeps 200): on the full MNIST splits after 2 epochs,
 # MSE 13.17 -> 10.21 and scaled MNIST 17.50 -> 13.20, with the same ~6 bits per image
-# (sparser by Hoyer's measure) at 1.5x the epoch time (README, "Images: Table 1").
+# (sparser by Hoyer's measure) at 1.5x the epoch time (docs/defaults.md).
 
 
 BUDGETS = {
@@ -85,13 +85,12 @@ BUDGETS = {
     "tiny": Budget("tiny", 150, 100, ("mnist", "scaled_mnist", "binary_mnist"), 2, 24, 32,
                    3e-3, 2, 2, shortlist=8),
     # the CPU: about 40 CPU minutes on one thread (GaussBPE's 800 bits most of it); sigma
-    # 0.1 and 8 epochs put GaussBPE's MNIST error below the paper's (README, "Images: Table 1")
+    # 0.1 and 8 epochs put GaussBPE's MNIST error below the paper's (docs/results/images.md)
     "small": Budget("small", 2000, 1000, ("mnist", "scaled_mnist", "binary_mnist"), 8, 200,
                     32, 3e-3, 100, 100, sigma=0.1, gauss_n_bits=800),
     # a GPU: whole splits. Sigma 0.1 as in the small budget: on whole splits it beats sigma 0.3
-    # after fewer epochs; the models' shortlist pursuit (the exact one until session 22, when
-    # the shortlist's GPU epochs took 1.3x the exact's and its codes scored higher on the
-    # same models: README, "Images: Table 1", the H200 table)
+    # after fewer epochs; the models' shortlist pursuit (its codes score higher than the
+    # exact pursuit's on the same models: docs/results/images.md, whole splits on one GPU)
     "full": Budget("full", None, None, ("mnist", "scaled_mnist", "binary_mnist", "cifar10"),
                    30, 200, 128, 1e-3, 100, 100, sigma=0.1, gauss_n_bits=800),
 }
@@ -244,7 +243,7 @@ def run_table(data_root, out, budget="small", datasets=None, device="auto", seed
         Start again in ``out``, removing the runs of a table there.
     models : list of str, optional
         Train only these models (slugs: gaussbpe, bernbpe, vae-fixed, vae-learned, gsvae),
-        e.g. one a process on a lent GPU; the table holds their rows.
+        e.g. one a process sharing a GPU; the table holds their rows.
 
     Returns
     -------

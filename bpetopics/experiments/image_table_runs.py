@@ -8,7 +8,7 @@
                                      every epoch while it trains
     OUT/runs/<data set>-<model>.json its Table 1 row, history and the grid's reconstructions
 
-A table stopped anywhere (Ctrl-C, a lent GPU's session ending) continues with
+A table stopped anywhere (Ctrl-C, a GPU's time running out) continues with
 ``resume=True``: finished models are read back (their .json, or the run when the .json is
 missing), an interrupted model continues from its last checkpoint (the same model as if
 never stopped, :mod:`bpetopics.runs.image_job`), and the others start.

@@ -50,7 +50,7 @@ class TextModel:
     """A named model factory of the comparison.
 
     make : (n_topics, seed, params) -> an unfitted topic model (``fit(X)``,
-        ``topic_word_``, ``doc_topic(X)``; docs/CONTRACTS.md)
+        ``topic_word_``, ``doc_topic(X)``; docs/design.md)
     warm_up : parameters of the small untimed warm-up fit (e.g. one epoch)
     has_codes : True when ``transform(X)`` gives binary codes (their sparsity is measured)
     """

@@ -77,7 +77,7 @@ class _ImageBPE(BPEBase, TransformerMixin, BaseEstimator):
     def _learning_rate(self):
         """lr / sqrt(1 + e) for epoch e (from 0) when ``lr_decay``, else lr (with a
         constant rate the held-out NLL of BernBPE drifted up after a few epochs while the
-        training objective kept falling; README has the figures)."""
+        training objective kept falling; docs/defaults.md has the figures)."""
         return self.lr / np.sqrt(1.0 + self.epoch_) if self.lr_decay else self.lr
 
 
@@ -92,7 +92,7 @@ class GaussBPE(_ImageBPE):
     sigma : float
         Noise standard deviation. It sets the price of detail: a bit is switched on when
         it lowers the squared error (at the best scale) by more than about
-        2 sigma^2 |psi(a_k) - psi(b_k)|, so a larger sigma gives sparser codes (README
+        2 sigma^2 |psi(a_k) - psi(b_k)|, so a larger sigma gives sparser codes (docs/defaults.md
         has the trade-off measured on MNIST).
     c : float
         Prior variance of the scale lambda_n. With ``sigma`` it sets the data's range:
@@ -114,7 +114,7 @@ class GaussBPE(_ImageBPE):
         ranked by a first-order estimate of their gain (:mod:`bpetopics.core.shortlist_pursuit`):
         codes that are no longer exactly the greedy pursuit's. The default, 32 with
         ``exact_stop``, trains faster than scoring every bit (None, the exact greedy
-        pursuit) and reached a lower test error on Table 1's small budget (README, Images,
+        pursuit) and reached a lower test error on Table 1's small budget (docs/results/images.md,
         has the figures).
     exact_stop : bool
         With a shortlist, an image whose shortlisted bits gain nothing scores the
@@ -124,8 +124,7 @@ class GaussBPE(_ImageBPE):
     fast_stop_epochs : int or None
         The first this-many training epochs stop an image at once (as ``exact_stop=False``):
         a cheaper warm-up; the later epochs and encoding follow ``exact_stop``. None: every
-        training epoch, the encodings alone take the exact stop (README, "A cheaper
-        warm-up", has the cost and the error measured).
+        training epoch, the encodings alone take the exact stop (docs/defaults.md has the cost and the error measured).
     """
 
     _parameter_rules = {**_ImageBPE._parameter_rules, "sigma": P.POSITIVE, "c": P.POSITIVE}

@@ -41,18 +41,18 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         K, length of the binary codes. ``None`` (the default): 64, or 2.5 T rounded up
         to a multiple of 8 when that is more (128 at T = 50; :meth:`code_length`): with
         too few bits there are too few distinct codes for every topic to lead one
-        (README, "Every topic some document's top topic").
+        (docs/defaults.md).
     hidden : tuple of int
         Decoder hidden sizes. The default ``()`` is a linear map from the code to the
         topic logits, f(z) = softmax(b + W z): on 20 Newsgroups hidden layers gave
-        peakier mixtures, fewer distinct codes and lower topic diversity (README).
+        peakier mixtures, fewer distinct codes and lower topic diversity (docs/defaults.md).
     activation : {"relu", "tanh", "softplus", "sigmoid", "elu", "leaky_relu", "gelu"}
         The decoder's activation between hidden layers (unused without hidden layers).
     alpha, gamma : float or None
         Beta-process prior Beta(alpha gamma / K, alpha (1 - gamma / K)): prior mean
         gamma / K, strength alpha. ``None`` gives alpha = N and gamma = K / 4: a prior
         as strong as the data with mean 1/4, so a bit that no document uses costs
-        ln 7 = 1.9 nats instead of ~ln(N K / (alpha gamma)) (README: it raised NPMI,
+        ln 7 = 1.9 nats instead of ~ln(N K / (alpha gamma)) (docs/defaults.md: it raised NPMI,
         diversity and accuracy on 20 Newsgroups and matches planted sparsity).
     tau, kappa : float
         Step size of the natural-gradient update of q(pi): rho_t = (t + tau)^-kappa,
@@ -63,10 +63,10 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         ``epochs=None`` (the default) runs enough epochs for 2,000 minibatch steps, at
         least 15 and at most 150 (:meth:`total_epochs`): 15 on 20 Newsgroups, more on
         small corpora, whose few steps per epoch would leave the topics half-trained
-        (README).
+        (docs/defaults.md).
     cooldown_epochs : int
         The last this many epochs (at most a fifth of them) train at ``lr`` / 5, so that
-        training ends without the full steps' noise (README, "A cooldown at the end": on
+        training ends without the full steps' noise (docs/defaults.md: on
         20 Newsgroups 8-10 lower completion perplexity, NPMI and accuracy no lower). 0:
         ``lr`` throughout.
     max_bits : int or None
@@ -81,14 +81,14 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         cosine similarities between topics summed over all pairs (each pair weighted by
         the two topics' use in the minibatch, weights averaging 1); above 60 topics, times
         59 / (T - 1), so that no topic is pushed harder than at T = 60. 0 is maximum
-        likelihood (README measures the default against it).
+        likelihood (docs/defaults.md measures the default against it).
     topic_smoothing : float or None
         eta of a Dirichlet(1 + eta) prior on each topic's word distribution: the theta step
         is MAP with eta pseudo-counts for every word of every topic, weighed against the
         corpus's N_tok tokens (the per-token loss gains -(eta / N_tok) sum_t sum_w
         ln beta_wt), so it matters most on small corpora. 0 is no prior. None (the
         default): 0.1 from 80,000 tokens on, 0.1 x 80,000 / N_tok below, at most 1
-        (``topic_priors.smoothing_for``; README measures both against other values).
+        (``topic_priors.smoothing_for``; docs/defaults.md measures both against other values).
     reseed_similarity : float or None
         In the first half of training, dead topics and topics whose cosine similarity to
         a more used one exceeds this are restarted (None: never, and no split moves
@@ -109,18 +109,18 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         are T (:mod:`bpetopics.models.topic_growth`). ``None`` (the default): from 40
         topics on about 25 (T / 2^r, r = round(log2(T / 25)) >= 1: 25 at T = 50 and 100;
         at T = 50 on 20 Newsgroups it raised NPMI and accuracy and lowered completion
-        perplexity; README, "Growing the topics"), below 40 T, no growth.
+        perplexity; docs/defaults.md), below 40 T, no growth.
     soft_codes : int
         How many codes of each document the theta step fits. 1 (the default): the pursued
         code, the MAP-EM of MODEL.md. M > 1: the M most probable of the pursued code and
         its one-bit neighbours under the posterior exp L (:mod:`bpetopics.core.code_posterior`),
-        the data term weighted by their renormalised probabilities (a soft E-step; README
+        the data term weighted by their renormalised probabilities (a soft E-step; docs/defaults.md
         measures 3 against 1: better topics, 3.5x the training time). One process only.
     pipeline : bool
         True (the default): each minibatch's codes are pursued during the previous
         step's theta update, from the theta before that update (one Adam step stale), on
         a second thread when torch has two (:mod:`bpetopics.core.pipelined_steps`; the
-        same model on one thread and on two; README measures the speed and the topics
+        same model on one thread and on two; docs/defaults.md measures the speed and the topics
         against False). False: the steps strictly in order (MODEL.md's MAP-EM). Only where
         the compiled pursuit runs (CPU, a linear decoder), in one process, with
         ``soft_codes=1``; the steps run in order elsewhere.
@@ -348,8 +348,8 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
     #: The cooldown's share of ``lr``.
     COOLDOWN_LR_SCALE = 0.2
     #: ``transform``'s documents pursued together: fewer batches share the first step's
-    #: table work and the per-batch overhead (20 Newsgroups' test split at T = 50, one
-    #: thread: 46,300 documents/s in batches of 1,024, 49,700-50,100 in 4,096; the same codes).
+    #: table work and the per-batch overhead (larger batches encode faster; the codes are
+    #: the same for every batch size).
     ENCODE_BATCH_SIZE = 4096
 
     def _learning_rate(self) -> float:

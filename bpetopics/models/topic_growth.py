@@ -1,8 +1,7 @@
 """Topic growth: PoissBPE trains with fewer topics first, then splits each in two.
 
 At T = 50 on 20 Newsgroups a model trained with its T topics from the start ends with a
-lower tail of little-used topics that join two themes' words (README, "Growing the
-topics"): a bit gathers the documents that share a few words and gives them a topic of
+lower tail of little-used topics that join two themes' words (docs/defaults.md): a bit gathers the documents that share a few words and gives them a topic of
 their own. Grown topics are children of topics that already hold a theme: the model
 starts with ``initial_topics`` T0 topics (about 25 by default, where PoissBPE's topics
 are at their best) and doubles them in rounds spread over the first third of the epochs
@@ -35,7 +34,7 @@ from bpetopics.core.topic_split import split_gains
 from bpetopics.models.topic_repair import SPLIT_SMOOTHING, corpus_frequencies, smoothed_log_topics
 
 #: ``initial_topics=None`` grows the topics from this many topics on (at T = 20 growth
-#: raised NPMI but lowered classifier accuracy and purity; README measures both) ...
+#: raised NPMI but lowered classifier accuracy and purity; docs/defaults.md measures both) ...
 GROWTH_MIN_TOPICS = 40
 #: ... from about this many: T / 2^r topics (rounded up), r = round(log2(T / 25)) >= 1
 #: doublings (25 at T = 50 and 100, 20 at 40, 19 at 75).

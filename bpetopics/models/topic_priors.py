@@ -14,7 +14,7 @@ from bpetopics.core.topic_prior import (dirichlet_logit_grad, dirichlet_penalty,
 FULL_PUSH_PARTNERS = 59
 #: ``topic_smoothing=None`` (the default): eta = BASE_SMOOTHING on corpora of
 #: SMOOTHING_TOKENS tokens and more, BASE_SMOOTHING * SMOOTHING_TOKENS / N_tok below, at
-#: most MAX_SMOOTHING (README, "A Dirichlet prior on the topics": 0.45 on lee's 17,700
+#: most MAX_SMOOTHING (docs/defaults.md: 0.45 on lee's 17,700
 #: tokens, 0.52 on 400 documents of 20 Newsgroups; the corpora of 100,000 tokens and more
 #: keep 0.1).
 BASE_SMOOTHING = 0.1
@@ -37,7 +37,7 @@ class TopicPriors:
         Up to T = 60 that is the cosines summed over all ordered pairs (lambda T (T - 1));
         above, the push on each topic stays what 59 partners give it, shared among its T - 1
         (the full sum grows with T: at T = 100 it cost coherence, perplexity and accuracy
-        for diversity; README, "The diversity prior's strength")."""
+        for diversity; docs/defaults.md)."""
         n_topics = getattr(self, "current_topics_", self.n_topics)   # T0 before the topics grow
         return self.topic_repulsion * n_topics * min(n_topics - 1, FULL_PUSH_PARTNERS)
 

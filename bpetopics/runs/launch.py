@@ -41,8 +41,7 @@ CONSEQUENCE = "lost contact"
 #: Global minibatch under which data-parallel processes on one machine's CPUs gain little
 #: or lose: most of a small step is work every process repeats (the topics' softmax and
 #: gradient, the priors, Adam). On 20 Newsgroups (2 cores, sums through shared memory):
-#: 0.87x at 64 documents a step, 1.21x at 512, 1.67x at 2,048 (README, "Training with
-#: several processes").
+#: 0.87x at 64 documents a step, 1.21x at 512, 1.67x at 2,048 (docs/results/scale.md).
 SMALL_BATCH = 1024
 
 
@@ -54,7 +53,7 @@ def small_batch_note(batch_size, nproc: int, device) -> str | None:
     return (f"Note: with --batch-size {batch_size} most of each step is work every one of the {nproc} "
             f"processes repeats (the topics' softmax and gradient, Adam), so on one machine's CPUs this "
             f"trains little faster than one process, or slower; --batch-size {2 * SMALL_BATCH} or more pays "
-            "(README, 'Training with several processes')")
+            "(docs/scale.md)")
 
 
 class RankLostError(RuntimeError):

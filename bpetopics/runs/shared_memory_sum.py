@@ -2,7 +2,7 @@
 
 A gloo ``all_reduce`` over TCP costs about a millisecond whatever its size (gloo's threads
 wake each other several times a call), as much as a small training step
-(``benchmarks/bench_allreduce.py``; README, "Training with several processes").
+(``benchmarks/bench_allreduce.py``; docs/scale.md).
 Processes on one machine can instead meet in memory they share, the way NCCL does
 between the GPUs of one node. Each of the P ranks copies its vector
 into its own slot of a shared buffer, tells every other rank so by a byte through a named

@@ -3,7 +3,7 @@
 ``prepare_corpus(source)`` loads a source (``"20newsgroups"``, a folder of text files or
 a saved corpus), cleans it (headers, signatures, quotes, encoded attachments, stop
 words, numbers, punctuation, short tokens), fits a vocabulary on the train split and
-returns ``{"train": Corpus, "test": Corpus}`` with sparse counts. See docs/CONTRACTS.md.
+returns ``{"train": Corpus, "test": Corpus}`` with sparse counts. See docs/design.md.
 
 Modules: :mod:`~bpetopics.text.cleaning` (one function per cleaning step),
 :mod:`~bpetopics.text.stopwords`, :mod:`~bpetopics.text.loaders` (raw documents),

@@ -7,7 +7,7 @@ into the process until the maps are let go, and letting them go makes the next b
 fault them back. Read by ``pread`` instead, one call a row and array from a compiled loop
 (the C library's ``pread``, called by numba), a row costs two system calls
 and maps nothing: about as fast, and the process's memory stays that of the rows it
-holds (README, "Corpora larger than memory", has the figures). The maps stay for what
+holds (docs/results/scale.md has the figures). The maps stay for what
 reads whole shards (sums) and for arrays that are not files (:func:`copy_rows` falls back
 to them, and without numba).
 """

@@ -2,7 +2,7 @@
 
 Everything here takes numpy arrays (and, for the bit view, a function from codes to
 mixtures), so it works for any topic model that exposes the contract of
-``docs/CONTRACTS.md``: ``topic_word`` (T x W, rows on the simplex) and ``doc_topic``
+``docs/design.md``: ``topic_word`` (T x W, rows on the simplex) and ``doc_topic``
 (N x T, rows on the simplex). For PoissBPE, ``doc_topic`` is f(z_n), the decoder's
 softmax at each document's code z_n, and ``code_topic_fn`` is ``model.code_topic``.
 

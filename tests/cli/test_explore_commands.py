@@ -336,7 +336,7 @@ def test_compare_writes_three_files_with_both_models(runner, corpus_with_test, t
     one_line_error(runner.invoke(main, [*args[:3], "0", *args[4:]]), "--topics")
     one_line_error(runner.invoke(main, [*args, "--overwrite", "--models", "PoissBPE,NoSuch"]),
                    "unknown --models 'PoissBPE,NoSuch'", "PoissBPE, LDA, Tomotopy, NMF, ProdLDA")
-    # PoissBPE's steps in order (README's comparison tables), said in the setting
+    # PoissBPE's steps in order (the comparison tables of docs/results/text-comparison.md), said in the setting
     result = runner.invoke(main, [*args, "--overwrite", "--models", "PoissBPE", "--no-gensim", "--no-pipeline"])
     assert result.exit_code == 0, result.output
     assert "pipeline=False" in (out / "comparison.md").read_text()

@@ -10,6 +10,8 @@ import shutil
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.slow  # end-to-end: in `make test`, left out by `make test-quick`
 from click.testing import CliRunner
 
 from bpetopics.cli import main

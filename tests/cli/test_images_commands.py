@@ -7,6 +7,8 @@ import json
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.slow  # end-to-end: in `make test`, left out by `make test-quick`
 import torch
 
 from bpetopics.cli import main
@@ -156,7 +158,7 @@ def test_fast_stop_epochs_reach_the_run(runner, tmp_path, data_root, given, save
 def test_on_a_gpu_the_bpe_models_keep_their_pursuit(runner, tmp_path, data_root, monkeypatch,  # noqa: F811
                                                    extra, saved):
     """Where the device is CUDA, `images train` keeps the models' shortlist pursuit unless
-    --shortlist says otherwise (until session 22 a GPU took the exact one). (The GPU is
+    --shortlist says otherwise (earlier versions took the exact one on a GPU). (The GPU is
     faked: the run trains on the CPU.)"""
     import bpetopics.cli.images as cli_images
     from bpetopics.runs import load_run

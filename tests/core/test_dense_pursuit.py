@@ -140,8 +140,8 @@ class _NoTables(WithoutScreening):
 
 
 def test_dense_tables_are_used_on_the_cpu_only():
-    """On a GPU the tables' host synchronisations cost more than they save (README,
-    Images): dense batches there take the one-pass-per-step path, whose codes the test
+    """On a GPU the tables' host synchronisations cost more than they save (docs/design.md,
+    which pursuit runs when): dense batches there take the one-pass-per-step path, whose codes the test
     above pins to the tables'."""
     from bpetopics.core.pursuit import uses_dense_tables
 

@@ -123,7 +123,7 @@ def test_the_fast_stop_epochs_warm_up_and_then_stop_exactly(shared_data, monkeyp
     """fast_stop_epochs=2 of 3: the training steps of epochs 1-2 stop at once, those of
     epoch 3 and every encoding (the training images' codes_, transform) take the exact
     stop (None: no training step does); the same model trained with exact_stop=False and switched to the exact stop
-    after epoch 2 (the way README's figures were first measured) is the same model."""
+    after epoch 2 (the way docs/defaults.md's figures were first measured) is the same model."""
     from bpetopics.core import encoding, model as model_module
     from bpetopics.images import load_mnist
     from bpetopics.models import GaussBPE

@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.slow  # end-to-end: in `make test`, left out by `make test-quick`
 import torch
 from click.testing import CliRunner
 
@@ -121,7 +123,7 @@ def test_table_command_override_is_part_of_the_table(data_root, tmp_path, datase
 
 
 def test_on_a_gpu_the_table_keeps_the_budgets_pursuit(data_root, tmp_path, monkeypatch):
-    """The pursuit does not depend on the device (until session 22 a GPU took the exact one)."""
+    """The pursuit does not depend on the device (earlier versions took the exact one on a GPU)."""
     import bpetopics.cli.images as cli_images
     from bpetopics.cli import main
 
@@ -235,7 +237,7 @@ def test_models_trained_apart_join_into_the_whole_table(data_root, tmp_path):
             (shutil.copytree if src.is_dir() else shutil.copy2)(src, joined / "runs" / src.name)
     shutil.copy2(tmp_path / "gsvae" / "table.json", joined / "table.json")
     assert whole[0]["made_on"].startswith("device cpu; ")
-    piece = joined / "runs" / "binary_mnist-gsvae.json"   # as if trained on a lent GPU
+    piece = joined / "runs" / "binary_mnist-gsvae.json"   # as if trained on a GPU
     saved = json.loads(piece.read_text())
     saved["row"]["made_on"] = "device cuda:0; a GPU host"
     piece.write_text(json.dumps(saved))

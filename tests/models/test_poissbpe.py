@@ -61,7 +61,7 @@ def test_recovers_planted_topics(planted_fit):
 def test_recovers_planted_topics_whatever_the_seed(seed):
     """Issue #14: recovery depended on the seed (minimum cosine 0.3 to 0.5 for some);
     split moves (core/topic_split.py) leave such local optima. Seed s draws the corpus
-    and seeds the model; seeds 2 and 3 each failed one way before (README)."""
+    and seeds the model; seeds 2 and 3 each failed one way before (docs/defaults.md)."""
     X, beta, _ = planted_corpus(seed=seed)
     model = PoissBPE(n_topics=6, n_bits=8, random_state=seed, device="cpu", progress=False).fit(X)
     assert planted_match(beta, model.topic_word_).min() >= 0.9
@@ -71,7 +71,7 @@ def test_recovers_planted_topics_whatever_the_seed(seed):
 def test_codes_are_as_sparse_as_the_planted_ones(planted_fit):
     """Planted: 1.43 bits per code, Hoyer 0.903. With the default epochs (84 here) the
     codes drift towards one bit late in training (seeds 0-7: 1.03 to 1.45 bits before
-    split moves, 0.98 to 1.86 with them; README), so the lower bound is 0.9 bits."""
+    split moves, 0.98 to 1.86 with them; docs/defaults.md), so the lower bound is 0.9 bits."""
     model, _, _, codes = planted_fit
     assert abs(hoyer(model.codes_) - hoyer(codes)) < 0.1
     assert 0.9 < model.codes_.sum(1).mean() < 2.0

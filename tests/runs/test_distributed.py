@@ -8,6 +8,8 @@ import os
 
 import numpy as np
 import pytest
+
+pytestmark = pytest.mark.slow  # end-to-end: in `make test`, left out by `make test-quick`
 import scipy.sparse as sp
 import torch
 
