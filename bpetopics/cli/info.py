@@ -34,6 +34,9 @@ def format_info(run) -> str:
     lines += ["", "Training history:", "  epoch     objective  active bits  topic overlap  seconds"]
     lines += [f"  {h['epoch']:>5}  {h['objective']:>12.3f}  {h['active_bits']:>11.3f}  "
               f"{_cell(h.get('topic_overlap'), 13)}  {h['seconds']:>7.2f}" for h in run.model.history_]
+    compiled = sum(h.get("compile_seconds", 0.0) for h in run.model.history_)
+    if compiled:
+        lines.append(f"  (and {compiled:.1f} s compiling the CPU kernels, not counted above: a machine's first run)")
     return "\n".join(lines + _version_lines(cfg))
 
 

@@ -9,6 +9,7 @@ never drift (:func:`bpetopics.cli.model_options`). The job itself (a checkpoint 
 from __future__ import annotations
 
 import shlex
+import sys
 from pathlib import Path
 
 import click
@@ -93,8 +94,12 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
 
     from bpetopics.runs.launch import RankLostError
 
+    from bpetopics.core.compile_clock import CompileClock
+
+    announce = None if quiet else (lambda message: tqdm.write(message, file=sys.stderr))
     try:
-        jobs.run_job(job, after_epoch)
+        with CompileClock(announce).listening():
+            jobs.run_job(job, after_epoch)
     except RankLostError as exc:   # another training process died: the last checkpoint is kept
         raise UserError(f"{exc}; {jobs.interrupted_note(job.out)}: resume with `{resume_hint}`") from None
     except OSError as exc:  # e.g. a full disk: the previous checkpoint is intact, the temp file gone

@@ -12,6 +12,7 @@ distributed run (``runs/distributed.py``'s ``RankBatches``, through the model's
 
 from __future__ import annotations
 
+import sys
 from typing import Iterator, Protocol, runtime_checkable
 
 import torch
@@ -123,6 +124,10 @@ class MinibatchBar:
             self.bar = tqdm(total=self.n_epochs * len(batches), desc=desc, unit="batch", leave=False)
         self.bar.set_description(desc, refresh=False)
         return CountedBatches(batches, self.bar)
+
+    def note(self, message: str) -> None:
+        """Print ``message`` on its own line above the bar (standard error)."""
+        tqdm.write(message, file=sys.stderr)
 
     def epoch_done(self, **shown) -> None:
         if self.bar is not None:

@@ -24,6 +24,7 @@ from bpetopics.core import kernels, pipelined_steps
 from bpetopics.core import params as P
 from bpetopics.core.adam import Adam
 from bpetopics.core.batches import MinibatchBar
+from bpetopics.core.compile_clock import CompileClock
 from bpetopics.core.decoder import ACTIVATIONS, CodeDecoder
 from bpetopics.core.device import resolve_device
 from bpetopics.core.likelihoods import Likelihood
@@ -298,7 +299,12 @@ class BPEBase(P.HyperParameters, SavedState, Encoding):
         bar = MinibatchBar(type(self).__name__, n_epochs, self.progress)
         try:
             for _ in range(n_epochs):
-                info = self._run_epoch(X, bar.wrap(self._batches(X), self.epoch_ + 1))
+                with CompileClock(bar.note if self.progress else None).listening() as clock:
+                    info = self._run_epoch(X, bar.wrap(self._batches(X), self.epoch_ + 1))
+                if clock.seconds > 0:
+                    # a first run compiles the CPU kernels: not training time
+                    info["compile_seconds"] = clock.seconds
+                    info["seconds"] = max(0.0, info["seconds"] - clock.seconds)
                 bar.epoch_done(objective=f"{info['objective']:.1f}", bits=f"{info['active_bits']:.2f}")
                 if self.callback is not None:
                     self.callback(self, info)
