@@ -57,8 +57,13 @@ def _version_lines(cfg) -> list[str]:
     from bpetopics.runs import library_versions
 
     now = library_versions()
-    return (["", "Library versions (saved / now):"]
-            + [f"  {name:<13} {saved} / {now.get(name)}" for name, saved in (cfg.get("versions") or {}).items()])
+    lines = ["", "Library versions (saved / now):"]
+    lines += [f"  {name:<13} {saved} / {now.get(name)}" for name, saved in (cfg.get("versions") or {}).items()]
+    machine = cfg.get("machine")
+    if machine:   # which reproducibility promise a rerun gets (docs/reproducibility.md)
+        lines += ["", f"Trained on: {machine.get('cpu')} ({machine.get('architecture')}, "
+                      f"{machine.get('vector_unit')}, {machine.get('cores')} cores)"]
+    return lines
 
 
 def _image_lines(run) -> list[str]:

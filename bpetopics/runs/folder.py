@@ -35,6 +35,7 @@ import scipy.sparse as sp
 from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
+from bpetopics.core.machine import describe_machine
 from bpetopics.core.batches import RowStore
 from bpetopics.core.saved_state import non_finite_weight
 from bpetopics.files import canonical_safetensors, staging_folder
@@ -178,6 +179,7 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
     config = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": type(model).__name__,
               "params": model.config_params(), "seed": model.random_state, "n_data": int(model.n_data_),
               "n_features": int(model.n_features_), "corpus": corpus_cfg, "versions": library_versions(),
+              "machine": describe_machine(),
               "training": {"epoch": int(model.epoch_), "step": int(model.step_), "history": history,
                            "torch_threads": _torch_threads()}}
     with staging_folder(out) as tmp:

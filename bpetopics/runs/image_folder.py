@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from safetensors.torch import save as safetensors_bytes
 
+from bpetopics.core.machine import describe_machine
 from bpetopics.files import canonical_safetensors, staging_folder
 from bpetopics.runs.folder import (CONFIG_FILE, FORMAT, FORMAT_VERSION, HISTORY_FILE, SUMMARY_FILE, WEIGHTS_FILE,
                                    Run, RunError, _build_model, _csv_bytes, _first_line, _json_bytes, _load_tensors,
@@ -51,6 +52,7 @@ def save_image_run(out, model, data, *, codes=None, overwrite: bool = False) -> 
     config = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": type(model).__name__,
               "params": model.config_params(), "seed": model.random_state, "n_data": int(model.n_data_),
               "n_features": int(model.n_features_), "data": data.record(), "versions": library_versions(),
+              "machine": describe_machine(),
               "training": {"epoch": int(model.epoch_), "step": int(getattr(model, "step_", getattr(model, "n_steps_", 0))),
                            "history": history, "torch_threads": _torch_threads()}}
     last = history[-1] if history else {}
