@@ -21,7 +21,7 @@ from bpetopics import __version__
 
 # Modules that define commands; each does ``@main.command()``.
 COMMAND_MODULES = ["corpus", "train", "topics", "encode", "info", "evaluate", "compare", "graph", "ldavis",
-                   "images"]
+                   "over_time", "explore", "images"]
 
 
 class UserError(click.ClickException):
@@ -236,6 +236,9 @@ _RECORD_OPTIONS = [
                  help="JSONL key or CSV column of the text (a .jsonl or .csv source, compressed or not)."),
     click.option("--id-field", default=None, help="JSONL key or CSV column of the document id [default: FILE:LINE]."),
     click.option("--label-field", default=None, help="JSONL key or CSV column of the label [default: no labels]."),
+    click.option("--time-field", default=None,
+                 help="JSONL key or CSV column of each document's timestamp, an ISO date or a number "
+                      "(for `bpetopics over-time`) [default: none]."),
     click.option("--skip-bad-lines", is_flag=True,
                  help="Skip and count malformed lines instead of stopping at the first."),
 ]

@@ -44,7 +44,7 @@ from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, reco
 @record_options
 def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_passes, reference, gensim, overwrite,
             models, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed,
-            text_field, id_field, label_field, skip_bad_lines):
+            text_field, id_field, label_field, time_field, skip_bad_lines):
     """Compare PoissBPE with baseline topic models on CORPUS, over several seeds.
 
     Every model of --models (PoissBPE and gensim LDA by default; also Tomotopy, LDA
@@ -97,7 +97,7 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
         raise UserError(f"--device must be cpu, cuda or auto; got {device!r}")
     settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
                                corpus_seed, text_field=text_field, id_field=id_field, label_field=label_field,
-                               skip_bad_lines=skip_bad_lines)
+                               skip_bad_lines=skip_bad_lines, time_field=time_field)
     with corpus_errors():
         try:
             data = comparison_data(corpus, settings, corpus_seed)

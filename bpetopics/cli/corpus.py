@@ -136,7 +136,7 @@ def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field
 @record_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed, overwrite,
-           format_, jobs, shard_docs, text_field, id_field, label_field, skip_bad_lines, quiet):
+           format_, jobs, shard_docs, text_field, id_field, label_field, time_field, skip_bad_lines, quiet):
     """Materialise a corpus on disk and print a summary.
 
     SOURCE is 20newsgroups (the by-date train/test split, through scikit-learn), abc,
@@ -169,7 +169,7 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
     from bpetopics.text.sources import SAVED, SHARDED, corpus_settings, source_kind
 
     fields = {"text_field": text_field, "id_field": id_field, "label_field": label_field,
-              "skip_bad_lines": skip_bad_lines}
+              "skip_bad_lines": skip_bad_lines, "time_field": time_field}
     settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed,
                                **fields)
     sharded_only = [flag for flag, value in (("--jobs", jobs), ("--shard-docs", shard_docs)) if value is not None]
@@ -187,6 +187,9 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
         click.echo(f"Sharded corpus {source} (checksums verified; nothing written)")
         click.echo(format_sharded(sharded.manifest, sharded.summary()))
         return
+    if format_ == "sharded" and time_field is not None:
+        raise UserError("--time-field applies to an in-memory corpus: leave out --format sharded (and --jobs, "
+                        "--shard-docs)")
     if format_ == "sharded":
         _build_sharded(source, out or _default_out(source), settings, jobs or 1, shard_docs or 100_000, text_field,
                        id_field, label_field, skip_bad_lines, overwrite, quiet)

@@ -139,7 +139,8 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
 @record_options
 @click.pass_context
 def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, min_df, max_df, stopwords, data_home,
-          categories, max_docs, corpus_seed, text_field, id_field, label_field, skip_bad_lines, **params):
+          categories, max_docs, corpus_seed, text_field, id_field, label_field, time_field, skip_bad_lines,
+          **params):
     """Train a PoissBPE topic model on CORPUS and save the run to --out.
 
     CORPUS is 20newsgroups (its train split), abc, state_union or lee (named
@@ -187,7 +188,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
     options = dict(corpus=corpus, out=out, resume=resume, overwrite=overwrite, quiet=quiet, top=top,
                    settings=(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed),
                    fields={"text_field": text_field, "id_field": id_field, "label_field": label_field,
-                           "skip_bad_lines": skip_bad_lines},
+                           "skip_bad_lines": skip_bad_lines, "time_field": time_field},
                    params=params, explicit=explicit, resume_hint=resume_hint, summary=True,
                    device_given=ctx.get_parameter_source("device") is ParameterSource.COMMANDLINE)
     if nproc > 1:

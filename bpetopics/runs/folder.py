@@ -12,7 +12,8 @@ A run folder (written by :func:`save_run`, read back by :func:`load_run`)::
     counts.npz         training counts (scipy.sparse.save_npz, CSR N x W), rows in the order of
                        the ids in doc_topics.npz; absent from runs saved without a corpus or
                        counts, and from runs of older bpetopics (still version 1)
-    doc_topics.npz     doc_topic (N x T float32) and ids (N strings)
+    doc_topics.npz     doc_topic (N x T float32), ids (N strings) and, for a corpus read with a
+                       time field, times (N float64 numbers or datetime64[s] dates)
     history.csv        epoch, objective, active_bits, topic_overlap, restarted_topics, topics, seconds
     summary.json       sizes, final objective, topic shares, top words
 
@@ -197,7 +198,9 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
                      "topic_share": (lengths @ doc_topic) / max(float(lengths.sum()), 1e-12)}
             ids = [str(i) for i in (corpus.ids if corpus is not None else range(n_docs))]
             sp.save_npz(tmp / DOC_CODES_FILE, sp.csr_matrix(codes), compressed=True)
-            np.savez_compressed(tmp / DOC_TOPICS_FILE, doc_topic=doc_topic, ids=np.array(ids, dtype=str))
+            times = getattr(corpus, "times", None)      # a corpus read with a time field
+            np.savez_compressed(tmp / DOC_TOPICS_FILE, doc_topic=doc_topic, ids=np.array(ids, dtype=str),
+                                **({} if times is None else {"times": np.asarray(times)}))
         share = coded["topic_share"]
         summary = {"documents": n_docs, "vocabulary": len(vocabulary), "n_topics": int(topic_word.shape[0]),
                    "n_bits": model.code_length(), "epochs": int(model.epoch_),

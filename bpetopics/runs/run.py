@@ -180,6 +180,16 @@ class Run:
         with np.load(self.path / DOC_TOPICS_FILE, allow_pickle=False) as f:
             return [str(i) for i in f["ids"]], f["doc_topic"]
 
+    @_damage_is_run_error
+    def doc_times(self) -> np.ndarray | None:
+        """The training documents' timestamps (``float64`` numbers or ``datetime64[s]``
+        dates, in the order of :meth:`doc_topics`'s ids), or None when the corpus had
+        none (trained without ``--time-field``, or on a sharded corpus)."""
+        if "codes" in self.config:
+            return None
+        with np.load(self.path / DOC_TOPICS_FILE, allow_pickle=False) as f:
+            return f["times"] if "times" in f.files else None
+
 
 def _first_line(exc) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from bpetopics.files import staging_folder
 from bpetopics.text.errors import CorpusError
 from bpetopics.text.pipeline import TextPipeline
+from bpetopics.text.timestamps import times_from_json, times_to_json
 
 FORMAT = "bpetopics.corpus"
 SET_FORMAT = "bpetopics.corpus_set"
@@ -83,6 +84,9 @@ class Corpus:
         ``"no word in the vocabulary"``, ``"not a text file"``.
     source : str
         Where the documents came from.
+    times : np.ndarray of shape (N,), or None
+        Each document's timestamp (``float64`` numbers or ``datetime64[s]`` dates), when
+        the corpus was read with a time field.
     """
 
     counts: sp.csr_matrix
@@ -95,6 +99,7 @@ class Corpus:
     pipeline: TextPipeline | None = None
     dropped: dict[str, list[str]] = field(default_factory=dict)
     source: str = ""
+    times: np.ndarray | None = None
 
     def __post_init__(self):
         if not sp.issparse(self.counts):
@@ -110,6 +115,10 @@ class Corpus:
             self.labels = np.asarray(self.labels, dtype=np.int64)
             if self.labels.shape != (n,):
                 raise ValueError(f"labels has shape {self.labels.shape}, expected ({n},)")
+        if self.times is not None:
+            self.times = np.asarray(self.times)
+            if self.times.shape != (n,):
+                raise ValueError(f"times has shape {self.times.shape}, expected ({n},)")
 
     # ------------------------------------------------------------------ sizes
     def __len__(self) -> int:
@@ -158,6 +167,8 @@ class Corpus:
         if self.labels is not None:
             digest.update(np.asarray(self.labels, dtype=np.int64).tobytes())
             digest.update("\x00".join(map(str, self.label_names or [])).encode("utf-8", "surrogatepass"))
+        if self.times is not None:     # (corpora without timestamps keep their fingerprint)
+            digest.update(("times\x00" + "\x00".join(map(str, times_to_json(self.times)))).encode("utf-8"))
         return digest.hexdigest()
 
     def dropped_note(self) -> str:
@@ -189,7 +200,8 @@ class Corpus:
         _write_json(directory / VOCABULARY_FILE, self.vocabulary)
         _write_json(
             directory / DOCUMENTS_FILE,
-            {"ids": list(self.ids), "labels": None if self.labels is None else self.labels.tolist()},
+            {"ids": list(self.ids), "labels": None if self.labels is None else self.labels.tolist(),
+             **({} if self.times is None else {"times": times_to_json(self.times)})},
             indent=None,
         )
         buffer = io.BytesIO()
@@ -263,6 +275,7 @@ class Corpus:
                 pipeline=pipeline,
                 dropped=meta.get("dropped", {}),
                 source=meta.get("source", ""),
+                times=times_from_json(documents.get("times")),
             )
         except ValueError as exc:
             raise CorpusError(f"{directory} is inconsistent ({exc}): save the corpus again") from None

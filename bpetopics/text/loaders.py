@@ -18,6 +18,7 @@ from bpetopics.text.decoding import _looks_binary, _name, decode_bytes, decode_t
 from bpetopics.text.errors import CorpusError, CorpusWarning
 from bpetopics.text.records import (MALFORMED, Fields, check_bad_lines, chunks, input_kind, is_record_file,
                                     no_document_message, parse_chunk, warn_replaced)
+from bpetopics.text.timestamps import time_array
 
 #: Names that mean the 20 Newsgroups corpus (by-date split) as a source.
 NEWSGROUPS_NAMES = ("20newsgroups", "20ng", "20news")
@@ -55,6 +56,8 @@ class RawDocuments:
         Where the documents came from (``"20newsgroups"`` or a folder path).
     skipped : dict of str to list of str
         Files that were not loaded, by reason (e.g. ``"not a text file"``).
+    times : np.ndarray of shape (N,), or None
+        Each document's timestamp (``float64`` numbers or ``datetime64[s]`` dates), when known.
     """
 
     texts: list[str]
@@ -64,6 +67,7 @@ class RawDocuments:
     label_names: list[str] | None = None
     source: str = ""
     skipped: dict[str, list[str]] = field(default_factory=dict)
+    times: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -79,6 +83,7 @@ class RawDocuments:
             label_names=self.label_names,
             source=self.source,
             skipped=self.skipped,
+            times=None if self.times is None else self.times[indices],
         )
 
     def sample(self, max_docs: int | None, random_state: int = 0) -> "RawDocuments":
@@ -311,7 +316,7 @@ def _fetch(fetch_20newsgroups, data_home, subset, categories, download_if_missin
 # ------------------------------------------------------------------ JSONL and CSV
 def load_records(path: str | os.PathLike, split: str = "train", *, text_field: str = "text",
                  id_field: str | None = None, label_field: str | None = None,
-                 skip_bad_lines: bool = False) -> RawDocuments:
+                 skip_bad_lines: bool = False, time_field: str | None = None) -> RawDocuments:
     """Load a JSONL file (one JSON object a line) or a CSV file (a header row), either
     compressed or not (``.gz``, ``.bz2``, ``.xz``), one document a record.
 
@@ -324,6 +329,9 @@ def load_records(path: str | os.PathLike, split: str = "train", *, text_field: s
     text_field, id_field, label_field : str or None
         The JSONL keys or CSV columns of the text, the id (default ``FILE:LINE``) and
         the label (default: no labels).
+    time_field : str or None
+        The key or column of each document's timestamp, a date or a number
+        (:mod:`bpetopics.text.timestamps`); a record without one is malformed.
     skip_bad_lines : bool, default=False
         Skip malformed lines (recorded in ``skipped``) instead of stopping at the first.
 
@@ -335,14 +343,15 @@ def load_records(path: str | os.PathLike, split: str = "train", *, text_field: s
     kind = input_kind(path)
     if not is_record_file(path):
         raise CorpusError(f"{path} is not a .jsonl or .csv file: give one (or a folder of text files)")
-    fields = Fields(text_field, id_field, label_field)
-    texts, ids, names, bad, replaced, replaced_in = [], [], [], [], 0, []
+    fields = Fields(text_field, id_field, label_field, time_field)
+    texts, ids, names, stamps, bad, replaced, replaced_in = [], [], [], [], [], 0, []
     for chunk, _ in chunks(path, kind, fields, 10_000):
         records = parse_chunk(chunk, fields)
         check_bad_lines(records.bad, skip_bad_lines)
         texts += records.texts
         ids += records.ids
         names += records.labels
+        stamps += records.times
         bad += records.bad
         replaced += records.replaced
         replaced_in += records.replaced_in
@@ -356,7 +365,8 @@ def load_records(path: str | os.PathLike, split: str = "train", *, text_field: s
         lookup = {name: i for i, name in enumerate(label_names)}
         labels = np.array([lookup[name] for name in names], dtype=np.int64)
     return RawDocuments(texts=texts, ids=ids, split=split, labels=labels, label_names=label_names,
-                        source=str(path), skipped={MALFORMED: [where for where, _ in bad]} if bad else {})
+                        source=str(path), skipped={MALFORMED: [where for where, _ in bad]} if bad else {},
+                        times=None if time_field is None else time_array(stamps, path))
 
 
 # ------------------------------------------------------------------------- by name
@@ -393,7 +403,7 @@ def load_source(
         Passed to :func:`load_20newsgroups`.
     fields : dict, optional
         :func:`load_records`'s keyword arguments for a JSONL or CSV file (``text_field``,
-        ``id_field``, ``label_field``, ``skip_bad_lines``).
+        ``id_field``, ``label_field``, ``time_field``, ``skip_bad_lines``).
 
     Returns
     -------
@@ -402,6 +412,9 @@ def load_source(
     """
     from bpetopics.text.named_corpora import is_named_corpus, load_named_corpus  # it imports this module
 
+    if (fields or {}).get("time_field") is not None and not is_record_file(source):
+        raise CorpusError(f"--time-field applies to a .jsonl or .csv source, and {source} is neither: "
+                          "leave it out, or give the records as JSONL or CSV")
     if is_newsgroups(source):
         return load_20newsgroups(data_home, categories=categories, download_if_missing=download_if_missing)
     if is_named_corpus(source):

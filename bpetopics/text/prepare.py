@@ -36,6 +36,7 @@ def _build(docs: RawDocuments, tokens: list[list[str]], pipeline: TextPipeline) 
         pipeline=pipeline,
         dropped=dropped,
         source=docs.source,
+        times=None if docs.times is None else docs.times[keep],
     )
 
 
@@ -82,6 +83,7 @@ def prepare_corpus(
     id_field: str | None = None,
     label_field: str | None = None,
     skip_bad_lines: bool = False,
+    time_field: str | None = None,
     **cleaning,
 ) -> dict[str, Corpus]:
     """Load, clean and vectorise a corpus.
@@ -116,6 +118,9 @@ def prepare_corpus(
         Let scikit-learn download 20 Newsgroups when it is not in ``data_home``.
     text_field, id_field, label_field : str or None
         A JSONL or CSV source's keys or columns of the text, the id and the label.
+    time_field : str or None
+        A JSONL or CSV source's key or column of each document's timestamp (a date or a
+        number: :mod:`bpetopics.text.timestamps`), kept as ``Corpus.times``.
     skip_bad_lines : bool, default=False
         A JSONL or CSV source: skip (and record) malformed lines instead of stopping.
     **cleaning
@@ -153,7 +158,7 @@ def prepare_corpus(
     raw = load_source(source, data_home=data_home, categories=categories,
                       download_if_missing=download_if_missing,
                       fields={"text_field": text_field, "id_field": id_field, "label_field": label_field,
-                              "skip_bad_lines": skip_bad_lines})
+                              "skip_bad_lines": skip_bad_lines, "time_field": time_field})
     pipeline.stop_words  # noqa: B018
     raw = {split: docs.sample(max_docs, random_state) for split, docs in raw.items()}
     return corpus_from_documents(raw, pipeline)

@@ -30,6 +30,7 @@ import warnings
 from bpetopics.text.decoding import _looks_binary, _name, decode_bytes, replace_bad_bytes
 from bpetopics.text.errors import CorpusError, CorpusWarning
 from bpetopics.text.sharded import is_sharded_corpus
+from bpetopics.text.timestamps import EXPECTED, parse_time
 
 FOLDER, JSONL, CSV = "folder", "jsonl", "csv"
 #: Reason recorded for lines skipped as malformed (``skip_bad_lines``).
@@ -96,22 +97,26 @@ def input_kind(source) -> str:
 
 @dataclass
 class Fields:
-    """Which fields hold the text, the id and the label (JSONL keys, CSV columns)."""
+    """Which fields hold the text, the id, the label and the timestamp (JSONL keys,
+    CSV columns)."""
 
     text: str = "text"
     id: str | None = None
     label: str | None = None
+    time: str | None = None
 
 
 @dataclass
 class Records:
-    """A parsed chunk: ``labels`` a str or None per document, ``bad`` ``[(where,
+    """A parsed chunk: ``labels`` a str or None per document, ``times`` a parsed
+    timestamp (:func:`~bpetopics.text.timestamps.parse_time`) or None, ``bad`` ``[(where,
     reason)]`` malformed lines, ``not_text`` files skipped as not text, ``replaced`` the
     invalid bytes replaced by U+FFFD and ``replaced_in`` the documents holding them."""
 
     texts: list = field(default_factory=list)
     ids: list = field(default_factory=list)
     labels: list = field(default_factory=list)
+    times: list = field(default_factory=list)
     bad: list = field(default_factory=list)
     not_text: list = field(default_factory=list)
     replaced: int = 0
@@ -169,11 +174,13 @@ def _csv_chunks(f, path: Path, fields: Fields, chunk_docs: int):
         header = next(reader)
     except StopIteration:
         raise CorpusError(f"{path} is empty: give a CSV file with a header row") from None
-    for name in (fields.text, fields.id, fields.label):
+    for name, option in ((fields.text, "--text-field"), (fields.id, "--id-field"), (fields.label, "--label-field"),
+                         (fields.time, "--time-field")):
         if name is not None and name not in header:
             raise CorpusError(f"{path} has no column {name!r} (columns: {', '.join(header)}): "
-                              "name the right one (--text-field)")
-    columns = [header.index(n) if n is not None else None for n in (fields.text, fields.id, fields.label)]
+                              f"name the right one ({option})")
+    columns = [header.index(n) if n is not None else None
+               for n in (fields.text, fields.id, fields.label, fields.time)]
     rows = []
     while True:
         line = reader.line_num + 1
@@ -219,6 +226,7 @@ def parse_chunk(chunk, fields: Fields) -> Records:
                 out.replaced += n_bad
                 out.replaced_in.append(_name(rel))
             out.labels.append(_name(rel_path.parts[0]) if len(rel_path.parts) > 1 else None)
+            out.times.append(None)
     elif kind == JSONL:
         path, first, lines = chunk[1], chunk[2], chunk[3]
         name = Path(path).name
@@ -238,10 +246,15 @@ def parse_chunk(chunk, fields: Fields) -> Records:
             if fields.label is not None and obj.get(fields.label) is None:
                 out.bad.append((f"{path}:{number}", f"no label field {fields.label!r}"))
                 continue
+            stamp = parse_time(obj.get(fields.time)) if fields.time is not None else None
+            if fields.time is not None and stamp is None:
+                out.bad.append((f"{path}:{number}", f"no time field {fields.time!r} holding {EXPECTED}"))
+                continue
             out.texts.append(obj[fields.text])
             out.ids.append(str(obj[fields.id]) if fields.id is not None and obj.get(fields.id) is not None
                            else f"{name}:{number}")
             out.labels.append(str(obj[fields.label]) if fields.label is not None else None)
+            out.times.append(stamp)
     else:
         path, rows = chunk[1], chunk[2]
         name = Path(path).name
@@ -249,11 +262,16 @@ def parse_chunk(chunk, fields: Fields) -> Records:
             if problem is not None:
                 out.bad.append((f"{path}:{line}", problem))
                 continue
+            stamp = parse_time(values[3]) if fields.time is not None else None
+            if fields.time is not None and stamp is None:
+                out.bad.append((f"{path}:{line}", f"column {fields.time!r} holds {values[3]!r}, not {EXPECTED}"))
+                continue
             (text, n_text), (doc_id, n_id), (label, n_label) = (
-                (None, 0) if v is None else replace_bad_bytes(v) for v in values)
+                (None, 0) if v is None else replace_bad_bytes(v) for v in values[:3])
             out.texts.append(text)
             out.ids.append(doc_id if doc_id is not None else f"{name}:{line}")
             out.labels.append(label)
+            out.times.append(stamp)
             if n_text + n_id + n_label:
                 out.replaced += n_text + n_id + n_label
                 out.replaced_in.append(f"{path}:{line}")

@@ -29,7 +29,8 @@ from bpetopics.text.sharded import is_sharded_corpus
 NEWSGROUPS, NAMED, SHARDED, SAVED, RECORDS, FOLDER = ("20newsgroups", "named", "sharded", "saved", "records",
                                                       "folder")
 #: The settings of a JSONL or CSV source (``prepare_corpus``'s keywords) and their defaults.
-RECORD_FIELDS = {"text_field": "text", "id_field": None, "label_field": None, "skip_bad_lines": False}
+RECORD_FIELDS = {"text_field": "text", "id_field": None, "label_field": None, "skip_bad_lines": False,
+                 "time_field": None}
 
 
 def source_kind(source) -> str:

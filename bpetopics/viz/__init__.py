@@ -1,5 +1,6 @@
 """Visualisation from plain arrays: the topic co-activation graph, the bit view, the
-graph drawing and the pyLDAvis page. Plots are free functions, not model methods.
+graph drawing, the pyLDAvis page, topic shares over time and per class. Plots are free
+functions, not model methods.
 
 pyLDAvis and matplotlib are imported lazily, inside the functions that need them.
 """
@@ -17,6 +18,7 @@ from .graph import (
     write_graph,
 )
 from .ldavis import ldavis_data, ldavis_html, prepare_ldavis, topic_coordinates, write_ldavis_html
+from .over_time import plot_topics_over_time, plot_topics_per_class
 
 __all__ = [
     "DEFAULT_MASS",
@@ -29,6 +31,8 @@ __all__ = [
     "graph_layout",
     "ldavis_data",
     "ldavis_html",
+    "plot_topics_over_time",
+    "plot_topics_per_class",
     "prepare_ldavis",
     "top_word_lists",
     "topic_coordinates",

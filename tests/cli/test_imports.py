@@ -38,7 +38,8 @@ def _probe(*args) -> tuple[dict, str]:
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
 
 
-@pytest.mark.parametrize("args", [["--help"], ["train", "--help"], ["corpus", "--help"]])
+@pytest.mark.parametrize("args", [["--help"], ["train", "--help"], ["corpus", "--help"], ["over-time", "--help"],
+                                  ["explore", "--help"]])
 def test_help_imports_no_heavy_library(args):
     found, _ = _probe(*args)
     assert found == {"code": 0, "heavy": []}
@@ -55,9 +56,13 @@ def test_refusals_of_other_commands_import_no_heavy_library(trained_run, tmp_pat
     run, _ = trained_run
     existing = tmp_path / "graph.png"
     existing.write_bytes(b"x")
+    existing.with_suffix(".csv").write_bytes(b"x")
     for args, fragment in ((["graph", run, "--out", existing], "already exists"),
                            (["ldavis", run, "--out", tmp_path], "is a folder"),
                            (["evaluate", run, "--out", tmp_path], "is a folder"),
+                           (["over-time", run, "--out", existing.with_suffix(".txt")], "must be a .csv table or a .png plot"),
+                           (["over-time", run, "--out", existing.with_suffix(".csv")], "already exists"),
+                           (["explore", run, "--out", tmp_path], "is a folder"),
                            (["images", "train", "mnist", "--model", "gaussbpe", "--out", run],
                             "already holds a finished run")):
         found, err = _probe(*args)

@@ -1,0 +1,125 @@
+"""What the browser explorer shows of a run (``bpetopics explore``), as plain JSON-safe
+data: the topics with their labels and top words, the co-activation graph laid out
+(:func:`~bpetopics.runs.explore.run_graph`, :func:`~bpetopics.viz.graph_layout`), the
+first documents with their codes, topics, nearest neighbours by Hamming distance and
+a snippet of their words, and topic shares over time when the run has timestamps."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bpetopics.runs.run import RunError
+
+#: Documents shown on the page by default (the page grows by ~0.5 KB a document).
+DEFAULT_MAX_DOCS = 2000
+#: Documents listed per topic, neighbours per document, words per snippet and topic.
+TOPIC_DOCS, NEIGHBOURS, SNIPPET_WORDS, TOP_WORDS = 50, 5, 40, 10
+
+
+def hamming_neighbours(codes, k: int = NEIGHBOURS, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest other codes of each code (rows of a uint8 0/1 matrix, N x K)
+    by Hamming distance, ties broken by row order: (indices, distances), both N x k
+    (fewer columns when N <= k)."""
+    codes = np.asarray(codes, dtype=np.uint8)
+    n = len(codes)
+    k = min(k, n - 1)
+    packed = np.packbits(codes, axis=1)
+    index = np.zeros((n, max(k, 0)), dtype=np.int64)
+    distance = np.zeros((n, max(k, 0)), dtype=np.int64)
+    for begin in range(0, n, chunk):
+        rows = packed[begin:begin + chunk]
+        d = np.bitwise_count(rows[:, None, :] ^ packed[None]).sum(-1, dtype=np.int64)
+        d[np.arange(len(rows)), np.arange(begin, begin + len(rows))] = np.iinfo(np.int64).max   # not itself
+        order = np.argsort(d, axis=1, kind="stable")[:, :k]
+        index[begin:begin + len(rows)] = order
+        distance[begin:begin + len(rows)] = np.take_along_axis(d, order, axis=1)
+    return index, distance
+
+
+def _time_text(times) -> list[str]:
+    if np.issubdtype(times.dtype, np.datetime64):
+        return [str(t)[:10] if str(t).endswith("T00:00:00") else str(t) for t in times.astype("datetime64[s]")]
+    return [f"{t:g}" for t in times]
+
+
+def _documents(run, n_shown: int):
+    """(snippets, label names per document, note) of the first ``n_shown`` training
+    documents, from the run's corpus (rebuilt); without it, empty snippets and a note."""
+    from bpetopics.runs.corpus import run_splits
+
+    try:
+        train = run_splits(run)["train"]
+    except RunError as exc:
+        return [""] * n_shown, None, f"no document text: {exc}"
+    snippets = [" ".join(tokens[:SNIPPET_WORDS]) for tokens in train.texts[:n_shown]]
+    names = None
+    if train.labels is not None and train.label_names is not None:
+        names = [str(train.label_names[i]) for i in train.labels[:n_shown]]
+    return snippets, names, None
+
+
+def _over_time(doc_topic, times, bins: int = 12) -> dict:
+    from bpetopics.runs.over_time import topics_over_time
+
+    frame = topics_over_time(doc_topic, times, bins=bins)
+    n_topics = doc_topic.shape[1]
+    starts = frame.drop_duplicates("bin")["start"].to_numpy()
+    share = frame["share"].to_numpy().reshape(-1, n_topics)
+    return {"starts": _time_text(np.asarray(starts)),
+            "documents": frame.drop_duplicates("bin")["documents"].astype(int).tolist(),
+            "share": [[None if not np.isfinite(v) else round(float(v), 5) for v in row] for row in share.T]}
+
+
+def explorer_data(run, max_docs: int = DEFAULT_MAX_DOCS, labels=None, seed: int = 0) -> dict:
+    """The explorer's data for a text run (JSON-safe).
+
+    ``labels``: one label per topic [default: each topic's top two words]. The first
+    ``max_docs`` training documents are shown (in the run's order); their nearest
+    neighbours are found among them. Topic shares over time use every document.
+    """
+    from bpetopics.runs.explore import run_graph
+    from bpetopics.runs.topics import topic_rows
+    from bpetopics.viz import graph_layout, topic_labels
+
+    if "codes" in run.config:
+        raise RunError(f"{run.path} was trained on a sharded corpus: the explorer reads runs of in-memory corpora "
+                       "(train on a sample built with `bpetopics corpus INPUT --out DIR`)")
+    model = run.model
+    codes = getattr(model, "codes_", None)
+    if codes is None:
+        raise RunError(f"{run.path} has no codes of its training documents (doc_codes.npz): train it again")
+    n_topics = model.topic_word_.shape[0]
+    labels = topic_labels(model.topic_word_, run.vocabulary, 2) if labels is None else [str(x) for x in labels]
+    if len(labels) != n_topics:
+        raise RunError(f"{len(labels)} topic labels for {n_topics} topics: give one label per topic")
+    ids, doc_topic = run.doc_topics()
+    n_docs, n_shown = len(ids), min(len(ids), max_docs)
+    G = run_graph(run)
+    min_weight = max(1.0, round(0.01 * n_docs))
+    pos = graph_layout(G, min_weight=min_weight, seed=seed)
+    topics = [{"topic": row["topic"], "label": labels[row["topic"]], "share": row["share"],
+               "words": [[w, p] for w, p in zip(row["words"], row["weights"])],
+               "xy": [round(float(v), 4) for v in pos[row["topic"]]],
+               "documents": int(G.nodes[row["topic"]].get("n_docs", 0))}
+              for row in topic_rows(run, TOP_WORDS)]
+    edges = [[int(u), int(v), int(w)] for u, v, w in G.edges(data="weight") if w >= min_weight]
+    shown_codes = np.asarray(codes[:n_shown], dtype=np.uint8)
+    shown_topics = np.asarray(doc_topic[:n_shown], dtype=np.float64)
+    near, dist = hamming_neighbours(shown_codes)
+    snippets, names, note = _documents(run, n_shown)
+    times = run.doc_times()
+    top3 = np.argsort(-shown_topics, axis=1, kind="stable")[:, :3]
+    documents = [{"id": ids[i], "bits": np.flatnonzero(shown_codes[i]).tolist(),
+                  "topics": [[int(t), round(float(shown_topics[i, t]), 4)] for t in top3[i]],
+                  "near": [[int(j), int(d)] for j, d in zip(near[i], dist[i])], "text": snippets[i],
+                  **({"label": names[i]} if names is not None else {}),
+                  **({"time": _time_text(times[i:i + 1])[0]} if times is not None else {})}
+                 for i in range(n_shown)]
+    topic_docs = [np.argsort(-shown_topics[:, t], kind="stable")[:TOPIC_DOCS].tolist() for t in range(n_topics)]
+    notes = [] if note is None else [note]
+    if n_shown < n_docs:
+        notes.append(f"showing the first {n_shown:,} of {n_docs:,} documents (--max-docs); neighbours are found "
+                     "among them; shares over time count every document")
+    return {"run": run.path.name, "n_documents": n_docs, "n_bits": int(shown_codes.shape[1]), "topics": topics,
+            "edges": edges, "edge_min_weight": min_weight, "documents": documents, "topic_documents": topic_docs,
+            "over_time": None if times is None else _over_time(np.asarray(doc_topic), times), "notes": notes}
