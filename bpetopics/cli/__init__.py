@@ -21,7 +21,7 @@ from bpetopics import __version__
 
 # Modules that define commands; each does ``@main.command()``.
 COMMAND_MODULES = ["corpus", "train", "topics", "encode", "info", "evaluate", "compare", "graph", "ldavis",
-                   "over_time", "explore", "images"]
+                   "over_time", "explore", "compile", "images"]
 
 
 class UserError(click.ClickException):
