@@ -27,7 +27,7 @@ from bpetopics.core.batches import MinibatchBar
 from bpetopics.core.decoder import ACTIVATIONS, CodeDecoder
 from bpetopics.core.device import resolve_device
 from bpetopics.core.likelihoods import Likelihood
-from bpetopics.core.prior import BetaProcessPrior
+from bpetopics.core.prior import BetaProcessPrior, check_prior
 from bpetopics.core.saved_state import SavedState
 from bpetopics.core.encoding import Encoding
 from bpetopics.core.pursuit import default_budget, greedy_pursuit
@@ -134,17 +134,49 @@ class BPEBase(P.HyperParameters, SavedState, Encoding):
         lower) for too many bits, or when the memory a fit needs
         (:func:`~bpetopics.core.sizes.estimate_fit_bytes`) exceeds what is free."""
         self._validate_params()
+        self._check_code_length()
+        self._check_memory(n_data, n_features)
+
+    def check_processes(self, n_processes: int, label=str) -> None:
+        """Refuse (ValueError, one line) parameters that cannot train with ``n_processes``
+        processes sharing each step, before any starts; ``label`` as for :meth:`validate`.
+        Every parameter of the shared estimator can."""
+
+    def _check_code_length(self) -> None:
+        """SizeError for a code longer than the pursuit can search."""
         sizes.check_bits(self.code_length())
-        topics = getattr(self, "n_topics", None)
-        parts = sizes.estimate_fit_bytes(n_data, n_features, self.code_length(), self._n_out((n_data, n_features)),
-                                         tuple(self.hidden), self.batch_size, topics,
-                                         default_budget(resolve_device(self.device)))
-        culprits = {"n_bits": (self.code_length(), ("pursuit", "codes")),
-                    "batch_size": (self.batch_size, ("minibatch",))}
-        if topics is not None:
-            culprits["n_topics"] = (topics, ("adam", "topic_word"))
-        else:
-            culprits["n_bits"] = (self.code_length(), ("pursuit", "codes", "adam"))
+
+    def _least_data(self, n_data: int) -> tuple[int, int]:
+        """The fewest points and features that data of at least ``n_data`` points can have
+        and train with these parameters (the memory check before the data is read)."""
+        return max(1, int(n_data)), 1
+
+    def _size_parameters(self) -> dict:
+        """The parameters that size a fit, by name (those a memory refusal may name)."""
+        return {"n_bits": self.code_length(), "hidden": tuple(int(h) for h in self.hidden),
+                "batch_size": int(self.batch_size)}
+
+    def _fit_memory(self, n_data: int, n_features: int, size: dict) -> dict:
+        """The memory estimate by part (:func:`~bpetopics.core.sizes.estimate_fit_bytes`)
+        of a fit on data of this size with the size parameters ``size``."""
+        return sizes.estimate_fit_bytes(n_data, n_features, size["n_bits"], self._n_out((n_data, n_features)),
+                                        size["hidden"], size["batch_size"], None,
+                                        default_budget(resolve_device(self.device)))
+
+    def _check_memory(self, n_data: int, n_features: int) -> None:
+        """SizeError when a fit on data of this size needs more memory than is free,
+        naming the size parameter whose least value would save most."""
+        size = self._size_parameters()
+
+        def total(values) -> int:
+            return sum(v for k, v in self._fit_memory(n_data, n_features, values).items() if k != "total")
+
+        parts = self._fit_memory(n_data, n_features, size)
+        parts["total"] = total(size)
+        least = {name: tuple(1 for _ in value) if isinstance(value, tuple) else min(int(value), 1)
+                 for name, value in size.items()}
+        culprits = {name: (value, parts["total"] - total({**size, name: least[name]}))
+                    for name, value in size.items()}
         sizes.check_fit_memory(parts, sizes.free_memory_bytes(resolve_device(self.device)), culprits)
 
     def _setup(self, X, n_data=None):
@@ -179,12 +211,21 @@ class BPEBase(P.HyperParameters, SavedState, Encoding):
         self.step_ = 0
 
     def validate(self, n_data: int = 1, label=str) -> None:
-        """Check every parameter before any work (ValueError, one line): the declared
-        rules, the device, and the prior that ``n_data`` points would get (gamma < K,
-        kappa <= 1). ``label`` names parameters in the message (the CLI: its options)."""
+        """Check every parameter before any work, allocating nothing (ValueError, one
+        line): the declared rules, the device, the sizes that cannot work whatever the
+        data (:class:`~bpetopics.core.sizes.SizeError`: too many bits, or more memory
+        than is free even for the least data of at least ``n_data`` points these
+        parameters can train on) and the prior that ``n_data`` points would get
+        (gamma < K, kappa <= 1). ``label`` names parameters in the message (the CLI:
+        its options)."""
         P.check_params(self.get_params(deep=False), self._parameter_rules, label)
         resolve_device(self.device)
-        BetaProcessPrior(self.code_length(), n_data, *self.prior_hyperparameters(n_data), self.tau, self.kappa)
+        try:
+            self._check_code_length()
+            self._check_memory(*self._least_data(n_data))
+        except sizes.SizeError as exc:
+            raise exc.labelled(label) from None
+        check_prior(self.code_length(), self.prior_hyperparameters(n_data)[1], self.kappa)
 
     def prior_hyperparameters(self, n_data=None) -> tuple[float, float]:
         """(alpha, gamma) with the defaults resolved: ``alpha=None`` is N, the number of
