@@ -84,13 +84,17 @@ def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field
                    skip_bad_lines, overwrite, quiet):
     from bpetopics.text import TextPipeline
     from bpetopics.text.sharded import open_sharded
-    from bpetopics.text.streaming import build_sharded
+    from bpetopics.text.streaming import build_sharded, usable_cpus
 
     unused = [flag for flag, key in (("--data-home", "data_home"), ("--categories", "categories"),
                                      ("--max-docs", "max_docs")) if settings[key] is not None]
     if unused:
         raise UserError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to --format sharded: "
                         "leave it out")
+    if jobs > usable_cpus():        # more workers than CPUs only wait for each other
+        click.echo(f"Note: --jobs {jobs} is more than the {usable_cpus()} CPUs this process may use; using "
+                   f"{usable_cpus()}", err=True)
+        jobs = usable_cpus()
     pipeline = TextPipeline(vocab_size=settings["vocab_size"], min_df=settings["min_df"],
                             max_df=settings["max_df"], stopwords=settings["stopwords"])
     with corpus_errors():
@@ -113,7 +117,8 @@ def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field
               help="memory: one .npz per split, loaded whole; sharded: memory-mapped shards built in two "
                    "streaming passes, for corpora larger than memory (a folder, .jsonl or .csv SOURCE).")
 @click.option("--jobs", type=IntRange(min=1), default=1, show_default=True,
-              help="Worker processes cleaning and tokenising (--format sharded).")
+              help="Worker processes cleaning and tokenising (--format sharded); at most one a CPU "
+                   "and one a chunk of 1,000 documents.")
 @click.option("--shard-docs", type=IntRange(min=1), default=100_000, show_default=True,
               help="Documents per shard (--format sharded).")
 @click.option("--text-field", default="text", show_default=True, help="JSONL key or CSV column of the text.")
