@@ -24,7 +24,7 @@ import bpetopics.runs.launch as launch_module
 from bpetopics.cli import main
 from bpetopics.runs.lock import LOCK_FILE
 from tests.cli.conftest import TINY, one_line_error
-from tests.cli.test_distributed_commands import _spawned_children
+from tests.cli.test_distributed_commands import spawned_children
 
 REPO = Path(__file__).resolve().parents[2]
 #: Seconds any one wait below may take before the test fails (and kills what it started).
@@ -57,7 +57,7 @@ def _start(saved_corpus, out, **popen):
             proc.kill()
             raise AssertionError(f"no checkpoint: {proc.communicate()[1][-2000:]}")
         time.sleep(0.05)
-    ranks = _spawned_children(proc.pid)
+    ranks = spawned_children(proc.pid)
     assert len(ranks) == 2
     return proc, ranks
 
