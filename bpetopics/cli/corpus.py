@@ -96,13 +96,17 @@ def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field
                    skip_bad_lines, overwrite, quiet):
     from bpetopics.text import TextPipeline
     from bpetopics.text.sharded import open_sharded
-    from bpetopics.text.streaming import build_sharded
+    from bpetopics.text.streaming import build_sharded, usable_cpus
 
     unused = [flag for flag, key in (("--data-home", "data_home"), ("--categories", "categories"),
                                      ("--max-docs", "max_docs")) if settings[key] is not None]
     if unused:
         raise UserError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to --format sharded: "
                         "leave it out")
+    if jobs > usable_cpus():        # more workers than CPUs only wait for each other
+        click.echo(f"Note: --jobs {jobs} is more than the {usable_cpus()} CPUs this process may use; using "
+                   f"{usable_cpus()}", err=True)
+        jobs = usable_cpus()
     pipeline = TextPipeline(vocab_size=settings["vocab_size"], min_df=settings["min_df"],
                             max_df=settings["max_df"], stopwords=settings["stopwords"])
     with corpus_errors():
@@ -130,7 +134,8 @@ def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field
                    "streaming passes, for corpora larger than memory (a folder, .jsonl or .csv SOURCE) "
                    "[default: sharded when --jobs or --shard-docs is given, else memory].")
 @click.option("--jobs", type=IntRange(min=1), default=None,
-              help="Worker processes cleaning and tokenising (a sharded build) [default: 1].")
+              help="Worker processes cleaning and tokenising (a sharded build; at most one a CPU "
+                   "and one a chunk of 1,000 documents) [default: 1].")
 @click.option("--shard-docs", type=IntRange(min=1), default=None,
               help="Documents per shard (a sharded build) [default: 100000].")
 @record_options

@@ -72,6 +72,13 @@ def _images_error(exc):
     return UserError(str(exc).splitlines()[0])
 
 
+
+#: ``images train``'s option for each parameter of the BPE image models it sets.
+IMAGE_OPTIONS = {"n_bits": "--bits", "batch_size": "--batch-size", "hidden": "--hidden", "epochs": "--epochs",
+                 "lr": "--lr", "shortlist": "--shortlist", "sigma": "--sigma", "random_state": "--seed",
+                 "device": "--device", "fast_stop_epochs": "--fast-stop-epochs"}
+
+
 @images.command("train")
 @click.argument("dataset")
 @click.option("--model", "model_name", type=Choice(MODEL_CHOICES), required=True,
@@ -178,6 +185,8 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
                                             batch_size=batch_size, lr=lr, hidden=hidden, shortlist=shortlist,
                                             exact_stop=(not fast_stop) if is_bpe else None,
                                             fast_stop_epochs=fast_stop_epochs, sigma=sigma)
+            if is_bpe:   # sizes too: refused before the images are read, naming the option
+                image_job.check_image_params(model, params, lambda name: IMAGE_OPTIONS.get(name, name))
     if not resume:
         try:
             data = load_images(dataset, data_root, split="train", limit=limit, seed=seed)
@@ -191,7 +200,7 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
         with run_errors():
             image_job.train_image_run(out, model, params, data, overwrite=overwrite, resume=resume,
                                       device=device if device_given else None, after_epoch=after_epoch,
-                                      progress=not quiet)
+                                      progress=not quiet, label=lambda name: IMAGE_OPTIONS.get(name, name))
     except KeyboardInterrupt:
         click.echo(f"\nInterrupted: the last finished epoch is checkpointed. Resume with:\n  {hint}", err=True)
         ctx.exit(130)

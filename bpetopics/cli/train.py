@@ -56,6 +56,8 @@ def _check_sizes(params: dict, corpus) -> None:
         PoissBPE(**params).check_sizes(corpus.n_docs, corpus.n_words)
     except SizeError as exc:
         raise UserError(exc.message(option_flag(exc.param))) from None
+    except ValueError as exc:       # e.g. --initial-topics above --topics
+        raise UserError(str(exc).splitlines()[0]) from None
 
 
 def _warn_threads(saved) -> None:
@@ -74,13 +76,26 @@ def _planned_epochs(model):
     return model.total_epochs() if hasattr(model, "n_data_") else model.epochs
 
 
-def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
-    """Run the job with a progress bar after every epoch; Ctrl-C leaves the last
-    checkpoint and exits with 130; a failed checkpoint write (a full disk) is one line."""
+def _interruption(saved, planned, partial, resume_hint: str) -> str:
+    """What ``train`` prints when it was stopped: where the checkpoint stands (``saved``,
+    the epoch it holds, None for none) and how to resume."""
+    where = ("no epoch had finished; resuming starts from the beginning" if saved is None
+             else f"the checkpoint after epoch {saved} of {planned} is in {partial}")
+    return f"\nInterrupted: {where}. Resume with:\n  {resume_hint}"
+
+
+def _fit(job, quiet: bool, resume_hint: str, ctx, launched: bool = False) -> None:
+    """Run the job with a progress bar after every epoch; Ctrl-C or SIGTERM leaves the
+    last checkpoint and exits with 130 or 143 (a process ``launched`` by ``--nproc``
+    leaves the report to the launcher); a failed checkpoint write (a full disk) is one
+    line."""
+    import contextlib
+
     from tqdm import tqdm
 
     from bpetopics.runs import job as jobs
     from bpetopics.runs.folder import RunError
+    from bpetopics.runs.launch import stop_on_signals
 
     model = job.model
     bar = tqdm(total=_planned_epochs(model), initial=getattr(model, "epoch_", 0), desc="training", unit="epoch", disable=quiet,
@@ -98,24 +113,26 @@ def _fit(job, quiet: bool, resume_hint: str, ctx) -> None:
 
     announce = None if quiet else (lambda message: tqdm.write(message, file=sys.stderr))
     try:
-        with CompileClock(announce).listening():
+        with contextlib.nullcontext() if launched else stop_on_signals(), CompileClock(announce).listening():
             jobs.run_job(job, after_epoch)
     except RankLostError as exc:   # another training process died: the last checkpoint is kept
         raise UserError(f"{exc}; {jobs.interrupted_note(job.out)}: resume with `{resume_hint}`") from None
     except OSError as exc:  # e.g. a full disk: the previous checkpoint is intact, the temp file gone
         raise UserError(describe_os_error(exc, f"continue from the last checkpoint, which is kept: "
                                                f"{resume_hint}", job.checkpoint)) from None
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if launched:
+            raise
         bar.close()
+        code = getattr(exc, "exit_code", 130)       # 143 after SIGTERM
         try:  # check that the last checkpoint loads, and say how far it got
             saved = jobs.checkpoint_epoch(job)
-        except RunError as exc:
-            click.echo(f"\nInterrupted, and the checkpoint is unusable ({exc}): start again with --overwrite", err=True)
-            ctx.exit(130)
-        where = ("no epoch had finished; resuming starts from the beginning" if saved is None
-                 else f"the checkpoint after epoch {saved} of {_planned_epochs(model)} is in {job.partial}")
-        click.echo(f"\nInterrupted: {where}. Resume with:\n  {resume_hint}", err=True)
-        ctx.exit(130)
+        except RunError as error:
+            click.echo(f"\nInterrupted, and the checkpoint is unusable ({error}): start again with --overwrite",
+                       err=True)
+            ctx.exit(code)
+        click.echo(_interruption(saved, _planned_epochs(model), job.partial, resume_hint), err=True)
+        ctx.exit(code)
     finally:
         bar.close()
 
@@ -180,6 +197,8 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
                         "decides how many")
     if nproc > 1 or world is not None:   # processes sharing a step take the steps in order
         params = dict(params, pipeline=False)
+        _check_processes(params, out, resume, nproc if world is None else world[1], device_given=(
+            ctx.get_parameter_source("device") is ParameterSource.COMMANDLINE), launching=nproc > 1)
     explicit = [p.opts[-1] for p in ctx.command.get_params(ctx)
                 if p.name not in ("out", "resume", "overwrite", "quiet", "top", "device", "nproc")
                 and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE] if resume else []
@@ -242,10 +261,11 @@ def _launch(options, nproc: int) -> None:
     from bpetopics.runs.job import interrupted_note
     from bpetopics.runs.launch import launch
 
-    try:
-        outcome = launch(_train_rank, (dict(options, summary=False),), nproc, max(1, torch.get_num_threads() // nproc))
-    except KeyboardInterrupt:
-        raise click.exceptions.Exit(130) from None
+    outcome = launch(_train_rank, (dict(options, summary=False, launched=True),), nproc,
+                     max(1, torch.get_num_threads() // nproc))
+    if outcome.stopped is not None and not outcome.ok:
+        click.echo(_launcher_interruption(options["out"], options["resume_hint"]), err=True)
+        raise click.exceptions.Exit(128 + outcome.stopped)
     if not outcome.ok and outcome.exitcodes[0] == 0 and Path(options["out"], "config.json").is_file():
         click.echo(f"Note: {outcome.error()} after the last training step; the run was saved", err=True)
     elif not outcome.ok:
@@ -254,6 +274,56 @@ def _launch(options, nproc: int) -> None:
             message += f"; {interrupted_note(options['out'])}: resume with `{options['resume_hint']}`"
         raise UserError(message)
     _print_summary(options["out"], options["top"])
+
+
+def _launcher_interruption(out, resume_hint: str) -> str:
+    """What ``--nproc``'s launcher prints once its processes stopped on its SIGTERM or
+    SIGINT: as one process after Ctrl-C, from what ``RUN.partial`` holds."""
+    from bpetopics.runs import job as jobs
+    from bpetopics.runs.folder import RunError, partial_path
+
+    partial = partial_path(out)
+    if not (partial / jobs.JOB_FILE).is_file():
+        return ("\nInterrupted after the run was saved" if Path(out, "config.json").is_file() and not partial.exists()
+                else "\nInterrupted before training started: nothing to resume")
+    try:
+        progress = jobs.checkpoint_progress(out)
+    except RunError as exc:
+        return f"\nInterrupted, and the checkpoint is unusable ({exc}): start again with --overwrite"
+    saved, planned = progress or (None, None)
+    return _interruption(saved, planned, partial, resume_hint)
+
+
+def _check_processes(params: dict, out, resume: bool, n_processes: int, device_given: bool,
+                     launching: bool) -> None:
+    """Refuse, before any process starts, what cannot train in ``n_processes`` processes
+    sharing each step: a bad option (sizes included), an option that trains in one
+    process only (with --resume: the interrupted run's), more processes than GPUs."""
+    from bpetopics.models import PoissBPE
+    from bpetopics.runs import job as jobs
+
+    if resume:
+        with run_errors():
+            recorded = dict(jobs.read_job(out)["params"])
+        if device_given:
+            recorded["device"] = params["device"]
+        params = recorded
+    else:
+        check_model_params(params)
+    try:
+        PoissBPE(**params).check_processes(n_processes, label=option_flag)
+    except ValueError as exc:
+        if resume:
+            raise UserError(f"{out} cannot resume in several processes: {str(exc).split(';')[0]}; resume it in "
+                            "one process (without --nproc)") from None
+        raise UserError(str(exc)) from None
+    if launching and str(params["device"]) != "cpu":
+        import torch
+
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if gpus and n_processes > gpus:
+            raise UserError(f"--nproc {n_processes} needs a GPU a process and this machine has {gpus}: lower "
+                            "--nproc, or train on the CPUs with --device cpu")
 
 
 def _print_summary(out, top: int) -> None:
@@ -340,7 +410,7 @@ def _train(ctx, o: dict, group=None) -> None:
     if group is not None:
         job.model.step_group = group
     try:
-        _fit(job, quiet, o["resume_hint"], ctx)
+        _fit(job, quiet, o["resume_hint"], ctx, launched=o.get("launched", False))
     finally:
         vars(job.model).pop("step_group", None)    # saving the run is rank 0's alone
     try:

@@ -28,17 +28,18 @@ from bpetopics.core.compile_clock import CompileClock
 from bpetopics.core.decoder import ACTIVATIONS, CodeDecoder
 from bpetopics.core.device import resolve_device
 from bpetopics.core.likelihoods import Likelihood
-from bpetopics.core.prior import BetaProcessPrior
+from bpetopics.core.prior import BetaProcessPrior, check_prior
 from bpetopics.core.saved_state import SavedState
+from bpetopics.core.size_checks import SizeChecks
 from bpetopics.core.encoding import Encoding
-from bpetopics.core.pursuit import default_budget, greedy_pursuit
+from bpetopics.core.pursuit import greedy_pursuit
 from bpetopics.core.step_group import LOCAL, shared_step
 from bpetopics.core import sizes
 
 __all__ = ["BPEBase", "resolve_device"]
 
 
-class BPEBase(P.HyperParameters, SavedState, Encoding):
+class BPEBase(SizeChecks, P.HyperParameters, SavedState, Encoding):
     """Beta-Bernoulli-process sparse coding with a deep decoder (shared machinery).
 
     Hyperparameters are stored unchanged by ``__init__`` (scikit-learn's contract:
@@ -128,26 +129,6 @@ class BPEBase(P.HyperParameters, SavedState, Encoding):
         """Check the parameters against ``_parameter_rules`` (ValueError, one line)."""
         P.check_params(self.get_params(deep=False), self._parameter_rules)
 
-    def check_sizes(self, n_data: int, n_features: int) -> None:
-        """Refuse, before anything is allocated, sizes that cannot work for data of
-        ``n_data`` points and ``n_features`` features: raises
-        :class:`~bpetopics.core.sizes.SizeError` (a ValueError naming the parameter to
-        lower) for too many bits, or when the memory a fit needs
-        (:func:`~bpetopics.core.sizes.estimate_fit_bytes`) exceeds what is free."""
-        self._validate_params()
-        sizes.check_bits(self.code_length())
-        topics = getattr(self, "n_topics", None)
-        parts = sizes.estimate_fit_bytes(n_data, n_features, self.code_length(), self._n_out((n_data, n_features)),
-                                         tuple(self.hidden), self.batch_size, topics,
-                                         default_budget(resolve_device(self.device)))
-        culprits = {"n_bits": (self.code_length(), ("pursuit", "codes")),
-                    "batch_size": (self.batch_size, ("minibatch",))}
-        if topics is not None:
-            culprits["n_topics"] = (topics, ("adam", "topic_word"))
-        else:
-            culprits["n_bits"] = (self.code_length(), ("pursuit", "codes", "adam"))
-        sizes.check_fit_memory(parts, sizes.free_memory_bytes(resolve_device(self.device)), culprits)
-
     def _setup(self, X, n_data=None):
         """Build decoder, likelihood, prior and optimiser (seeded) and initialise them;
         ``n_data`` (default: the rows of X) is N, the corpus size that scales the prior."""
@@ -180,12 +161,21 @@ class BPEBase(P.HyperParameters, SavedState, Encoding):
         self.step_ = 0
 
     def validate(self, n_data: int = 1, label=str) -> None:
-        """Check every parameter before any work (ValueError, one line): the declared
-        rules, the device, and the prior that ``n_data`` points would get (gamma < K,
-        kappa <= 1). ``label`` names parameters in the message (the CLI: its options)."""
+        """Check every parameter before any work, allocating nothing (ValueError, one
+        line): the declared rules, the device, the sizes that cannot work whatever the
+        data (:class:`~bpetopics.core.sizes.SizeError`: too many bits, or more memory
+        than is free even for the least data of at least ``n_data`` points these
+        parameters can train on) and the prior that ``n_data`` points would get
+        (gamma < K, kappa <= 1). ``label`` names parameters in the message (the CLI:
+        its options)."""
         P.check_params(self.get_params(deep=False), self._parameter_rules, label)
         resolve_device(self.device)
-        BetaProcessPrior(self.code_length(), n_data, *self.prior_hyperparameters(n_data), self.tau, self.kappa)
+        try:
+            self._check_code_length()
+            self._check_memory(*self._least_data(n_data))
+        except sizes.SizeError as exc:
+            raise exc.labelled(label) from None
+        check_prior(self.code_length(), self.prior_hyperparameters(n_data)[1], self.kappa)
 
     def prior_hyperparameters(self, n_data=None) -> tuple[float, float]:
         """(alpha, gamma) with the defaults resolved: ``alpha=None`` is N, the number of

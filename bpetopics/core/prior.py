@@ -36,6 +36,15 @@ class CodeStatistics:
         return CodeStatistics(self.on + other.on.to(self.on.device), self.n_codes + other.n_codes)
 
 
+def check_prior(n_bits: int, gamma: float, kappa: float) -> None:
+    """Refuse (ValueError, one line) a prior :class:`BetaProcessPrior` cannot hold:
+    gamma outside (0, K) or kappa outside (0.5, 1]. Allocates nothing."""
+    if not 0 < gamma < n_bits:
+        raise ValueError(f"gamma must lie in (0, n_bits={n_bits}); got {gamma}")
+    if not 0.5 < kappa <= 1:
+        raise ValueError(f"kappa must lie in (0.5, 1]; got {kappa}")
+
+
 class BetaProcessPrior:
     """Beta-process prior q(pi_k) = Beta(a_k, b_k) over K code bits.
 
@@ -67,10 +76,7 @@ class BetaProcessPrior:
 
     def __init__(self, n_bits, n_data, alpha=1.0, gamma=2.0, tau=1.0, kappa=0.7,
                  flat_start=True, device="cpu"):
-        if not 0 < gamma < n_bits:
-            raise ValueError(f"gamma must lie in (0, n_bits={n_bits}); got {gamma}")
-        if not 0.5 < kappa <= 1:
-            raise ValueError(f"kappa must lie in (0.5, 1]; got {kappa}")
+        check_prior(n_bits, gamma, kappa)
         self.n_bits, self.n_data = int(n_bits), int(n_data)
         self.alpha, self.gamma, self.tau, self.kappa = alpha, gamma, tau, kappa
         dtype = torch.float64

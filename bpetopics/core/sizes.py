@@ -3,8 +3,9 @@ estimate the memory a fit needs before any of it is allocated.
 
 The estimate (float32, 4 bytes an element) adds up what a fit holds at once:
 
-    parameters   P = topic logits (W x T, text) + decoder (K x H1 + ... + H_L x D_out, biases)
-    Adam         4 P: each parameter, its gradient and Adam's two moments
+    decoder      4 P: each of the decoder's P parameters (K x H1 + ... + H_L x D_out and
+                 the biases), its gradient and Adam's two moments
+    topics       4 W T: the topic logits (text), their gradient and Adam's two moments
     topic_word   2 W T: the softmax over words and its gradient (text)
     pursuit      3 max(budget, K (H1 + D_out + 64)): one candidate pass of the greedy
                  pursuit (points x candidate bits x width, at least one point) and the
@@ -13,7 +14,10 @@ The estimate (float32, 4 bytes an element) adds up what a fit holds at once:
     codes        N K bytes (bool)
 
 It is an order of magnitude, not a promise: it is compared with the memory free on the
-device and a fit that needs more than that is refused with the option to lower.
+device and a fit that needs more than that is refused with the option to lower. Before the
+data is known the estimators check the same sum at the least data their parameters allow
+(:meth:`bpetopics.core.model.BPEBase.validate`): a size that cannot fit whatever the data
+is refused before anything is allocated or read.
 """
 
 from __future__ import annotations
@@ -33,14 +37,21 @@ class SizeError(ValueError):
     :meth:`message` names it as the caller spells it (e.g. the command line's ``--topics``).
     """
 
-    def __init__(self, param: str, value, reason: str):
+    def __init__(self, param: str, value, reason: str, flag: str | None = None):
         self.param, self.value, self.reason = param, value, reason
-        super().__init__(self.message())
+        super().__init__(self.message(flag))
 
     def message(self, flag: str | None = None) -> str:
         """One line naming the parameter as ``flag`` (``--topics``), or as ``param=value``."""
-        shown = f"{self.param}={self.value}" if flag is None else f"{flag} {self.value}"
+        value = ",".join(map(str, self.value)) if isinstance(self.value, (tuple, list)) else self.value
+        shown = f"{self.param}={value}" if flag is None else f"{flag} {value}"
         return f"{shown} {self.reason}; lower {self.param if flag is None else flag}"
+
+    def labelled(self, label) -> "SizeError":
+        """The same error with ``str()`` naming the parameter as ``label(param)`` (e.g.
+        the command line's ``--bits``; ``label=str`` keeps ``param=value``)."""
+        flag = label(self.param)
+        return SizeError(self.param, self.value, self.reason, None if flag == self.param else flag)
 
 
 def estimate_fit_bytes(n_data: int, n_features: int, n_bits: int, n_out: int, hidden=(),
@@ -64,10 +75,10 @@ def estimate_fit_bytes(n_data: int, n_features: int, n_bits: int, n_out: int, hi
     widths = [int(n_bits), *[int(h) for h in hidden], int(n_out)]
     decoder = sum(a * b + b for a, b in zip(widths[:-1], widths[1:]))
     topic_logits = int(n_features) * int(topics) if topics else 0
-    params = decoder + topic_logits
     first = widths[1]
     parts = {
-        "adam": 4 * params * FLOAT_BYTES,
+        "decoder": 4 * decoder * FLOAT_BYTES,
+        "topics": 4 * topic_logits * FLOAT_BYTES,
         "topic_word": 2 * topic_logits * FLOAT_BYTES,
         "pursuit": 3 * max(int(pursuit_budget), int(n_bits) * (first + int(n_out) + 64)) * FLOAT_BYTES,
         "minibatch": 4 * int(batch_size) * (sum(widths) + int(n_features)) * FLOAT_BYTES,
@@ -101,19 +112,19 @@ def free_memory_bytes(device=None) -> int | None:
 
 
 def _gb(n: float) -> str:
-    return f"{n / 1e9:.1f} GB" if n >= 1e8 else f"{n / 1e6:.0f} MB"
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.0f} MB"
 
 
 def check_fit_memory(parts: dict, free: int | None, culprits: dict) -> None:
     """Raise SizeError when the estimate ``parts`` exceeds ``free`` bytes.
 
-    ``culprits`` maps each parameter that can be lowered to its value and the parts it
-    drives (e.g. ``{"n_topics": (T, ("adam", "topic_word"))}``); the one driving most
-    of the estimate is named.
+    ``culprits`` maps each size parameter that can be lowered to its value and the bytes
+    of the estimate it drives (e.g. how much less the total is with that parameter at its
+    least); the one driving most of the estimate is named.
     """
     if free is None or parts["total"] <= free:
         return
-    name, (value, _) = max(culprits.items(), key=lambda kv: sum(parts[p] for p in kv[1][1]))
+    name, (value, _) = max(culprits.items(), key=lambda kv: kv[1][1])
     raise SizeError(name, value, f"needs about {_gb(parts['total'])} of memory to train, more than the "
                                  f"{_gb(free)} free")
 

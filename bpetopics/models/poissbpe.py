@@ -22,10 +22,11 @@ from bpetopics.models.topic_growth import TopicGrowth
 from bpetopics.models.topic_outputs import TopicOutputs
 from bpetopics.models.topic_priors import TopicPriors
 from bpetopics.models.topic_repair import TopicRepair, corpus_frequencies, smoothed_log_topics
+from bpetopics.models.topic_sizes import TopicSizes
 from bpetopics.core.topic_prior import topic_overlap
 
 
-class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, TransformerMixin,
+class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, BPEBase, TransformerMixin,
                BaseEstimator):
     """Poisson BPE topic model: x_n ~ Poisson(lambda_n beta f(z_n)).
 
@@ -238,23 +239,6 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         if hasattr(self, "likelihood_") and n_words != self.likelihood_.n_words:
             raise ValueError(f"X has {n_words} words but the model was fitted on "
                              f"{self.likelihood_.n_words}; use the model's vocabulary")
-
-    def check_sizes(self, n_data: int, n_features: int) -> None:
-        """As :meth:`BPEBase.check_sizes`, and refuse more topics than documents or words
-        (a topic needs documents to explain and words to spread over)."""
-        self._validate_params()
-        if self.soft_codes > 1 and self.step_group.size > 1:
-            raise ValueError("soft_codes > 1 trains in one process only; use soft_codes=1 with "
-                             "several processes")
-        from bpetopics.core.sizes import SizeError
-
-        if self.n_topics > n_data:
-            raise SizeError("n_topics", self.n_topics, f"is more than the {n_data:,} documents")
-        if self.n_topics > n_features:
-            raise SizeError("n_topics", self.n_topics, f"is more than the {n_features:,} words of the vocabulary")
-        if self.initial_topics is not None and self.initial_topics > self.n_topics:
-            raise ValueError(f"initial_topics must be at most n_topics ({self.n_topics}); got {self.initial_topics}")
-        super().check_sizes(n_data, n_features)
 
     def _n_out(self, shape):
         """The decoder's outputs: the topics the model has now (T before it is built, for

@@ -22,6 +22,7 @@ import json
 from pathlib import Path
 
 from bpetopics.files import write_bytes_atomic
+from bpetopics.core.sizes import SizeError
 from bpetopics.runs.checkpoints import load_checkpoint
 from bpetopics.runs.folder import RunError, check_run_destination, partial_path
 from bpetopics.runs.image_folder import save_image_run
@@ -32,9 +33,10 @@ from bpetopics.runs.job import (JOB_FILE, JOB_FORMAT, TrainingJob, check_job_des
 BERNOULLI_MODELS = ("BernBPE", "GumbelSoftmaxVAE")
 
 
-def image_model(model: str, params: dict, data):
+def image_model(model: str, params: dict, data, label=str):
     """An unfitted registry ``model`` with ``params``, checked against the images ``data``
-    (RunError, one line, for a parameter or data it cannot train on)."""
+    (RunError, one line, for a parameter or data it cannot train on, naming parameters
+    as ``label(name)``), sizes included, before anything is allocated."""
     from bpetopics.models.registry import MODELS
 
     from bpetopics.core.device import resolve_device
@@ -48,24 +50,44 @@ def image_model(model: str, params: dict, data):
     if model in BERNOULLI_MODELS and data.X.size and (data.X.min() < 0 or data.X.max() > 1):
         raise RunError(f"{model} needs pixel values in [0, 1] but {data.source} has values in "
                        f"[{data.X.min():.3g}, {data.X.max():.3g}]: use a Gaussian model (gaussbpe, vae)")
-    try:
-        instance = MODELS[model](**params)
-        if hasattr(instance, "validate"):
-            instance.validate(len(data.X))
-    except (TypeError, ValueError) as exc:
-        raise RunError(f"cannot train {model}: {str(exc).splitlines()[0]}") from None
+    instance = check_image_params(model, params, label, n_data=len(data.X))
+    if hasattr(instance, "check_sizes"):
+        try:
+            instance.check_sizes(*data.X.shape)
+        except SizeError as exc:
+            raise RunError(_refusal(model, str(exc.labelled(label)), label)) from None
     return instance
 
 
-def start_image_job(out, model: str, params: dict, data, *, overwrite: bool = False) -> TrainingJob:
+def _refusal(model: str, message: str, label) -> str:
+    return message if label is not str else f"cannot train {model}: {message}"
+
+
+def check_image_params(model: str, params: dict, label=str, n_data: int = 1):
+    """The unfitted registry ``model`` with ``params``, checked, before any image is read
+    or anything allocated, against what it refuses whatever the images (for the BPE
+    models: their rules and sizes, :meth:`bpetopics.core.model.BPEBase.validate`, for
+    at least ``n_data`` images); RunError, one line, naming parameters as ``label(name)``."""
+    from bpetopics.models.registry import MODELS
+
+    try:
+        instance = MODELS[model](**params)
+        if hasattr(instance, "validate"):
+            instance.validate(n_data, label=label)
+    except (TypeError, ValueError) as exc:
+        raise RunError(_refusal(model, str(exc).splitlines()[0], label)) from None
+    return instance
+
+
+def start_image_job(out, model: str, params: dict, data, *, overwrite: bool = False, label=str) -> TrainingJob:
     """Begin training ``model`` (registry name) with ``params`` on the images ``data``
     (:class:`bpetopics.images.sources.ImageData`). Refuses (RunError) as
-    :func:`bpetopics.runs.job.start_job` does."""
+    :func:`bpetopics.runs.job.start_job` does, naming parameters as ``label(name)``."""
     out = Path(out)
     check_run_destination(out, overwrite)
     if len(data.X) == 0:
         raise RunError(f"{data.source} holds no image to train on")
-    instance = image_model(model, params, data)
+    instance = image_model(model, params, data, label)
     lock = lock_job(out)
     try:
         partial = check_job_destination(out, overwrite, lock)
@@ -157,10 +179,11 @@ def finish_image_job(job: TrainingJob, *, overwrite: bool = False) -> Path:
 
 
 def train_image_run(out, model: str, params: dict, data, *, overwrite: bool = False, resume: bool = False,
-                    device: str | None = None, after_epoch=None, progress=None) -> Path:
-    """Start (or, with ``resume``, continue) an image training, run it and finish it."""
+                    device: str | None = None, after_epoch=None, progress=None, label=str) -> Path:
+    """Start (or, with ``resume``, continue) an image training, run it and finish it;
+    ``label`` names parameters in a refusal (the command line: its options)."""
     job = (resume_image_job(out, device=device) if resume
-           else start_image_job(out, model, params, data, overwrite=overwrite))
+           else start_image_job(out, model, params, data, overwrite=overwrite, label=label))
     try:
         run_image_job(job, after_epoch, progress)
     except BaseException:

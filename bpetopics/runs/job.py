@@ -195,18 +195,27 @@ def checkpoint_epoch(job: TrainingJob) -> int | None:
     return load_checkpoint(job.checkpoint, device="cpu")[0].epoch_
 
 
+def checkpoint_progress(out) -> tuple[int, int] | None:
+    """(e, E): the interrupted training of ``out`` holds a checkpoint after epoch e of
+    the E it runs; None when no epoch had finished. RunError when it is unusable."""
+    checkpoint = partial_path(out) / CHECKPOINT_FILE
+    if not checkpoint.is_file():
+        return None
+    model = load_checkpoint(checkpoint, device="cpu")[0]
+    return model.epoch_, model.total_epochs()
+
+
 def interrupted_note(out) -> str:
     """Where the interrupted training of ``out`` stands, in words: "the checkpoint after
     epoch e of E is kept in RUN.partial", "no epoch had finished", or why the checkpoint
     is unusable."""
-    checkpoint = partial_path(out) / CHECKPOINT_FILE
-    if not checkpoint.is_file():
-        return "no epoch had finished"
     try:
-        model = load_checkpoint(checkpoint, device="cpu")[0]
+        progress = checkpoint_progress(out)
     except RunError as exc:
         return f"the checkpoint is unusable ({exc})"
-    return f"the checkpoint after epoch {model.epoch_} of {model.total_epochs()} is kept in {partial_path(out)}"
+    if progress is None:
+        return "no epoch had finished"
+    return f"the checkpoint after epoch {progress[0]} of {progress[1]} is kept in {partial_path(out)}"
 
 
 def run_job(job: TrainingJob, after_epoch=None, X=None, progress=None):

@@ -8,10 +8,17 @@ exception) the others lose their connections and stop at their next collective
 (:class:`~bpetopics.runs.distributed.RankLostError`); any still running after a grace
 period is terminated. A process ending with an error leaves its one-line message for the
 launcher, which reports the first failure.
+
+SIGTERM or SIGINT (Ctrl-C) to the launcher is passed on to the processes, which stop as
+after Ctrl-C (:class:`Stopped`: the run's lock released, the last checkpoint kept); the
+launcher waits for them (killing any still running after :data:`STOP_GRACE_S`) and returns
+with ``Outcome.stopped`` set. A process whose launcher dies without a word (``kill -9``)
+gets SIGTERM from the kernel (Linux) and stops the same way: none is left behind.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import signal
@@ -25,6 +32,62 @@ from pathlib import Path
 
 #: Seconds the others get to stop by themselves after one process failed.
 GRACE_S = 60.0
+#: Seconds the processes get to stop (and release the run's lock) after the launcher passed
+#: on a SIGTERM or SIGINT, before they are killed.
+STOP_GRACE_S = 30.0
+#: The signals that stop a training cleanly.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGINT asked this process to stop: a KeyboardInterrupt, so that what
+    cleans up after Ctrl-C runs; ``exit_code`` is 128 + the signal's number (143, 130)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = int(signum)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+@contextlib.contextmanager
+def handled(handler, restore: bool = True):
+    """Within, SIGTERM and SIGINT call ``handler`` (in the main thread; elsewhere nothing
+    changes), except a signal this process was started ignoring; ``restore=False`` leaves
+    the handlers (or what they set) in place on the way out."""
+    before = {}
+    try:
+        for s in STOP_SIGNALS:
+            if signal.getsignal(s) is not signal.SIG_IGN:
+                before[s] = signal.signal(s, handler)
+    except ValueError:
+        pass
+    try:
+        yield
+    finally:
+        for s, previous in before.items() if restore else ():
+            signal.signal(s, previous if previous is not None else signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def stop_on_signals(once: bool = True, restore: bool = True):
+    """Within, SIGTERM and SIGINT raise :class:`Stopped` in the main thread; with ``once``
+    the signals after the first are ignored, so that the cleanup it starts runs to its end.
+    A signal this process was started ignoring stays ignored; outside the main thread,
+    nothing changes. The handlers before are restored on the way out, unless ``restore``
+    is False (a process that ends there: a second signal, e.g. the launcher's after a
+    Ctrl-C, stays ignored to its end)."""
+    def stop(signum, frame):
+        if once:
+            for s in STOP_SIGNALS:
+                with contextlib.suppress(ValueError, OSError):
+                    signal.signal(s, signal.SIG_IGN)
+        raise Stopped(signum)
+
+    with handled(stop, restore):
+        yield
 
 
 def free_port() -> int:
@@ -79,11 +142,13 @@ def world_from_env() -> tuple[int, int, int] | None:
 class Outcome:
     """How the P processes ended: ``exitcodes`` (negative: killed by that signal),
     ``messages`` (rank -> its one-line error), ``failed`` (the ranks that ended with a
-    non-zero code, in the order the launcher saw them end)."""
+    non-zero code, in the order the launcher saw them end), ``stopped`` (the signal,
+    SIGTERM or SIGINT, that stopped the job through the launcher, or None)."""
 
     exitcodes: list
     messages: dict = field(default_factory=dict)
     failed: list = field(default_factory=list)
+    stopped: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -115,7 +180,30 @@ class Outcome:
         return self.describe(self.failed[0])
 
 
-def _worker(rank, nproc, port, threads, errors, target, args):
+def _die_with(parent: int) -> None:
+    """Ask the kernel for SIGTERM when the launcher ``parent`` dies (Linux; elsewhere
+    nothing), and stop now if it already has."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)    # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):                   # pragma: no cover - not Linux
+        return
+    if os.getppid() != parent:                          # it died before the request
+        raise Stopped(signal.SIGTERM)
+
+
+def _worker(rank, nproc, port, threads, errors, target, args, parent=None):
+    try:
+        with stop_on_signals(restore=False):
+            if parent is not None:
+                _die_with(parent)
+            _run_rank(rank, nproc, port, threads, errors, target, args)
+    except Stopped as exc:                  # before or after the target: quietly, the launcher reports it
+        sys.exit(exc.exit_code)
+
+
+def _run_rank(rank, nproc, port, threads, errors, target, args):
     os.environ.update({"RANK": str(rank), "WORLD_SIZE": str(nproc), "LOCAL_RANK": str(rank),
                        "LOCAL_WORLD_SIZE": str(nproc), "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)})
     import threading
@@ -135,6 +223,8 @@ def _worker(rank, nproc, port, threads, errors, target, args):
         pass
     try:
         target(*args)
+    except Stopped as exc:                          # the launcher reports it
+        sys.exit(exc.exit_code)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if exc.code is not None and not isinstance(exc.code, int):
@@ -157,43 +247,77 @@ def _leave(errors: str, rank: int, message: str) -> None:
     Path(errors, f"rank{rank}").write_text(message, encoding="utf-8")
 
 
-def launch(target, args: tuple, nproc: int, threads: int | None = None, grace_s: float = GRACE_S) -> Outcome:
+def launch(target, args: tuple, nproc: int, threads: int | None = None, grace_s: float = GRACE_S,
+           stop_grace_s: float = STOP_GRACE_S) -> Outcome:
     """Run ``target(*args)`` in ``nproc`` spawned processes forming one torch.distributed
     job on this machine; returns their :class:`Outcome`. ``target`` must be importable
     (a module-level function) and its arguments picklable. A process reports a failure
-    by raising (its message is kept) or exiting non-zero."""
+    by raising (its message is kept) or exiting non-zero. SIGTERM or SIGINT meanwhile is
+    passed on to the processes, given ``stop_grace_s`` to stop (a second one: killed at
+    once) and recorded in ``Outcome.stopped``; none outlives the call."""
     threads = threads or max(1, (os.cpu_count() or 1) // nproc)
     ctx = mp.get_context("spawn")
     port = free_port()
-    with tempfile.TemporaryDirectory(prefix="bpetopics-launch-") as errors:
-        procs = [ctx.Process(target=_worker, args=(r, nproc, port, threads, errors, target, args),
+    signals = []
+
+    def note(signum, frame):            # handled in the loop below, between waits
+        signals.append(signum)
+
+    with tempfile.TemporaryDirectory(prefix="bpetopics-launch-") as errors, handled(note):
+        procs = [ctx.Process(target=_worker, args=(r, nproc, port, threads, errors, target, args, os.getpid()),
                              name=f"bpetopics-rank{r}") for r in range(nproc)]
-        for p in procs:
-            p.start()
-        failed, deadline = [], None
         try:
-            running = {p.sentinel: r for r, p in enumerate(procs)}
-            while running:
-                timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
-                ready = wait(list(running), timeout)
-                if not ready:                               # the grace period is over
-                    for sentinel, r in running.items():
-                        procs[r].terminate()
-                    deadline = time.monotonic() + 3600
-                    continue
-                for sentinel in ready:
-                    r = running.pop(sentinel)
-                    procs[r].join()
-                    if procs[r].exitcode != 0:
-                        failed.append(r)
-                        if deadline is None:
-                            deadline = time.monotonic() + grace_s
-        except BaseException:
             for p in procs:
-                if p.is_alive():
-                    p.terminate()
+                p.start()
+            failed, stopped = _watch(procs, signals, grace_s, stop_grace_s)
+        finally:
+            for p in procs:                 # whatever happened, none is left behind
+                if p.pid is not None and p.is_alive():
+                    p.kill()
             for p in procs:
-                p.join()
-            raise
+                if p.pid is not None:
+                    p.join()
         messages = {int(f.name[4:]): f.read_text(encoding="utf-8") for f in Path(errors).glob("rank*")}
-    return Outcome([p.exitcode for p in procs], messages, failed)
+    return Outcome([p.exitcode for p in procs], messages, failed, stopped)
+
+
+#: Seconds between looks at the signals received while waiting for the processes.
+_POLL_S = 0.2
+
+
+def _watch(procs, signals: list, grace_s: float, stop_grace_s: float):
+    """Wait for the started ``procs``: (the ranks that failed, in order; the stop signal or
+    None). After a failure the others get ``grace_s``; after a signal in ``signals`` (the
+    launcher's, appended by its handler) they get it passed on and ``stop_grace_s``; a
+    second signal, or the end of a grace period, kills those still running."""
+    failed, deadline, stopped, seen = [], None, None, 0
+    running = {p.sentinel: r for r, p in enumerate(procs)}
+    while running:
+        if len(signals) > seen:
+            seen = len(signals)
+            if stopped is None:
+                stopped = signals[0]
+                for sentinel, r in running.items():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(procs[r].pid, stopped)
+                deadline = time.monotonic() + stop_grace_s
+            else:
+                deadline = time.monotonic()
+        timeout = _POLL_S if deadline is None else max(0.0, min(_POLL_S, deadline - time.monotonic()))
+        ready = wait(list(running), timeout)
+        if not ready and deadline is not None and time.monotonic() >= deadline:   # the grace period is over
+            for sentinel, r in running.items():
+                if stopped is not None:
+                    procs[r].kill()
+                else:
+                    procs[r].terminate()
+            deadline = time.monotonic() + 3600
+            continue
+        for sentinel in ready:
+            r = running.pop(sentinel)
+            procs[r].join()
+            if procs[r].exitcode != 0:
+                failed.append(r)
+                if deadline is None:
+                    deadline = time.monotonic() + grace_s
+    return failed, stopped

@@ -4,9 +4,11 @@
 given the same ``--out`` stops at once, naming the first, and touches nothing of it.
 
 The lock is a file created with ``O_CREAT | O_EXCL`` (atomic on local file systems)
-holding the owner's pid, host and start time as JSON. It is removed when the owner
-exits; one left behind by a process that was killed (``kill -9``, a crash, a power cut)
-is *stale*: its pid no longer runs on this host, and the next process takes it over.
+holding the owner's pid, host and start time as JSON, and where the system tells it
+(Linux's ``/proc/PID/stat``) the owner process's own start time. It is removed when the
+owner exits; one left behind by a process that was killed (``kill -9``, a crash, a power
+cut) is *stale*: its pid no longer runs on this host, or now belongs to another process
+(one started at another time than the owner), and the next process takes it over.
 """
 
 from __future__ import annotations
@@ -41,6 +43,30 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks after boot (field 22 of Linux's
+    ``/proc/PID/stat``); None where that cannot be read (no such process, no /proc)."""
+    try:
+        with open(f"/proc/{int(pid)}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()     # after the name, which may hold ")"
+        return int(fields[19])                              # fields 3, 4, ... : 22 is the 20th
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _owner_alive(owner: dict) -> bool:
+    """True when the lock's owner still runs: its pid exists and, when the lock recorded
+    the process's start time and the system tells the pid's, they are the same (a pid
+    reused by an unrelated process after the owner died is not the owner)."""
+    if not _pid_alive(owner["pid"]):
+        return False
+    recorded = owner.get("process_start")
+    if not isinstance(recorded, int):       # a lock written without it: the pid alone decides
+        return True
+    now = process_start(owner["pid"])
+    return now is None or now == recorded
+
+
 def _read(path: Path) -> dict | None:
     """The lock's owner ({pid, host, started}), or None when it is unreadable (being written)."""
     try:
@@ -72,6 +98,9 @@ class RunLock:
         self.folder = Path(folder)
         self.path = self.folder / LOCK_FILE
         self.owner = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
+        start = process_start(os.getpid())
+        if start is not None:
+            self.owner["process_start"] = start
         self.created_folder = False
         self.held = False
 
@@ -103,7 +132,7 @@ class RunLock:
             time.sleep(0.2)
             owner = _read(self.path)
         if owner is not None and owner.get("host") == self.owner["host"] and isinstance(owner.get("pid"), int):
-            if _pid_alive(owner["pid"]) and owner["pid"] != os.getpid():
+            if owner["pid"] != os.getpid() and _owner_alive(owner):
                 raise RunLockedError(f"{self.folder} is being trained by {_describe(owner, self.path)}: "
                                      "wait for it to finish (or stop it), or choose another --out")
         elif owner is not None:  # another host: its pids cannot be checked from here

@@ -10,8 +10,9 @@ Two passes over the input, each in chunks of ``chunk_docs`` documents:
    (:meth:`TextPipeline.transform_tokens`), documents left without a word dropped and
    counted, and the rows appended to the shards (:class:`~bpetopics.text.sharded.ShardWriter`).
 
-With ``jobs > 1`` the chunks are cleaned by a pool of worker processes; results come
-back in input order, so the corpus is byte for byte the one ``jobs=1`` writes. At most
+With ``jobs > 1`` the chunks are cleaned by a pool of worker processes, at most one a
+CPU this process may use (:func:`usable_cpus`) and one a chunk; results come back in
+input order, so the corpus is byte for byte the one ``jobs=1`` writes. At most
 ``2 * jobs`` chunks are in flight, so memory holds a few chunks, one shard being
 written and the word frequencies (which grow with the distinct words of the input,
 not with its documents). The same texts and settings give the same vocabulary and
@@ -31,7 +32,7 @@ from __future__ import annotations
 import collections
 import os
 from collections import Counter
-from itertools import chain
+from itertools import chain, islice
 from pathlib import Path
 
 import numpy as np
@@ -82,9 +83,22 @@ def _count_documents(chunk):
             len(tokens) - empty - len(keep), len(bad))
 
 
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the system tells it, else
+    all of the machine's)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
 def _ordered_results(function, chunks, jobs: int, init_args, bar):
-    """``function`` over ``chunks`` in input order: in this process (``jobs == 1``) or a
-    pool with at most ``2 * jobs`` chunks in flight (memory stays bounded)."""
+    """``function`` over ``chunks`` in input order: in this process (``jobs == 1``, or a
+    single chunk) or a pool of at most ``jobs`` workers, one a chunk, with at most
+    ``2 * jobs`` chunks in flight (memory stays bounded)."""
+    chunks = iter(chunks)
+    first = list(islice(chunks, jobs))          # read ahead: no more workers than chunks
+    jobs, chunks = max(1, min(jobs, len(first))), chain(first, chunks)
     if jobs == 1:
         _init_worker(*init_args)
         for chunk, units in chunks:
@@ -123,7 +137,8 @@ def build_sharded(source, out, pipeline: TextPipeline, *, jobs: int = 1, shard_d
     pipeline : TextPipeline
         Unfitted settings (fitted here, on the whole input).
     jobs : int
-        Worker processes cleaning and tokenising (1: this process).
+        Worker processes cleaning and tokenising (1: this process); at most
+        :func:`usable_cpus` and the number of chunks are started.
     shard_docs, chunk_docs : int
         Documents per shard, and per chunk handed to a worker.
     text_field, id_field, label_field : str or None
@@ -143,6 +158,7 @@ def build_sharded(source, out, pipeline: TextPipeline, *, jobs: int = 1, shard_d
     kind = input_kind(source)
     if jobs < 1:
         raise CorpusError(f"jobs={jobs} is below 1: give the number of worker processes (--jobs 2)")
+    jobs = min(int(jobs), usable_cpus())
     if chunk_docs < 1:
         raise CorpusError(f"chunk_docs={chunk_docs} is below 1")
     pipeline.check_settings()

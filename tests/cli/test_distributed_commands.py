@@ -60,7 +60,7 @@ def test_train_nproc_2_on_a_sharded_corpus_equals_one_process(sharded, tmp_path)
     assert np.array_equal(distinct.term_frequency, np.asarray(rows.sum(axis=0)).ravel())
 
 
-def _spawned_children(pid: int) -> list[int]:
+def spawned_children(pid: int) -> list[int]:
     """The processes ``multiprocessing`` spawned under ``pid`` (not its resource tracker)."""
     found = []
     for entry in Path("/proc").iterdir():
@@ -88,7 +88,7 @@ def test_a_killed_process_stops_the_job_with_one_line_and_resume_finishes_it(sav
         while not (partial / "checkpoint.safetensors").exists() and proc.poll() is None:
             time.sleep(0.02)
         rank0 = json.loads((partial / "train.lock").read_text())["pid"]   # rank 0 holds the lock
-        others = [pid for pid in _spawned_children(proc.pid) if pid != rank0]
+        others = [pid for pid in spawned_children(proc.pid) if pid != rank0]
         assert len(others) == 1
         os.kill(others[0], signal.SIGKILL)
         stdout, stderr = proc.communicate(timeout=300)

@@ -104,9 +104,14 @@ def test_failed_train_leaves_no_lock_and_no_folder(saved_corpus, tmp_path):
 # ----------------------------------------------------------------------- item 5: sizes
 def test_more_topics_than_documents_is_refused_at_once(saved_corpus, tmp_path):
     out = tmp_path / "run"
+    result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(out), "--topics", "1000",
+                                       "--device", "cpu"])
+    one_line_error(result, "--topics 1000 is more than the 300 documents; lower --topics")
+    assert not out.exists() and not run_io.partial_path(out).exists()
+    # a count that no corpus could train with is refused before the corpus is read
     result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(out), "--topics", "100000",
                                        "--device", "cpu"])
-    one_line_error(result, "--topics 100000 is more than the 300 documents; lower --topics")
+    one_line_error(result, "--topics 100000 gives codes of 250,000 bits (2.5 a topic), more than the 65,536")
     assert not out.exists() and not run_io.partial_path(out).exists()
 
 
@@ -129,12 +134,14 @@ def test_the_api_shares_the_size_checks():
 def test_a_run_too_big_for_the_memory_is_refused_naming_the_option(saved_corpus, tmp_path, monkeypatch):
     from bpetopics.core import sizes
 
-    monkeypatch.setattr(sizes, "free_memory_bytes", lambda device=None: 20 * 10**6)  # 20 MB free
+    monkeypatch.setattr(sizes, "free_memory_bytes", lambda device=None: 150 * 10**6)  # 150 MB free
     out = tmp_path / "run"
-    result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(out), "--topics", "250",
-                                       "--bits", "64", "--device", "cpu"])
-    # 250 topics x 500 words is small; the pursuit's candidate pass is not: name what drives most
-    one_line_error(result, "of memory to train, more than the 20 MB free; lower --bits")
+    result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(out), "--topics", "5",
+                                       "--bits", "64", "--hidden", "100000", "--device", "cpu"])
+    # a hidden layer of 100,000 drives the decoder, its minibatch activations and the
+    # pursuit's candidate pass: named as what would save most, before the corpus is read
+    one_line_error(result, "--hidden 100000 needs about", "of memory to train, more than the 150 MB free; "
+                                                          "lower --hidden")
     assert not out.exists() and not run_io.partial_path(out).exists()
     parts = sizes.estimate_fit_bytes(300, 500, 64, 250, (), 64, 250)
     assert parts["total"] == sum(v for k, v in parts.items() if k != "total")
