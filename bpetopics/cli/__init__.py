@@ -18,6 +18,7 @@ from pathlib import Path
 import click
 
 from bpetopics import __version__
+from bpetopics.cli.options import DEVICE_HELP, device_option, option  # noqa: F401 (re-exported)
 
 # Modules that define commands; each does ``@main.command()``.
 COMMAND_MODULES = ["corpus", "train", "topics", "encode", "info", "evaluate", "compare", "graph", "ldavis",
@@ -37,7 +38,7 @@ class OneLine:
     """A click type whose bad values are a one-line :class:`UserError` (exit 2), not a usage error."""
 
     def fail(self, message, param=None, ctx=None):
-        name = param.opts[-1] if param is not None and getattr(param, "opts", None) else "a value"
+        name = max(param.opts, key=len) if param is not None and getattr(param, "opts", None) else "a value"
         raise UserError(f"invalid {name}: {message}")
 
 
@@ -56,8 +57,6 @@ class FloatRange(OneLine, click.FloatRange):
 def refuse_existing(paths, overwrite: bool, option: str = "--out") -> None:
     """Stop with one line when one of ``paths`` (files a command would write) exists and
     ``overwrite`` is false: nothing written is ever replaced silently."""
-    from pathlib import Path
-
     if overwrite:
         return
     found = [Path(p) for p in paths if Path(p).exists()]
@@ -140,7 +139,8 @@ class Main(click.Group):
 
 def _one_line_usage(exc: click.UsageError) -> UserError:
     command = " ".join(["bpetopics", *(exc.ctx.command_path.split()[1:] if exc.ctx is not None else [])])
-    return UserError(f"{exc.format_message()} (see `{command} --help`)")
+    message = re.sub(r"\s*\n\s*", " ", exc.format_message().strip())   # e.g. a missing choice's list
+    return UserError(f"{message} (see `{command} --help`)")
 
 
 @contextlib.contextmanager
@@ -300,7 +300,7 @@ MODEL_HELP = {
                 "on one thread and two; docs/results/speed.md); --no-pipeline: the steps in "
                 "order.",
     "random_state": "Seed of the model: initialisation and minibatch order.",
-    "device": "cpu, cuda, or auto (CUDA when present).",
+    "device": DEVICE_HELP,
 }
 class IntTuple(click.ParamType):
     """Comma-separated integers, e.g. ``128,64``; empty for none."""

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, record_options, vocabulary_options
+from bpetopics.cli import (Choice, IntRange, UserError, corpus_errors, device_option, main, record_options,
+                           vocabulary_options)
 
 
 @main.command()
@@ -21,7 +22,7 @@ from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, main, reco
               help="PoissBPE's passes over the corpus [default: PoissBPE's own].")
 @click.option("--bits", type=IntRange(min=1), default=None,
               help="PoissBPE's code length K [default: PoissBPE's own].")
-@click.option("--device", default="auto", show_default=True, help="PoissBPE's device: cpu, cuda or auto.")
+@device_option("PoissBPE's device: auto (CUDA when present, else the CPU), cpu or cuda.")
 @click.option("--pipeline/--no-pipeline", default=True, show_default=True,
               help="PoissBPE's schedule: each minibatch's codes pursued during the previous step's "
                    "update (the default), or the steps in order (the comparison tables of docs/results/text-comparison.md).")

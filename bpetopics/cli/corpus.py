@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import (Choice, IntRange, UserError, corpus_errors, describe_os_error, main, record_options,
-                           vocabulary_options)
+from bpetopics.cli import (Choice, IntRange, UserError, corpus_errors, describe_os_error, main, option,
+                           record_options, vocabulary_options)
 
 
 def _default_out(source: str) -> Path:
@@ -104,7 +104,7 @@ def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field
         raise UserError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to --format sharded: "
                         "leave it out")
     if jobs > usable_cpus():        # more workers than CPUs only wait for each other
-        click.echo(f"Note: --jobs {jobs} is more than the {usable_cpus()} CPUs this process may use; using "
+        click.echo(f"Note: --nproc {jobs} is more than the {usable_cpus()} CPUs this process may use; using "
                    f"{usable_cpus()}", err=True)
         jobs = usable_cpus()
     pipeline = TextPipeline(vocab_size=settings["vocab_size"], min_df=settings["min_df"],
@@ -127,15 +127,16 @@ def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field
 @click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
               help="Folder to write the corpus to [default: corpora/<SOURCE name>].")
 @vocabulary_options
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --max-docs draw.")
+@option("--corpus-seed", "seed", type=int, default=0, show_default=True, old=("--seed",),
+        help="Seed of the --max-docs draw.")
 @click.option("--overwrite", is_flag=True, help="Replace a saved corpus already at --out.")
 @click.option("--format", "format_", type=Choice(["memory", "sharded"]), default=None,
               help="memory: one .npz per split, loaded whole; sharded: memory-mapped shards built in two "
                    "streaming passes, for corpora larger than memory (a folder, .jsonl or .csv SOURCE) "
-                   "[default: sharded when --jobs or --shard-docs is given, else memory].")
-@click.option("--jobs", type=IntRange(min=1), default=None,
-              help="Worker processes cleaning and tokenising (a sharded build; at most one a CPU "
-                   "and one a chunk of 1,000 documents) [default: 1].")
+                   "[default: sharded when --nproc or --shard-docs is given, else memory].")
+@option("--nproc", "jobs", type=IntRange(min=1), default=None, old=("--jobs",),
+        help="Processes on this machine cleaning and tokenising (a sharded build; at most one a "
+              "CPU and one a chunk of 1,000 documents) [default: 1].")
 @click.option("--shard-docs", type=IntRange(min=1), default=None,
               help="Documents per shard (a sharded build) [default: 100000].")
 @record_options
@@ -150,9 +151,9 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
     JSON object a line) or a .csv file (a header row), either compressed or not (.gz,
     .bz2, .xz), or a saved corpus folder (summarised, and copied if --out is given; a
     sharded one is summarised after its checksums are verified). With --format
-    sharded (the default with --jobs or --shard-docs), SOURCE is a folder, a .jsonl
+    sharded (the default with --nproc or --shard-docs), SOURCE is a folder, a .jsonl
     or a .csv file, of any size: it is read twice in chunks (vocabulary, then
-    counts) by --jobs processes, and written as memory-mapped shards that
+    counts) by --nproc processes, and written as memory-mapped shards that
     `bpetopics train` reads as it trains.
 
     Headers, signatures, quoted replies and encoded attachments are stripped; stop
@@ -167,7 +168,7 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
       bpetopics corpus path/to/texts --min-df 2 --max-df 0.9 --out corpora/mytexts
       bpetopics corpus corpora/20ng
       bpetopics corpus posts.jsonl.gz --label-field group --out corpora/posts
-      bpetopics corpus big.jsonl --jobs 2 --out corpora/big
+      bpetopics corpus big.jsonl --nproc 2 --out corpora/big
       bpetopics corpus reviews.csv --format sharded --text-field review --label-field stars --out corpora/reviews
     """
     from bpetopics.text import check_destination, prepare_corpus, save_splits
@@ -177,8 +178,8 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
               "skip_bad_lines": skip_bad_lines, "time_field": time_field}
     settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed,
                                **fields)
-    sharded_only = [flag for flag, value in (("--jobs", jobs), ("--shard-docs", shard_docs)) if value is not None]
-    if format_ is None:     # --jobs and --shard-docs only apply to a sharded build: they ask for one
+    sharded_only = [flag for flag, value in (("--nproc", jobs), ("--shard-docs", shard_docs)) if value is not None]
+    if format_ is None:     # --nproc and --shard-docs only apply to a sharded build: they ask for one
         format_ = "sharded" if sharded_only else "memory"
     elif format_ == "memory" and sharded_only:
         one = len(sharded_only) == 1
@@ -193,7 +194,7 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
         click.echo(format_sharded(sharded.manifest, sharded.summary()))
         return
     if format_ == "sharded" and time_field is not None:
-        raise UserError("--time-field applies to an in-memory corpus: leave out --format sharded (and --jobs, "
+        raise UserError("--time-field applies to an in-memory corpus: leave out --format sharded (and --nproc, "
                         "--shard-docs)")
     if format_ == "sharded":
         _build_sharded(source, out or _default_out(source), settings, jobs or 1, shard_docs or 100_000, text_field,

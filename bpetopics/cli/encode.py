@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import UserError, corpus_errors, main, open_run, run_errors
+from bpetopics.cli import Choice, IntRange, UserError, corpus_errors, device_option, main, open_run, run_errors
 
 EXTENSIONS = (".csv", ".npz", ".json")   # as bpetopics.runs.encode.EXTENSIONS (no torch import here)
 
@@ -17,12 +17,12 @@ EXTENSIONS = (".csv", ".npz", ".json")   # as bpetopics.runs.encode.EXTENSIONS (
 @click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="Output file: .csv, .npz or .json (the extension picks the format).")
-@click.option("--top-topics", type=int, default=3, show_default=True, help="Top topics listed per document.")
-@click.option("--mixture", type=click.Choice(["posterior", "code"]), default="posterior", show_default=True,
+@click.option("--top-topics", type=IntRange(min=1), default=3, show_default=True, help="Top topics listed per document.")
+@click.option("--mixture", type=Choice(["posterior", "code"]), default="posterior", show_default=True,
               help="Topic mixture written: the posterior mean over each code and the codes one bit "
                    "away (the better prediction of the document's words), or f(z) at the code alone "
                    "(what the training run's doc_topics.npz holds).")
-@click.option("--device", default="cpu", show_default=True, help="cpu, cuda or auto.")
+@device_option()
 @click.option("--overwrite", is_flag=True, help="Replace --out if it exists.")
 def encode(run, input_path, out, top_topics, mixture, device, overwrite):
     """Encode new documents with a trained run: binary codes and topic mixtures.
@@ -43,15 +43,13 @@ def encode(run, input_path, out, top_topics, mixture, device, overwrite):
     Examples:
       bpetopics encode runs/20ng new_posts/ --out codes.csv
       bpetopics encode runs/20ng message.txt --out message.json
-      bpetopics encode runs/20ng archive/ --out archive.npz --device auto
+      bpetopics encode runs/20ng archive/ --out archive.npz --device cpu
     """
     fmt = out.suffix.lower()
     if fmt not in EXTENSIONS:
         raise UserError(f"--out {out} must end in .csv, .npz or .json (the extension picks the format)")
     if out.is_dir() or (out.exists() and not overwrite):
         raise UserError(f"{out} already exists: pass --overwrite to replace it, or choose another --out")
-    if top_topics < 1:
-        raise UserError(f"--top-topics must be a positive integer; got {top_topics}")
     from bpetopics.files import write_bytes_atomic
     from bpetopics.runs.encode import encode_documents, encoded_bytes, read_documents
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, IntRange, UserError, main, open_run, run_errors
+from bpetopics.cli import Choice, IntRange, UserError, main, open_run, option, run_errors
 
 
 
@@ -39,9 +39,9 @@ def format_metrics(result: dict) -> str:
               help="Seed of the completion split and of the classifier.")
 @click.option("--gensim/--no-gensim", default=True, show_default=True,
               help="Also compute gensim's c_npmi (the reference for ours), C_V, UMass and UCI (slower).")
-@click.option("--sample", type=IntRange(min=1), default=10_000, show_default=True,
-              help="Runs trained on a sharded corpus: measure on this many of the training documents, "
-                   "drawn with --seed (such a corpus has no test split).")
+@option("--max-docs", "sample", type=IntRange(min=1), default=10_000, show_default=True, old=("--sample",),
+        help="Runs trained on a sharded corpus: measure on at most this many of the training documents, "
+             "drawn at random with --seed (such a corpus has no test split).")
 def evaluate(run, reference, out, top_n, seed, gensim, sample):
     """Measure a trained run on its corpus's held-out documents.
 
@@ -58,7 +58,7 @@ def evaluate(run, reference, out, top_n, seed, gensim, sample):
     The corpus is rebuilt from what the run recorded (20 Newsgroups with the same
     settings, the same folder, or the saved corpus); a change since training is an
     error. A run trained on a sharded corpus is measured on a seeded sample of its
-    training documents read from the shards (--sample; coherence counts words sharing
+    training documents read from the shards (--max-docs; coherence counts words sharing
     a document, as the shards keep no word order; no gensim measures, no accuracy),
     and the output says so.
 

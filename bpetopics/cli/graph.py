@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import (Choice, FloatRange, IntRange, UserError, describe_os_error, main, open_run,
+from bpetopics.cli import (Choice, FloatRange, IntRange, UserError, describe_os_error, main, open_run, option,
                            refuse_existing, run_errors)
 
 RULES = ("threshold", "top_mass")
@@ -27,9 +27,9 @@ RULES = ("threshold", "top_mass")
               help="Leave out of the drawing edges shared by fewer documents (the files keep them all) "
                    "[default: 1% of the documents, at least 1].")
 @click.option("--top-n", type=IntRange(min=1), default=10, show_default=True,
-              help="Top words stored with each node.")
-@click.option("--bits", "bits_path", type=click.Path(path_type=Path), default=None,
-              help="Where to write the table of bits [default: NAME.bits.csv beside --out].")
+              help="Top words per topic stored with each node.")
+@option("--bits-out", "bits_path", type=click.Path(path_type=Path), default=None, old=("--bits",),
+        help="Where to write the table of bits [default: NAME.bits.csv beside --out].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the layout.")
 @click.option("--overwrite", is_flag=True, help="Replace the files of an earlier graph at --out.")
 def graph(run, out, rule, threshold, mass, min_weight, top_n, bits_path, seed, overwrite):

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import (Choice, EpochsOrAll, FloatRange, IntRange, UserError, main, open_run, refuse_existing,
-                           run_errors)
+from bpetopics.cli import (Choice, EpochsOrAll, FloatRange, IntRange, UserError, device_option, main, open_run,
+                           option, refuse_existing, run_errors)
 
 #: The budgets offered by --budget (bpetopics.images.table.BUDGETS).
 PUBLIC_BUDGETS = ("tiny", "small", "full")
@@ -47,7 +47,7 @@ def images():
 
     \b
     Examples:
-      bpetopics images train mnist --model gaussbpe --out runs/mnist --limit 2000 --epochs 4
+      bpetopics images train mnist --model gaussbpe --out runs/mnist --max-images 2000 --epochs 4
       bpetopics images encode runs/mnist mnist --out codes.npz
       bpetopics images show runs/mnist --out bits.png
       bpetopics images table --data-root ../shared/data --out runs/table1
@@ -83,10 +83,10 @@ IMAGE_OPTIONS = {"n_bits": "--bits", "batch_size": "--batch-size", "hidden": "--
 @click.argument("dataset")
 @click.option("--model", "model_name", type=Choice(MODEL_CHOICES), required=True,
               help="gaussbpe, bernbpe (pixels in [0, 1]), vae (Gaussian VAE) or gsvae (Gumbel-Softmax VAE).")
-@click.option("--out", type=click.Path(path_type=Path), required=True, help="The run folder to write.")
+@click.option("--out", "-o", type=click.Path(path_type=Path), required=True, help="The run folder to write.")
 @click.option("--data-root", type=click.Path(file_okay=False, path_type=Path), default=None, help=DATA_ROOT_HELP)
-@click.option("--limit", type=IntRange(min=1), default=None,
-              help="Train on a class-balanced seeded subset of this many images (a folder: a seeded sample).")
+@option("--max-images", "limit", type=IntRange(min=1), default=None, old=("--limit",),
+        help="Train on a class-balanced seeded subset of this many images (a folder: a seeded sample).")
 @click.option("--epochs", type=IntRange(min=1), default=None, help="Passes over the images [default: the model's].")
 @click.option("--bits", type=IntRange(min=1), default=None,
               help="Code size: bits K (BPE), latents (vae), 10-way variables (gsvae) [default: the model's].")
@@ -112,14 +112,14 @@ IMAGE_OPTIONS = {"n_bits": "--bits", "batch_size": "--batch-size", "hidden": "--
               help="GaussBPE only: the pixels' noise standard deviation. Smaller buys detail with bits: "
                    "Table 1's small budget uses 0.1 (docs/defaults.md) [default: the model's, 0.3].")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed (model and subset).")
-@click.option("--device", default="auto", show_default=True, help="auto (CUDA when present), cpu or cuda.")
+@device_option()
 @click.option("--tf32", is_flag=True,
               help="On a GPU, matrix products in TF32 instead of float32: faster BPE epochs; codes may "
                    "differ from float32's at near ties, and GaussBPE's test error can be higher "
                    "(docs/results/images.md).")
 @click.option("--resume", is_flag=True, help="Continue the interrupted training of --out from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace a finished run (or an interrupted one) at --out.")
-@click.option("--quiet", is_flag=True, help="No progress bar and no line per epoch.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no line per epoch.")
 @click.pass_context
 def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_size, lr, hidden, shortlist,
           fast_stop, fast_stop_epochs, sigma, seed, device, tf32, resume, overwrite, quiet):
@@ -132,8 +132,8 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
 
     \b
     Examples:
-      bpetopics images train mnist --model gaussbpe --out runs/mnist --limit 2000 --epochs 4
-      bpetopics images train mnist --model gaussbpe --out runs/mnist --limit 2000 --epochs 8 --sigma 0.1
+      bpetopics images train mnist --model gaussbpe --out runs/mnist --max-images 2000 --epochs 4
+      bpetopics images train mnist --model gaussbpe --out runs/mnist --max-images 2000 --epochs 8 --sigma 0.1
       bpetopics images train binary_mnist --model bernbpe --out runs/bin --bits 100
       bpetopics images train photos/ --model vae --out runs/photos --device cuda
       bpetopics images train mnist --model gaussbpe --out runs/mnist --resume
@@ -210,12 +210,13 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
 @images.command("encode")
 @click.argument("run", type=click.Path(path_type=Path))
 @click.argument("images_arg", metavar="IMAGES")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The .npz file to write: codes (N x K), and labels or file names.")
 @click.option("--data-root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where IMAGES (a data set name) is [default: the run's data root].")
-@click.option("--limit", type=IntRange(min=1), default=None, help="Encode a class-balanced subset of this many images.")
-@click.option("--device", default="cpu", show_default=True, help="cpu, cuda or auto.")
+@option("--max-images", "limit", type=IntRange(min=1), default=None, old=("--limit",),
+        help="Encode a class-balanced subset of this many images.")
+@device_option()
 @click.option("--shortlist", type=IntRange(min=0), default=None,
               help="BPE runs: encode with a shortlist of N bits a step instead of the run's own pursuit; 0 "
                    "scores every bit (the exact greedy pursuit, weaker on trained models: docs/results/images.md).")
@@ -246,13 +247,13 @@ def encode(run, images_arg, out, data_root, limit, device, shortlist, overwrite)
 
 @images.command("show")
 @click.argument("run", type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+@click.option("--out", "-o", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The bits picture (PNG); the reconstructions (bits.png -> bits.recon.png) and the "
                    "list of the drawn bits (bits.csv) go beside it.")
-@click.option("--bits", "n_bits", type=IntRange(min=1), default=40, show_default=True,
-              help="Show at most this many bits, most used first.")
-@click.option("--images", "n_images", type=IntRange(min=1), default=10, show_default=True,
-              help="Originals (with their reconstructions) to show.")
+@option("--show-bits", "n_bits", type=IntRange(min=1), default=40, show_default=True, old=("--bits",),
+        help="Show at most this many bits, most used first.")
+@option("--show-images", "n_images", type=IntRange(min=1), default=10, show_default=True, old=("--images",),
+        help="Originals (with their reconstructions) to show.")
 @click.option("--data-root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where the run's data set is [default: the run's data root].")
 @click.option("--overwrite", is_flag=True, help="Replace the pictures if they exist.")
@@ -285,7 +286,7 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
 @click.option("--data-root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder with the data sets (MNIST under mnist/MNIST/raw or MNIST/raw, "
                    "CIFAR-10 under cifar10/); default $BPETOPICS_DATA or ~/.cache/bpetopics.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+@click.option("--out", "-o", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Output folder: table1.csv, table1.md, recon_*.png, seconds_per_epoch.png.")
 @click.option("--budget", default="small", show_default=True, callback=_budget,
               metavar="[tiny|small|full]",
@@ -301,17 +302,16 @@ def show(run, out, n_bits, n_images, data_root, overwrite):
               help="Train only these models, comma-separated or repeated: gaussbpe, bernbpe, vae-fixed, "
                    "vae-learned, gsvae (default: all). Pieces of one table trained apart (e.g. one model a "
                    "process sharing a GPU) join with `images table --resume` once their runs are in one --out.")
-@click.option("--device", default="auto", show_default=True,
-              help="auto (CUDA when present), cpu or cuda.")
+@device_option()
 @click.option("--seed", default=0, show_default=True, type=int, help="Random seed.")
-@click.option("--bpe-epochs", type=click.IntRange(min=1), default=None,
+@click.option("--bpe-epochs", type=IntRange(min=1), default=None,
               help="Override the budget's BPE epochs (e.g. to fit the time a GPU is available).")
-@click.option("--vae-epochs", type=click.IntRange(min=1), default=None,
+@click.option("--vae-epochs", type=IntRange(min=1), default=None,
               help="Override the budget's epochs of both VAE baselines.")
-@click.option("--n-train", type=click.IntRange(min=1), default=None,
-              help="Override the budget's training images per data set (a class-balanced seeded subset; "
-                   "docs/results/images.md has scaled MNIST below the paper's error from 10,000).")
-@click.option("--sigma", type=click.FloatRange(min=0, min_open=True), default=None,
+@option("--max-images", "n_train", type=IntRange(min=1), default=None, old=("--n-train",),
+        help="Override the budget's training images per data set (a class-balanced seeded subset; "
+             "docs/results/images.md has scaled MNIST below the paper's error from 10,000).")
+@click.option("--sigma", type=FloatRange(min=0, min_open=True), default=None,
               help="Override GaussBPE's noise standard deviation (the budget's: small and full 0.1). Smaller buys "
                    "detail with bits: docs/defaults.md has MSE and sparsity against it.")
 @click.option("--shortlist", type=IntRange(min=0), default=None,
@@ -341,7 +341,7 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
       bpetopics images table --out runs/mnist --datasets mnist,binary_mnist
       bpetopics images table --out runs/cifar --budget full --datasets cifar10 --bpe-epochs 3
       bpetopics images table --out runs/table1-full --budget full --device cuda --resume
-      bpetopics images table --out runs/scaled --datasets scaled_mnist --n-train 10000
+      bpetopics images table --out runs/scaled --datasets scaled_mnist --max-images 10000
       bpetopics images table --out runs/vae --datasets mnist --models vae-fixed,vae-learned
 
     Every model is an image run under OUT/runs/ with a checkpoint after every epoch:
@@ -388,7 +388,7 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
     given = {"--out": out, "--data-root": data_root, "--budget": budget.name, "--datasets": ",".join(datasets),
              "--models": ",".join(models),
              "--device": device, "--seed": seed, "--bpe-epochs": bpe_epochs, "--vae-epochs": vae_epochs,
-             "--n-train": n_train, "--sigma": sigma, "--shortlist": shortlist, "--fast-stop-epochs": fast_stop_epochs}
+             "--max-images": n_train, "--sigma": sigma, "--shortlist": shortlist, "--fast-stop-epochs": fast_stop_epochs}
     hint = "bpetopics images table " + " ".join(f"{k} {shlex.quote(str(v))}" for k, v in given.items()
                                                 if v not in (None, "")) + (" --tf32" if tf32 else "") + " --resume"
     try:

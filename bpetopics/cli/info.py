@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import main, open_run
+from bpetopics.cli import Choice, main, open_run
 
 
 def format_info(run) -> str:
@@ -108,7 +108,7 @@ def _cell(value, width) -> str:
 
 @main.command()
 @click.argument("run", type=click.Path(path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True,
+@click.option("--format", "fmt", type=Choice(("text", "json")), default="text", show_default=True,
               help="text, or json (config.json and summary.json together, and resolved_params: the "
                    "parameters with the defaults computed from the data filled in).")
 def info(run, fmt):

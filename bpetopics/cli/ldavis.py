@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, IntRange, UserError, main, open_run, refuse_existing, run_errors
+from bpetopics.cli import Choice, IntRange, UserError, main, open_run, option, refuse_existing, run_errors
 
 MDS_CHOICES = ("pcoa", "mmds", "tsne")
 
@@ -16,8 +16,8 @@ MDS_CHOICES = ("pcoa", "mmds", "tsne")
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True, help="The HTML page to write.")
 @click.option("--mds", type=Choice(MDS_CHOICES), default="pcoa", show_default=True,
               help="How topics are placed in 2-D from their Jensen-Shannon distances.")
-@click.option("--terms", "R", type=IntRange(min=1), default=30, show_default=True,
-              help="Terms listed per topic.")
+@option("--top-n", "R", type=IntRange(min=1), default=30, show_default=True, old=("--terms",),
+        help="Top words per topic listed (pyLDAvis's R).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the layout (mmds, tsne).")
 @click.option("--overwrite", is_flag=True, help="Replace a page already at --out.")
 def ldavis(run, out, mds, R, seed, overwrite):
@@ -34,7 +34,7 @@ def ldavis(run, out, mds, R, seed, overwrite):
     \b
     Examples:
       bpetopics ldavis runs/20ng --out runs/20ng/topics.html
-      bpetopics ldavis runs/20ng --out topics.html --mds tsne --terms 20
+      bpetopics ldavis runs/20ng --out topics.html --mds tsne --top-n 20
     """
     if out.is_dir():
         raise UserError(f"--out {out} is a folder: give a file name such as {out / 'topics.html'}")

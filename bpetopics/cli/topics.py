@@ -6,15 +6,16 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import UserError, main, open_run
+from bpetopics.cli import Choice, IntRange, main, open_run, option
 
 FORMATS = ("table", "csv", "json")
 
 
 @main.command()
 @click.argument("run", type=click.Path(path_type=Path))
-@click.option("--top", "-n", type=int, default=10, show_default=True, help="Words shown per topic.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+@option("--top-n", "-n", "top", type=IntRange(min=1), default=10, show_default=True, old=("--top",),
+        help="Top words per topic shown.")
+@click.option("--format", "fmt", type=Choice(FORMATS), default="table", show_default=True,
               help="table (for people), csv (one row per topic and word) or json.")
 def topics(run, top, fmt):
     """Print the topics of a trained run: top words, their weights, each topic's share.
@@ -25,12 +26,10 @@ def topics(run, top, fmt):
     \b
     Examples:
       bpetopics topics runs/20ng
-      bpetopics topics runs/20ng --top 20
+      bpetopics topics runs/20ng --top-n 20
       bpetopics topics runs/20ng --format csv > topics.csv
       bpetopics topics runs/20ng --format json
     """
-    if top < 1:
-        raise UserError(f"--top must be a positive integer; got {top}")
     from bpetopics.runs.topics import format_rows, topic_rows
 
     click.echo(format_rows(topic_rows(open_run(run), top), fmt))

@@ -16,7 +16,7 @@ import click
 from click.core import ParameterSource
 
 from bpetopics.cli import (IntRange, TrainCommand, UserError, option_flag, check_model_params, corpus_errors,
-                           describe_os_error, main, open_run, record_options, run_errors,
+                           describe_os_error, main, open_run, option, record_options, run_errors,
                            vocabulary_options)
 
 #: Below this many training documents LDA by Gibbs sampling (tomotopy) measured ahead of
@@ -144,7 +144,8 @@ def _fit(job, quiet: bool, resume_hint: str, ctx, launched: bool = False) -> Non
 @click.option("--resume", is_flag=True, help="Continue the interrupted training of --out from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace a finished run (or an interrupted one) at --out.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@click.option("--top", type=int, default=10, show_default=True, help="Words per topic printed at the end.")
+@option("--top-n", "top", type=IntRange(min=1), default=10, show_default=True, old=("--top",),
+        help="Top words per topic printed at the end.")
 @click.option("--nproc", type=IntRange(min=1), default=1, show_default=True,
               help="Train with this many processes on this machine, each pursuing its share of every "
                    "minibatch (torch.distributed; on one machine's CPUs the step's sums go through shared "
@@ -200,7 +201,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
         _check_processes(params, out, resume, nproc if world is None else world[1], device_given=(
             ctx.get_parameter_source("device") is ParameterSource.COMMANDLINE), launching=nproc > 1)
     explicit = [p.opts[-1] for p in ctx.command.get_params(ctx)
-                if p.name not in ("out", "resume", "overwrite", "quiet", "top", "device", "nproc")
+                if p.expose_value and p.name not in ("out", "resume", "overwrite", "quiet", "top", "device", "nproc")
                 and ctx.get_parameter_source(p.name) is ParameterSource.COMMANDLINE] if resume else []
     resume_hint = f"bpetopics train --out {shlex.quote(str(out))} --resume" + (f" --nproc {nproc}" if nproc > 1 else "")
     resume_hint = resume_hint if world is None else f"the same torchrun command with `{resume_hint}`"
@@ -356,8 +357,6 @@ def _train(ctx, o: dict, group=None) -> None:
         from bpetopics.text.sources import corpus_record, corpus_settings
 
         lock = _lock(out, ctx)
-        if o["top"] < 1:
-            raise UserError(f"--top must be a positive integer; got {o['top']}")
 
         if resume:
             with run_errors():

@@ -19,7 +19,7 @@ from tests.cli.conftest import one_line_error
 def test_topics_table_csv_json(runner, trained_run):
     out, _ = trained_run
     run = load_run(out)
-    table = runner.invoke(main, ["topics", str(out), "--top", "4"])
+    table = runner.invoke(main, ["topics", str(out), "--top-n", "4"])
     assert table.exit_code == 0, table.output
     lines = table.output.splitlines()
     assert lines[0].split()[:2] == ["topic", "share"] and len(lines) == 6
@@ -34,7 +34,7 @@ def test_topics_table_csv_json(runner, trained_run):
     data = json.loads(runner.invoke(main, ["topics", str(out), "--format", "json"]).output)
     assert len(data) == 5 and len(data[2]["words"]) == 10
     assert data[2]["weights"] == sorted(data[2]["weights"], reverse=True)
-    one_line_error(runner.invoke(main, ["topics", str(out), "--top", "0"]), "--top must be a positive integer")
+    one_line_error(runner.invoke(main, ["topics", str(out), "--top-n", "0"]), "invalid --top-n", "0")
 
 
 @pytest.mark.parametrize("ext", [".csv", ".npz", ".json"])

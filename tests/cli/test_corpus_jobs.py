@@ -1,4 +1,4 @@
-"""``bpetopics corpus --format sharded --jobs N`` starts at most one worker a CPU (saying so
+"""``bpetopics corpus --format sharded --nproc N`` starts at most one worker a CPU (saying so
 in one note when N is more) and one a chunk: the same corpus as one process builds."""
 
 from __future__ import annotations
@@ -57,10 +57,10 @@ def test_jobs_beyond_the_cpus_are_cut_to_them_with_a_note(tmp_path, pools):
                                "--stopwords", "none", "--min-df", "2"])
     assert one.exit_code == 0 and "Note" not in one.output, one.output
     many = runner.invoke(main, ["corpus", str(source), "--format", "sharded", "--out", str(tmp_path / "many"),
-                                "-q", "--stopwords", "none", "--min-df", "2", "--jobs", str(cpus + 100)])
+                                "-q", "--stopwords", "none", "--min-df", "2", "--nproc", str(cpus + 100)])
     assert many.exit_code == 0, many.output
     notes = [line for line in many.stderr.splitlines() if line.startswith("Note")]
-    assert notes == [f"Note: --jobs {cpus + 100} is more than the {cpus} CPUs this process may use; "
+    assert notes == [f"Note: --nproc {cpus + 100} is more than the {cpus} CPUs this process may use; "
                      f"using {cpus}"]
     assert all(n <= cpus for n in pools)
     assert _files(tmp_path / "one") == _files(tmp_path / "many")

@@ -288,7 +288,7 @@ def test_graph_bad_input(runner, trained_run, tmp_path):
 def test_ldavis_writes_html_with_the_data(runner, trained_run, tmp_path):
     run_dir = trained_run[0]
     page = tmp_path / "topics.html"
-    result = runner.invoke(main, ["ldavis", str(run_dir), "--out", str(page), "--terms", "15"])
+    result = runner.invoke(main, ["ldavis", str(run_dir), "--out", str(page), "--top-n", "15"])
     assert result.exit_code == 0, result.output
     text = page.read_text(encoding="utf-8")
     assert "new LDAvis(" in text and "mdsDat" in text and "tinfo" in text

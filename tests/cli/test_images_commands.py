@@ -15,7 +15,7 @@ from bpetopics.cli import main
 from tests.cli.conftest import one_line_error
 from tests.images.conftest import data_root  # noqa: F401
 
-TINY = ["--limit", "100", "--epochs", "2", "--bits", "8", "--hidden", "32,64", "--device", "cpu", "--batch-size", "50", "--quiet"]
+TINY = ["--max-images", "100", "--epochs", "2", "--bits", "8", "--hidden", "32,64", "--device", "cpu", "--batch-size", "50", "--quiet"]
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def test_train_encode_show(image_run, runner, tmp_path, data_root):  # noqa: F81
     assert run.config["params"]["gamma"] == 2.0  # K/4: gamma must lie below K
     codes_file = tmp_path / "codes.npz"
     result = runner.invoke(main, ["images", "encode", str(image_run), "mnist", "--out", str(codes_file),
-                                  "--limit", "60"])
+                                  "--max-images", "60"])
     assert result.exit_code == 0, result.output
     with np.load(codes_file, allow_pickle=False) as f:
         codes, labels = f["codes"], f["labels"]
@@ -55,7 +55,7 @@ def test_train_encode_show(image_run, runner, tmp_path, data_root):  # noqa: F81
     assert np.array_equal(codes, encode_images(run.model, test.X)) and np.array_equal(labels, test.labels)
 
     bits = tmp_path / "bits.png"
-    result = runner.invoke(main, ["images", "show", str(image_run), "--out", str(bits), "--images", "6"])
+    result = runner.invoke(main, ["images", "show", str(image_run), "--out", str(bits), "--show-images", "6"])
     assert result.exit_code == 0, result.output
     used = int(((run.codes() != 0).sum(0) > 0).sum())
     with Image.open(bits) as img:
@@ -88,7 +88,7 @@ def test_encode_with_another_pursuit_than_the_runs(image_run, runner, tmp_path, 
     for given, shortlist in (("1", 1), ("0", None)):
         out = tmp_path / f"codes{given}.npz"
         result = runner.invoke(main, ["images", "encode", str(image_run), "mnist", "--out", str(out),
-                                      "--limit", "60", "--shortlist", given])
+                                      "--max-images", "60", "--shortlist", given])
         assert result.exit_code == 0, result.output
         with np.load(out, allow_pickle=False) as f:
             seen[given] = f["codes"]
@@ -219,7 +219,7 @@ def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # n
     one_line_error(runner.invoke(main, [*encode, str(tmp_path / "none"), "mnist", "--out", str(tmp_path / "c.npz")]),
                    "does not exist")
     one_line_error(runner.invoke(main, [*encode, str(image_run), "cifar10", "--out", str(tmp_path / "c.npz"),
-                                        "--limit", "10"]), "shape")
+                                        "--max-images", "10"]), "shape")
     (tmp_path / "c.npz").write_bytes(b"keep")
     one_line_error(runner.invoke(main, [*encode, str(image_run), "mnist", "--out", str(tmp_path / "c.npz")]),
                    "already exists")

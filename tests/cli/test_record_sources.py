@@ -1,5 +1,5 @@
 """JSONL and CSV sources, compressed or not (.gz, .bz2, .xz), read without a flag by
-``corpus`` (in memory, or sharded with --jobs) and ``train``."""
+``corpus`` (in memory, or sharded with --nproc) and ``train``."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_a_jsonl_or_csv_file_compressed_or_not_is_built_in_memory(runner, source
 def test_jobs_build_a_compressed_jsonl_sharded_with_the_same_counts(runner, sources, tmp_path):
     memory, sharded = tmp_path / "m", tmp_path / "s"
     assert runner.invoke(main, ["corpus", str(sources[".gz"]), "--out", str(memory), *FIELDS, *WORDS]).exit_code == 0
-    result = runner.invoke(main, ["corpus", str(sources[".gz"]), "--jobs", "2", "--out", str(sharded), "-q",
+    result = runner.invoke(main, ["corpus", str(sources[".gz"]), "--nproc", "2", "--out", str(sharded), "-q",
                                   *FIELDS, *WORDS])
     assert result.exit_code == 0, result.output
     assert "(sharded)" in result.output
@@ -82,9 +82,9 @@ def test_jobs_build_a_compressed_jsonl_sharded_with_the_same_counts(runner, sour
 
 
 def test_sharded_only_options_with_format_memory_are_one_line(runner, sources, tmp_path):
-    result = runner.invoke(main, ["corpus", str(sources[""]), "--jobs", "2", "--format", "memory",
+    result = runner.invoke(main, ["corpus", str(sources[""]), "--nproc", "2", "--format", "memory",
                                   "--out", str(tmp_path / "c")])
-    one_line_error(result, "--jobs applies only to a sharded build", "--format sharded")
+    one_line_error(result, "--nproc applies only to a sharded build", "--format sharded")
     assert not (tmp_path / "c").exists()
 
 

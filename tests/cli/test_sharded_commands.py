@@ -38,7 +38,7 @@ def jsonl(tmp_path_factory):
 @pytest.fixture(scope="module")
 def sharded(jsonl, tmp_path_factory):
     out = tmp_path_factory.mktemp("corpora") / "sharded"
-    result = CliRunner().invoke(main, ["corpus", str(jsonl), "--format", "sharded", "--out", str(out), "--jobs", "2",
+    result = CliRunner().invoke(main, ["corpus", str(jsonl), "--format", "sharded", "--out", str(out), "--nproc", "2",
                                        "--shard-docs", "50", "--id-field", "id", "--label-field", "topic", "-q",
                                        *WORDS])
     assert result.exit_code == 0, result.output

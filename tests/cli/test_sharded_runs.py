@@ -95,7 +95,7 @@ def test_graph_and_ldavis_of_a_sharded_run_equal_the_in_memory_ones(runs, tmp_pa
 
 def test_evaluate_a_sharded_run_on_a_seeded_sample(runs, tmp_path):
     runner = CliRunner()
-    result = runner.invoke(main, ["evaluate", str(runs[0]), "--sample", "60", "--seed", "3",
+    result = runner.invoke(main, ["evaluate", str(runs[0]), "--max-docs", "60", "--seed", "3",
                                   "--out", str(tmp_path / "m.json")])
     assert result.exit_code == 0, result.output
     assert "Evaluated on a sample of 60 of 160 training documents (seed 3)" in result.output
@@ -104,11 +104,11 @@ def test_evaluate_a_sharded_run_on_a_seeded_sample(runs, tmp_path):
     assert metrics["sample"] == {"documents": 60, "of": 160, "seed": 3, "note": metrics["sample"]["note"]}
     assert np.isfinite(metrics["perplexity"]) and metrics["perplexity"] > 1
     assert -1 <= metrics["npmi"] <= 1 and metrics["purity"] is not None     # the corpus has labels
-    again = runner.invoke(main, ["evaluate", str(runs[0]), "--sample", "60", "--seed", "3",
+    again = runner.invoke(main, ["evaluate", str(runs[0]), "--max-docs", "60", "--seed", "3",
                                  "--out", str(tmp_path / "n.json")])
     assert again.exit_code == 0, again.output
     assert json.loads((tmp_path / "n.json").read_text())["perplexity"] == metrics["perplexity"]
-    other = runner.invoke(main, ["evaluate", str(runs[0]), "--sample", "60", "--seed", "4",
+    other = runner.invoke(main, ["evaluate", str(runs[0]), "--max-docs", "60", "--seed", "4",
                                  "--out", str(tmp_path / "o.json")])
     assert other.exit_code == 0, other.output
     assert json.loads((tmp_path / "o.json").read_text())["perplexity"] != metrics["perplexity"]

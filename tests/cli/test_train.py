@@ -115,7 +115,7 @@ def test_train_on_20newsgroups_with_progress(runner, shared_data, tmp_path):
     result = runner.invoke(main, [
         "train", "20newsgroups", "--out", str(out), "--data-home", str(shared_data / "sklearn"),
         "--categories", "sci.space,rec.autos", "--max-docs", "150", "--vocab-size", "300", "--min-df", "3",
-        "--stopwords", str(shared_data / "stopwords" / "nltk_english.txt"), *TINY, "--epochs", "1", "--top", "4"])
+        "--stopwords", str(shared_data / "stopwords" / "nltk_english.txt"), *TINY, "--epochs", "1", "--top-n", "4"])
     assert result.exit_code == 0, result.output
     assert "Training on 20newsgroups: 1" in result.stderr  # ~150 documents, less the empty ones
     # a corpus this small gets the note on what was measured below 1,000 documents

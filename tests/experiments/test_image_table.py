@@ -91,7 +91,7 @@ def test_table_command_epoch_overrides(data_root, tmp_path):
     result = CliRunner().invoke(main, ["images", "table", "--data-root", str(data_root),
                                        "--out", str(out), "--budget", "tiny", "--datasets",
                                        "binary_mnist", "--bpe-epochs", "1", "--vae-epochs",
-                                       "3", "--n-train", "120", "--device", "cpu"])
+                                       "3", "--max-images", "120", "--device", "cpu"])
     assert result.exit_code == 0, result.output
     with open(out / "table1.csv") as fh:
         rows = list(csv.DictReader(fh))

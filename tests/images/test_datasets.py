@@ -209,7 +209,7 @@ def test_images_train_on_a_truncated_mnist_ends_with_one_line(data_root, tmp_pat
     shutil.copyfile(raw / "t10k-labels-idx1-ubyte.gz", raw / "train-labels-idx1-ubyte.gz")
     (raw / "train-images-idx3-ubyte.gz").write_bytes((raw / "t10k-images-idx3-ubyte.gz").read_bytes()[:5000])
     result = CliRunner().invoke(main, ["images", "train", "mnist", "--model", "gaussbpe", "--data-root",
-                                       str(tmp_path), "--out", str(tmp_path / "run"), "--limit", "20",
+                                       str(tmp_path), "--out", str(tmp_path / "run"), "--max-images", "20",
                                        "--epochs", "1", "--bits", "8", "--device", "cpu"])
     one_line_error(result, "train-images-idx3-ubyte.gz is damaged", "download=True")
     assert not (tmp_path / "run").exists()
