@@ -39,8 +39,8 @@ def _topic_list(value):
               help="Resamples of each bin's documents (--interval bootstrap).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--topics", "topic_list", default=None, metavar="T,T,...",
-              help="Topics drawn in the plot [default: the --top largest].")
-@click.option("--top", type=IntRange(min=1), default=None,
+              help="Topics drawn in the plot [default: the --top-topics largest].")
+@click.option("--top-topics", "top", type=IntRange(min=1), default=None,
               help="Topics drawn in the plot, largest mean share first [default: 8 over time, 20 per label].")
 @click.option("--overwrite", is_flag=True, help="Replace a file already at --out.")
 def over_time(run, out, bins, freq, by_label, interval, n_boot, seed, topic_list, top, overwrite):
