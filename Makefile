@@ -19,6 +19,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
 	$(PY) -m pip install --quiet -e '.[dev,docs]'
+	$(VENV)/bin/bpetopics compile    # the CPU kernels, once: a first training need not compile
 	touch $@
 
 venv: $(VENV)/.installed
