@@ -20,8 +20,8 @@ import click
 from bpetopics import __version__
 
 # Modules that define commands; each does ``@main.command()``.
-COMMAND_MODULES = ["corpus", "train", "topics", "encode", "info", "evaluate", "compare", "graph", "ldavis",
-                   "images"]
+COMMAND_MODULES = ["corpus", "train", "topics", "encode", "search", "similar", "info", "evaluate", "compare",
+                   "graph", "ldavis", "images"]
 
 
 class UserError(click.ClickException):
