@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from bpetopics.text.collocations import find_collocations, token_ids
 from bpetopics.topwords import top_word_ids
 
 LABELS_FORMAT = "bpetopics.topic_labels"
@@ -70,6 +69,10 @@ def label_topics(topic_word, vocabulary, texts=None, *, min_count: int = 10, min
     -------
     list of str, length T
     """
+    # (imported here: the command line parses label assignments with this module, and
+    # the text package brings numba)
+    from bpetopics.text.collocations import find_collocations, token_ids
+
     topic_word = np.asarray(topic_word, dtype=np.float64)
     labels = [fallback_label(row, vocabulary) for row in topic_word]
     if texts is None:

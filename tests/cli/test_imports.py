@@ -38,7 +38,8 @@ def _probe(*args) -> tuple[dict, str]:
     return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
 
 
-@pytest.mark.parametrize("args", [["--help"], ["train", "--help"], ["corpus", "--help"]])
+@pytest.mark.parametrize("args", [["--help"], ["train", "--help"], ["corpus", "--help"], ["search", "--help"],
+                                  ["similar", "--help"]])
 def test_help_imports_no_heavy_library(args):
     found, _ = _probe(*args)
     assert found == {"code": 0, "heavy": []}
@@ -59,7 +60,10 @@ def test_refusals_of_other_commands_import_no_heavy_library(trained_run, tmp_pat
                            (["ldavis", run, "--out", tmp_path], "is a folder"),
                            (["evaluate", run, "--out", tmp_path], "is a folder"),
                            (["images", "train", "mnist", "--model", "gaussbpe", "--out", run],
-                            "already holds a finished run")):
+                            "already holds a finished run"),
+                           (["search", run, " "], "the query is empty"),
+                           (["similar", run], "give a DOC"),
+                           (["topics", run, "--set-label", "x"], "TOPIC=LABEL")):
         found, err = _probe(*args)
         assert found == {"code": 2, "heavy": []}, (args, err)
         assert fragment in err, err
