@@ -6,7 +6,7 @@ command line starts fast.
 
 __version__ = "0.1.0"
 
-__all__ = ["PoissBPE", "GaussBPE", "BernBPE", "__version__"]
+__all__ = ["PoissBPE", "GaussBPE", "BernBPE", "TopicModel", "__version__"]
 
 
 def __getattr__(name):
@@ -14,4 +14,8 @@ def __getattr__(name):
         from bpetopics import models
 
         return getattr(models, name)
+    if name == "TopicModel":
+        from bpetopics.topic_model import TopicModel
+
+        return TopicModel
     raise AttributeError(f"module 'bpetopics' has no attribute {name!r}")

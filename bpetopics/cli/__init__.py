@@ -21,8 +21,8 @@ from bpetopics import __version__
 from bpetopics.cli.options import DEVICE_HELP, device_option, option  # noqa: F401 (re-exported)
 
 # Modules that define commands; each does ``@main.command()``.
-COMMAND_MODULES = ["corpus", "train", "topics", "encode", "info", "evaluate", "compare", "graph", "ldavis",
-                   "over_time", "explore", "compile", "images"]
+COMMAND_MODULES = ["corpus", "train", "topics", "encode", "search", "similar", "info", "evaluate", "compare",
+                   "graph", "ldavis", "over_time", "explore", "compile", "images"]
 
 
 class UserError(click.ClickException):

@@ -1,4 +1,4 @@
-"""``bpetopics topics RUN``: the topics of a trained run, their top words and shares."""
+"""``bpetopics topics RUN``: the topics of a trained run, their labels, top words and shares."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import Choice, IntRange, main, open_run, option
+from bpetopics.cli import Choice, IntRange, UserError, main, open_run, option, run_errors
 
 FORMATS = ("table", "csv", "json")
 
@@ -17,11 +17,15 @@ FORMATS = ("table", "csv", "json")
         help="Top words per topic shown.")
 @click.option("--format", "fmt", type=Choice(FORMATS), default="table", show_default=True,
               help="table (for people), csv (one row per topic and word) or json.")
-def topics(run, top, fmt):
-    """Print the topics of a trained run: top words, their weights, each topic's share.
+@click.option("--set-label", "set_labels", multiple=True, metavar="TOPIC=LABEL",
+              help="Label a topic by hand (saved in the run's labels.json); repeat for several.")
+def topics(run, top, fmt, set_labels):
+    """Print the topics of a trained run: label, top words, their weights, each topic's share.
 
     A topic's share is the fraction of the training corpus's words that its mixture
-    weights f(z_n) account for. A word's weight is its probability in the topic.
+    weights f(z_n) account for. A word's weight is its probability in the topic. A
+    topic's label is the collocation (a word pair) most relevant to it, or its top two
+    words, unless one was set by hand with --set-label.
 
     \b
     Examples:
@@ -29,7 +33,23 @@ def topics(run, top, fmt):
       bpetopics topics runs/20ng --top-n 20
       bpetopics topics runs/20ng --format csv > topics.csv
       bpetopics topics runs/20ng --format json
+      bpetopics topics runs/20ng --set-label 3="space flight" --set-label 7=hockey
     """
+    from bpetopics.labels import parse_label_assignment
+
+    try:
+        assignments = dict(parse_label_assignment(text) for text in set_labels)
+    except ValueError as exc:
+        raise UserError(f"--set-label: {exc}") from None
+    from bpetopics.runs.labels import set_topic_labels, topic_labels
     from bpetopics.runs.topics import format_rows, topic_rows
 
-    click.echo(format_rows(topic_rows(open_run(run), top), fmt))
+    loaded = open_run(run)
+    with run_errors():
+        try:
+            labels = set_topic_labels(loaded, assignments) if assignments else topic_labels(loaded)
+        except ValueError as exc:
+            if type(exc) is not ValueError:
+                raise
+            raise UserError(f"--set-label: {exc}") from None
+    click.echo(format_rows(topic_rows(loaded, top, labels), fmt))

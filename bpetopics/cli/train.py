@@ -328,6 +328,7 @@ def _check_processes(params: dict, out, resume: bool, n_processes: int, device_g
 
 
 def _print_summary(out, top: int) -> None:
+    from bpetopics.runs.labels import topic_labels
     from bpetopics.runs.topics import format_rows, topic_rows
 
     run = open_run(out, device=None)
@@ -335,7 +336,9 @@ def _print_summary(out, top: int) -> None:
     click.echo(f"Saved run to {out}: {s['n_topics']} topics, {s['n_bits']} bits, {s['epochs']} epoch(s), "
                f"{s['documents']:,} documents; mean active bits {s['mean_active_bits']:.2f}, "
                f"final objective {s['final_objective']:.2f}")
-    click.echo(format_rows(topic_rows(run, top), "table"))
+    with run_errors():
+        labels = topic_labels(run, rebuild=False)
+    click.echo(format_rows(topic_rows(run, top, labels), "table"))
 
 
 def _train(ctx, o: dict, group=None) -> None:

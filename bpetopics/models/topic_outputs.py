@@ -89,6 +89,14 @@ class TopicOutputs:
                                    self.max_bits, n_flips=pair_flips).cpu().numpy()
         return out
 
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """Names of ``transform``'s columns, one per bit: ``poissbpe0``, ``poissbpe1``, ...
+        (scikit-learn's convention), so that a Pipeline ending in the model names them
+        (the words are the vectorizer's: ``pipe[:-1].get_feature_names_out()``)."""
+        self._check_fitted()
+        prefix = type(self).__name__.lower()
+        return np.asarray([f"{prefix}{k}" for k in range(self.code_length())], dtype=object)
+
     def top_words(self, vocabulary, n=10):
         """The n most probable words of each topic (ties in vocabulary order): list of T
         lists of str."""

@@ -7,7 +7,8 @@ what ``bpetopics train`` runs, callable from a notebook); image runs (GaussBPE, 
 the VAE baselines) in ``image_folder``, ``image_job``, ``image_codes``, ``image_explore``;
 training across processes in ``distributed`` (torch.distributed: each rank's share of
 every minibatch, the step's sums; ``shared_memory_sum`` carries them between the
-processes of one machine) and ``launch`` (``--nproc``).
+processes of one machine) and ``launch`` (``--nproc``); a run's topic labels in ``labels``
+(:func:`topic_labels`), search by query and by document in ``search``.
 """
 
 import importlib
@@ -24,6 +25,8 @@ _EXPORTS = {
     "run_splits": "corpus", "run_train_counts": "corpus",
     "save_image_run": "image_folder", "train_image_run": "image_job", "image_params": "image_job",
     "encode_images": "image_codes", "show_run": "image_explore", "encode_run_images": "image_explore",
+    "topic_labels": "labels", "set_topic_labels": "labels",
+    "CodeIndex": "search", "find_topics": "search", "similar_documents": "search",
 }
 
 __all__ = sorted(_EXPORTS)

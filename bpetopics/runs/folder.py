@@ -16,6 +16,8 @@ A run folder (written by :func:`save_run`, read back by :func:`load_run`)::
                        time field, times (N float64 numbers or datetime64[s] dates)
     history.csv        epoch, objective, active_bits, topic_overlap, restarted_topics, topics, seconds
     summary.json       sizes, final objective, topic shares, top words
+    labels.json        a short label per topic: automatic (bpetopics.labels) and set by hand;
+                       absent from runs of older bpetopics (runs/labels.py then computes them)
 
 It is written beside its target and renamed into place. Checkpoints live in
 :mod:`bpetopics.runs.checkpoints` (which imports this module, never the reverse).
@@ -40,8 +42,9 @@ from bpetopics.core.machine import describe_machine
 from bpetopics.core.batches import RowStore
 from bpetopics.core.saved_state import non_finite_weight
 from bpetopics.files import canonical_safetensors, staging_folder
+from bpetopics.labels import label_topics, labels_record
 from bpetopics.runs.run import (COUNTS_FILE, CONFIG_FILE, DOC_CODES_FILE, DOC_TOPICS_FILE,  # noqa: F401
-                                HISTORY_COLUMNS, HISTORY_FILE, SUMMARY_FILE, TOPICS_FILE,
+                                HISTORY_COLUMNS, HISTORY_FILE, LABELS_FILE, SUMMARY_FILE, TOPICS_FILE,
                                 VOCABULARY_FILE, WEIGHTS_FILE, Run, RunError, _damage_is_run_error,
                                 _first_line, check_run_destination, is_run, partial_path)
 from bpetopics.topwords import top_word_ids
@@ -141,7 +144,7 @@ def _build_model(name, params, state, n_data, n_features, training, device, wher
 
 # ------------------------------------------------------------------------ save_run
 def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=None, corpus_info=None,
-             overwrite: bool = False, n_top_words: int = 20, group=None) -> Path:
+             overwrite: bool = False, n_top_words: int = 20, group=None, labels=None, ids=None) -> Path:
     """Write a fitted text model and its corpus settings to the run folder ``out``, atomically.
 
     ``model`` (a fitted PoissBPE) was fitted on ``corpus.counts``; ``corpus`` gives the
@@ -153,6 +156,9 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
     summary.json. Returns ``out``; raises RunError when ``out`` may not be written.
     ``group``: the processes of a data-parallel job, which share the encoding of a sharded
     corpus (this is rank 0; the others call ``sharded_codes.share_encoding``).
+    ``labels``: the content of ``labels.json`` (:func:`bpetopics.labels.labels_record`);
+    by default computed from the corpus's texts (none for a corpus without texts).
+    ``ids``: the documents' ids when there is no ``corpus`` (default: their indices).
     """
     out = check_run_destination(out, overwrite)
     vocabulary = list(vocabulary if vocabulary is not None else corpus.vocabulary)
@@ -196,7 +202,7 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
             coded = {"mean_active_bits": float(codes.sum(1).mean()) if n_docs else 0.0,
                      "bits_used": int((codes.sum(0) > 0).sum()),
                      "topic_share": (lengths @ doc_topic) / max(float(lengths.sum()), 1e-12)}
-            ids = [str(i) for i in (corpus.ids if corpus is not None else range(n_docs))]
+            ids = [str(i) for i in (corpus.ids if corpus is not None else range(n_docs) if ids is None else ids)]
             sp.save_npz(tmp / DOC_CODES_FILE, sp.csr_matrix(codes), compressed=True)
             times = getattr(corpus, "times", None)      # a corpus read with a time field
             np.savez_compressed(tmp / DOC_TOPICS_FILE, doc_topic=doc_topic, ids=np.array(ids, dtype=str),
@@ -223,6 +229,11 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
         (tmp / HISTORY_FILE).write_bytes(_csv_bytes(
             HISTORY_COLUMNS, ([h.get(c) for c in HISTORY_COLUMNS] for h in history)))
         (tmp / SUMMARY_FILE).write_bytes(_json_bytes(summary))
+        texts = getattr(corpus, "texts", None)
+        if labels is None and texts is not None and len(texts) == n_docs:
+            labels = labels_record(label_topics(topic_word, vocabulary, texts))
+        if labels is not None:
+            (tmp / LABELS_FILE).write_bytes(_json_bytes(labels))
         (tmp / CONFIG_FILE).write_bytes(_json_bytes(config))
     return out
 

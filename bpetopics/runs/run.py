@@ -22,6 +22,7 @@ TOPICS_FILE, HISTORY_FILE, SUMMARY_FILE = "topics.csv", "history.csv", "summary.
 HISTORY_COLUMNS = ("epoch", "objective", "active_bits", "topic_overlap", "restarted_topics",
                    "topics", "seconds")
 DOC_CODES_FILE, DOC_TOPICS_FILE, COUNTS_FILE = "doc_codes.npz", "doc_topics.npz", "counts.npz"
+LABELS_FILE = "labels.json"
 
 
 class RunError(ValueError):

@@ -21,38 +21,56 @@ def topic_shares(run):
     return [float(s) for s in share]
 
 
-def topic_rows(run, top: int = 10) -> list[dict]:
-    """One dict per topic: ``topic``, ``share``, ``words`` and ``weights`` (top ``top``)."""
+def topic_rows(run, top: int = 10, labels=None) -> list[dict]:
+    """One dict per topic: ``topic``, ``share``, ``label`` (of ``labels``, one per topic:
+    :func:`bpetopics.runs.labels.topic_labels`; None when not given), ``words`` and
+    ``weights`` (top ``top``)."""
     topic_word = run.model.topic_word_
     shares = topic_shares(run)
     order = top_word_ids(topic_word, top)  # the order of topics.csv
     return [{"topic": t, "share": None if shares is None else shares[t],
+             "label": None if labels is None else labels[t],
              "words": [run.vocabulary[j] for j in row],
              "weights": [round(float(topic_word[t, j]), 6) for j in row]}
             for t, row in enumerate(order)]
 
 
+#: Widest label shown in the table (longer ones are cut with "...").
+LABEL_WIDTH = 24
+
+
+def _cut(label: str, width: int = LABEL_WIDTH) -> str:
+    return label if len(label) <= width else label[:width - 3] + "..."
+
+
 def format_table(rows: list[dict]) -> str:
-    """Topics as aligned text: topic, share of the corpus, top words with their weights."""
-    lines = ["topic   share  top words (weight)"]
+    """Topics as aligned text: topic, share of the corpus, label (when the rows have
+    labels), top words with their weights."""
+    labelled = any(row.get("label") is not None for row in rows)
+    width = max([len("label")] + [len(_cut(row.get("label") or "")) for row in rows]) if labelled else 0
+    lines = ["topic   share  " + (f"{'label':<{width}}  " if labelled else "") + "top words (weight)"]
     for row in rows:
         share = "     -" if row["share"] is None else f"{row['share']:6.1%}"
+        label = f"{_cut(row.get('label') or ''):<{width}}  " if labelled else ""
         words = "  ".join(f"{w} {p:.3f}" for w, p in zip(row["words"], row["weights"]))
-        lines.append(f"{row['topic']:>5}  {share}  {words}")
+        lines.append(f"{row['topic']:>5}  {share}  {label}{words}")
     return "\n".join(lines)
 
 
 def format_rows(rows: list[dict], fmt: str) -> str:
-    """``rows`` in ``fmt``: table, csv (long: topic, share, rank, word, weight) or json."""
+    """``rows`` in ``fmt``: table, csv (long: topic, share, rank, word, weight, and label
+    when the rows have labels) or json."""
     if fmt == "table":
         return format_table(rows)
     if fmt == "json":
         return json.dumps(rows, indent=1, ensure_ascii=False)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["topic", "share", "rank", "word", "weight"])
+    labelled = any(row.get("label") is not None for row in rows)
+    writer.writerow(["topic", "share", "rank", "word", "weight"] + (["label"] if labelled else []))
     for row in rows:
         share = "" if row["share"] is None else f"{row['share']:.6g}"
-        writer.writerows([row["topic"], share, rank, w, p]
+        label = [row.get("label") or ""] if labelled else []
+        writer.writerows([row["topic"], share, rank, w, p, *label]
                          for rank, (w, p) in enumerate(zip(row["words"], row["weights"])))
     return buf.getvalue().rstrip("\n")

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from bpetopics.cli import main
-from bpetopics.runs import load_run
+from bpetopics.runs import load_run, topic_labels
 from tests.cli.conftest import one_line_error
 
 
@@ -22,13 +22,15 @@ def test_topics_table_csv_json(runner, trained_run):
     table = runner.invoke(main, ["topics", str(out), "--top-n", "4"])
     assert table.exit_code == 0, table.output
     lines = table.output.splitlines()
-    assert lines[0].split()[:2] == ["topic", "share"] and len(lines) == 6
-    first = lines[1].split()
+    assert lines[0].split()[:3] == ["topic", "share", "label"] and len(lines) == 6
+    label = topic_labels(run)[0]
+    assert label in lines[1]
+    first = lines[1].replace(label, "", 1).split()
     top = np.argsort(-run.model.topic_word_[0])[:4]
     assert first[0] == "0" and first[1].endswith("%") and first[2::2] == [run.vocabulary[j] for j in top]
 
     rows = list(csv.DictReader(io.StringIO(runner.invoke(main, ["topics", str(out), "-n", "3", "--format", "csv"]).output)))
-    assert len(rows) == 5 * 3 and set(rows[0]) == {"topic", "share", "rank", "word", "weight"}
+    assert len(rows) == 5 * 3 and set(rows[0]) == {"topic", "share", "rank", "word", "weight", "label"}
     assert abs(sum(float(r["share"]) for r in rows if r["rank"] == "0") - 1) < 1e-3
 
     data = json.loads(runner.invoke(main, ["topics", str(out), "--format", "json"]).output)

@@ -39,7 +39,7 @@ def _probe(*args) -> tuple[dict, str]:
 
 
 @pytest.mark.parametrize("args", [["--help"], ["train", "--help"], ["corpus", "--help"], ["over-time", "--help"],
-                                  ["explore", "--help"]])
+                                  ["explore", "--help"], ["search", "--help"], ["similar", "--help"]])
 def test_help_imports_no_heavy_library(args):
     found, _ = _probe(*args)
     assert found == {"code": 0, "heavy": []}
@@ -64,7 +64,10 @@ def test_refusals_of_other_commands_import_no_heavy_library(trained_run, tmp_pat
                            (["over-time", run, "--out", existing.with_suffix(".csv")], "already exists"),
                            (["explore", run, "--out", tmp_path], "is a folder"),
                            (["images", "train", "mnist", "--model", "gaussbpe", "--out", run],
-                            "already holds a finished run")):
+                            "already holds a finished run"),
+                           (["search", run, " "], "the query is empty"),
+                           (["similar", run], "give a DOC"),
+                           (["topics", run, "--set-label", "x"], "TOPIC=LABEL")):
         found, err = _probe(*args)
         assert found == {"code": 2, "heavy": []}, (args, err)
         assert fragment in err, err

@@ -18,15 +18,18 @@ from bpetopics.cli import main
 from tests.cli.conftest import TINY, one_line_error
 
 RUN_FILES = ["config.json", "counts.npz", "doc_codes.npz", "doc_topics.npz", "history.csv", "model.safetensors",
-             "summary.json", "topics.csv", "vocabulary.txt"]
+             "labels.json", "summary.json", "topics.csv", "vocabulary.txt"]
 
 
 def test_train_writes_a_complete_run(trained_run, saved_corpus):
     out, result = trained_run
     assert f"Saved run to {out}: 5 topics, 8 bits, 2 epoch(s), 300 documents" in result.output
     table = [line for line in result.output.splitlines() if line[:5].strip().isdigit()]
-    assert len(table) == 5 and all(len(line.split()) == 2 + 2 * 10 for line in table)  # topic, share, 10 x (word, weight)
-    assert sorted(p.name for p in out.iterdir()) == RUN_FILES
+    labels = run_io.topic_labels(run_io.load_run(out))
+    assert len(table) == 5 and all(line.count(label) == 1 for line, label in zip(table, labels))
+    # topic, share, label, 10 x (word, weight)
+    assert all(len(line.replace(label, "").split()) == 2 + 2 * 10 for line, label in zip(table, labels))
+    assert sorted(p.name for p in out.iterdir()) == sorted(RUN_FILES)
     assert not run_io.partial_path(out).exists()
 
     config = json.loads((out / "config.json").read_text())
@@ -124,7 +127,8 @@ def test_train_on_20newsgroups_with_progress(runner, shared_data, tmp_path):
     assert "objective" in result.stderr and "mean active bits" in result.stderr and "1/1" in result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith(f"Saved run to {out}: 5 topics") and len(lines) == 1 + 1 + 5  # header, 5 topics
-    assert all(len(line.split()) == 2 + 2 * 4 for line in lines[2:])
+    labels = run_io.topic_labels(run_io.load_run(out))
+    assert all(len(line.replace(label, "", 1).split()) == 2 + 2 * 4 for line, label in zip(lines[2:], labels))
     config = json.loads((out / "config.json").read_text())
     assert config["corpus"]["source"] == "20newsgroups"
     assert config["corpus"]["settings"]["categories"] == ["sci.space", "rec.autos"]

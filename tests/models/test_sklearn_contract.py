@@ -75,3 +75,13 @@ def test_grid_search_over_n_topics_uses_the_models_score():
     assert search.best_params_["n_topics"] in (3, 5)
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
     assert search.best_estimator_.n_topics == search.best_params_["n_topics"]
+
+
+def test_a_pipeline_names_its_features_and_the_vectorizer_gives_the_words():
+    pipe = Pipeline([("bow", CountVectorizer()), ("bpe", PoissBPE(n_topics=3, **FAST))]).fit(_planted_texts())
+    assert pipe.get_feature_names_out().tolist() == [f"poissbpe{k}" for k in range(8)]
+    words = pipe[:-1].get_feature_names_out()
+    top = pipe[-1].top_words(words, 5)
+    assert len(top) == 3 and all(w in set(words) for row in top for w in row)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        PoissBPE().get_feature_names_out()

@@ -1,0 +1,127 @@
+"""Similar documents: precision@10 of same-label neighbours and queries per second.
+
+20 Newsgroups (all 20 groups, the project's default corpus settings): PoissBPE with its
+defaults (T = 20) and tomotopy LDA (the same vocabulary) trained on the train split;
+every test document queries the other test documents, by
+
+  (a) Hamming distance over the bit-packed codes (bpetopics.search.CodeIndex),
+  (b) (a)'s nearest --pool re-ranked by the cosine of PoissBPE's posterior mixtures
+      (what TopicModel.similar_documents and `bpetopics similar` do),
+  (c) cosine over PoissBPE's posterior mixtures, exhaustive,
+  (d) cosine over tomotopy's mixtures, exhaustive,
+  (e) cosine over TF-IDF vectors (sparse), exhaustive.
+
+Precision@10: the share of each query's 10 neighbours with the query's label, averaged.
+Queries per second: the queries searched in batches of --batch (``batch q/s``) and one
+at a time as an interactive call would (``single q/s``, --single of them), the
+documents' codes and mixtures computed beforehand. Run with ``python -m benchmarks
+search [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+
+def precision_at(neighbours, labels) -> float:
+    return float((labels[neighbours] == labels[:, None]).mean())
+
+
+def timed(search, n_queries, batch):
+    """(neighbours of every query, batch q/s): ``search(rows)`` over batches of rows."""
+    start, out = time.perf_counter(), []
+    for begin in range(0, n_queries, batch):
+        out.append(search(np.arange(begin, min(begin + batch, n_queries))))
+    return np.vstack(out), n_queries / (time.perf_counter() - start)
+
+
+def single_rate(search, rows):
+    start = time.perf_counter()
+    for r in rows:
+        search(np.array([r]))
+    return len(rows) / (time.perf_counter() - start)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2,000 documents a split, 200 Gibbs sweeps.")
+    parser.add_argument("--max-docs", type=int, default=None, help="Documents per split (default: all).")
+    parser.add_argument("--topics", type=int, default=20)
+    parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--pool", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=256)
+    parser.add_argument("--single", type=int, default=300, help="Queries timed one at a time.")
+    parser.add_argument("--tomotopy-iterations", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    if args.quick:
+        args.max_docs, args.tomotopy_iterations = args.max_docs or 2000, min(args.tomotopy_iterations, 200)
+
+    import scipy.sparse as sp
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    from bpetopics import PoissBPE
+    from bpetopics.baselines import TomotopyLDA
+    from bpetopics.search import CodeIndex, cosine_nearest, rerank
+    from bpetopics.text import prepare_corpus
+
+    splits = prepare_corpus("20newsgroups", max_docs=args.max_docs, random_state=args.seed)
+    train, test = splits["train"], splits["test"]
+    labels, k = test.labels, args.k
+    print(f"train {train.n_docs:,} / test {test.n_docs:,} documents, {train.n_words:,} words, T = {args.topics}")
+    t0 = time.perf_counter()
+    model = PoissBPE(n_topics=args.topics, random_state=args.seed, progress=False, device="cpu").fit(train.counts)
+    codes = model.transform(test.counts)
+    mixtures = model.posterior_topic(test.counts, codes)
+    print(f"PoissBPE: trained and encoded in {time.perf_counter() - t0:.1f} s; mean active bits "
+          f"{codes.sum(1).mean():.2f}, {len(np.unique(codes, axis=0)):,} distinct codes")
+    t0 = time.perf_counter()
+    lda = TomotopyLDA(n_topics=args.topics, iterations=args.tomotopy_iterations, random_state=args.seed)
+    lda_mixtures = lda.fit(train.counts).doc_topic(test.counts)
+    print(f"tomotopy LDA ({args.tomotopy_iterations} sweeps): trained and inferred in {time.perf_counter() - t0:.1f} s")
+    tfidf = sp.csr_matrix(TfidfTransformer().fit(train.counts).transform(test.counts), dtype=np.float32)
+    unit_tfidf = sp.diags(1.0 / np.maximum(np.sqrt(np.asarray(tfidf.multiply(tfidf).sum(1)).ravel()), 1e-12)) @ tfidf
+    unit_tfidf = sp.csr_matrix(unit_tfidf, dtype=np.float32)
+
+    index = CodeIndex.from_codes(codes)
+
+    def hamming(rows):
+        return index.nearest(codes[rows], k, exclude=rows)[0]
+
+    def reranked(rows):
+        pool, _ = index.nearest(codes[rows], args.pool, exclude=rows)
+        return rerank(mixtures[rows], pool, mixtures[pool], k)[0]
+
+    def cosine_of(m):
+        return lambda rows: cosine_nearest(m[rows], m, k, exclude=rows)[0]
+
+    def tfidf_cosine(rows):
+        sims = (unit_tfidf[rows] @ unit_tfidf.T).toarray()
+        sims[np.arange(len(rows)), rows] = -np.inf
+        top = np.argpartition(-sims, k, axis=1)[:, :k]
+        order = np.argsort(-np.take_along_axis(sims, top, 1), axis=1, kind="stable")
+        return np.take_along_axis(top, order, 1)
+
+    methods = [("(a) Hamming over codes", hamming), (f"(b) Hamming + mixture re-rank (pool {args.pool})", reranked),
+               ("(c) cosine over PoissBPE's mixtures", cosine_of(mixtures)),
+               ("(d) cosine over tomotopy's mixtures", cosine_of(lda_mixtures)),
+               ("(e) TF-IDF cosine", tfidf_cosine)]
+    rng = np.random.default_rng(args.seed)
+    singles = rng.choice(test.n_docs, size=min(args.single, test.n_docs), replace=False)
+    rows = []
+    for name, search in methods:
+        neighbours, batch_qps = timed(search, test.n_docs, args.batch)
+        rows.append((name, precision_at(neighbours, labels), batch_qps, single_rate(search, singles)))
+    base = rows[2]
+    print(f"\n| method | precision@{k} | batch q/s | single q/s | batch / (c) | single / (c) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, p, bq, sq in rows:
+        print(f"| {name} | {p:.3f} | {bq:,.0f} | {sq:,.0f} | {bq / base[2]:.2f}x | {sq / base[3]:.2f}x |")
+    print(f"\nchance (share of the commonest label): {np.bincount(labels).max() / len(labels):.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""``bpetopics similar RUN DOC``: the training documents most like a document or a text
+(the work is :mod:`bpetopics.runs.search`: Hamming search over the bit-packed codes,
+re-ranked by the posterior mixtures)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from bpetopics.cli import IntRange, UserError, main, open_run, run_errors
+
+
+@main.command()
+@click.argument("run", type=click.Path(path_type=Path))
+@click.argument("doc", required=False)
+@click.option("--text", default=None, help="Find documents like this text instead of a training document.")
+@click.option("-k", "--top", "k", type=IntRange(min=1), default=10, show_default=True, help="Documents shown.")
+@click.option("--pool", type=IntRange(min=0), default=1000, show_default=True,
+              help="Re-rank the Hamming-nearest this many documents by the cosine similarity of their "
+                   "topic mixtures (0: Hamming distance alone).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="table (for people) or json.")
+def similar(run, doc, text, k, pool, fmt):
+    """List the training documents of RUN most like DOC: a document id of the run (as in
+    `bpetopics encode` output and doc_topics.npz, e.g. sci.space/61422) or its index
+    (0, 1, ...), or, with --text, like a text encoded as a document.
+
+    Documents are compared by their binary codes (Hamming distance, bit-packed), the
+    nearest --pool of them then by their topic mixtures (cosine similarity).
+
+    \b
+    Examples:
+      bpetopics similar runs/20ng 0
+      bpetopics similar runs/20ng sci.space/61422 -k 5
+      bpetopics similar runs/20ng --text "the shuttle launch was delayed"
+      bpetopics similar runs/20ng 42 --pool 0 --format json
+    """
+    if (doc is None) == (text is None):
+        raise UserError("give a DOC (an id or index of the run's training documents) or --text, not both"
+                        if doc is not None else "give a DOC (an id or index of the run's training documents) "
+                        "or --text \"...\"")
+    if text is not None and not text.strip():
+        raise UserError("--text is empty: give some words")
+    from bpetopics.runs.labels import topic_labels
+    from bpetopics.runs.search import DocumentSearch, EmptyQueryError
+
+    loaded = open_run(run)
+    with run_errors():
+        found = DocumentSearch.from_run(loaded)
+        try:
+            rows, scores = found.similar(doc, text=text, k=k, pool=pool)
+        except EmptyQueryError as exc:
+            raise UserError(f"--text: {exc}") from None
+        except ValueError as exc:
+            if type(exc) is not ValueError:
+                raise
+            raise UserError(str(exc)) from None
+        labels = topic_labels(loaded)
+        topics = found.mixtures_of(rows).argmax(axis=1) if len(rows) else []
+    score = "similarity" if pool else "hamming"
+    out = [{"rank": r + 1, "index": int(i), "id": found.ids[i], score: round(float(s), 6) if pool else int(s),
+            "topic": int(t), "label": labels[t]} for r, (i, s, t) in enumerate(zip(rows, scores, topics))]
+    if fmt == "json":
+        click.echo(json.dumps({"run": str(run), "query": text if text is not None else doc, "documents": out},
+                              indent=1, ensure_ascii=False))
+        return
+    width = max([len("id")] + [len(d["id"]) for d in out])
+    click.echo(f"rank  {'index':>6}  {'id':<{width}}  {score:>10}  topic  label")
+    for d in out:
+        value = f"{d[score]:10.4f}" if pool else f"{d[score]:>10}"
+        click.echo(f"{d['rank']:>4}  {d['index']:>6}  {d['id']:<{width}}  {value}  {d['topic']:>5}  {d['label']}")

@@ -1,0 +1,174 @@
+"""Search a trained text model: the topics of a query, the documents like a document.
+
+:class:`DocumentSearch` holds a fitted PoissBPE, its text pipeline and its training
+documents (codes, and counts or mixtures); ``bpetopics search`` / ``bpetopics similar``
+build one from a run (:meth:`DocumentSearch.from_run`), :class:`bpetopics.TopicModel`
+from what it fitted. A query is counted and encoded like a document; its mixture is the
+posterior mean of f(z) (``PoissBPE.posterior_topic``). Similar documents are the
+Hamming-nearest ``pool`` by code (:class:`bpetopics.search.CodeIndex`), re-ranked by
+the cosine similarity of the posterior mixtures (docs/results/search.md measures it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from bpetopics.runs.run import RunError
+from bpetopics.search import CodeIndex, rerank
+
+__all__ = ["DocumentSearch", "EmptyQueryError", "find_topics", "similar_documents", "POOL"]
+
+#: Hamming-nearest documents re-ranked by their mixtures (docs/results/search.md).
+POOL = 1000
+
+
+class EmptyQueryError(ValueError):
+    """A query with no word of the model's vocabulary (its code says nothing)."""
+
+
+@dataclass
+class DocumentSearch:
+    """Search over a fitted PoissBPE's training documents.
+
+    Attributes
+    ----------
+    model : PoissBPE
+    pipeline : TextPipeline or None
+        Counts query texts (None: queries by document only).
+    codes : np.ndarray of uint8, shape (N, K)
+        The training documents' codes.
+    counts : scipy.sparse.csr_matrix, shape (N, W), optional
+        Their counts (for the posterior mixtures of re-ranked candidates).
+    mixtures : np.ndarray, shape (N, T), optional
+        Their posterior mixtures, when known (else computed for the candidates).
+    ids : list of str, optional
+        Their ids (``bpetopics similar RUN ID``).
+    """
+
+    model: object
+    pipeline: object
+    codes: np.ndarray
+    counts: object = None
+    mixtures: np.ndarray | None = None
+    ids: list | None = None
+    _index: CodeIndex | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_run(cls, run) -> "DocumentSearch":
+        """The search over a loaded text run's training documents (RunError, one line,
+        for a run without the codes or counts it needs)."""
+        from bpetopics.runs.corpus import run_train_counts
+
+        codes = getattr(run.model, "codes_", None)
+        if codes is None or "codes" in run.config:
+            raise RunError(f"{run.path} was trained on a sharded corpus: search its documents with "
+                           "`bpetopics encode` instead")
+        ids, _ = run.doc_topics()
+        return cls(run.model, run.pipeline, np.asarray(codes, dtype=np.uint8), run_train_counts(run), None, ids)
+
+    @property
+    def index(self) -> CodeIndex:
+        """The training codes, packed (built on first use)."""
+        if self._index is None:
+            self._index = CodeIndex.from_codes(self.codes)
+        return self._index
+
+    # ------------------------------------------------------------------ queries
+    def encode(self, texts) -> tuple[object, np.ndarray, np.ndarray]:
+        """(counts, codes, posterior mixtures) of raw texts, counted with the pipeline."""
+        if self.pipeline is None:
+            raise RunError("this model has no text pipeline (it was trained on counts, not texts): "
+                           "it cannot read texts")
+        counts = self.pipeline.transform(list(texts))
+        codes = self.model.transform(counts)
+        return counts, codes, self.model.posterior_topic(counts, codes)
+
+    def encode_query(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """(code (K,), mixture (T,)) of one query; EmptyQueryError when none of its words
+        is in the vocabulary."""
+        if not isinstance(text, str) or not text.strip():
+            raise EmptyQueryError("the query is empty: give some words")
+        counts, codes, mixtures = self.encode([text])
+        if counts.sum() == 0:
+            raise EmptyQueryError(f"no word of the query {_shorten(text)!r} is in the model's vocabulary "
+                                  f"({counts.shape[1]:,} words): try other words")
+        return codes[0], mixtures[0]
+
+    def find_topics(self, query: str, top_n: int = 5) -> tuple[list[int], list[float]]:
+        """The ``top_n`` topics of a query by its mixture: (topics, weights), heaviest first."""
+        _, mixture = self.encode_query(query)
+        order = np.argsort(-mixture, kind="stable")[:max(0, int(top_n))]
+        return [int(t) for t in order], [float(mixture[t]) for t in order]
+
+    def document_row(self, doc) -> int:
+        """The row of a training document given by index (an int, or digits) or by id;
+        ValueError (one line) for an unknown one."""
+        n = len(self.codes)
+        if self.ids is not None and not isinstance(doc, (int, np.integer)) and str(doc) in self._id_rows():
+            return self._id_rows()[str(doc)]
+        text = str(doc).strip()
+        if isinstance(doc, (int, np.integer)) or text.lstrip("-").isdigit():
+            row = int(text)
+            if 0 <= row < n:
+                return row
+            raise ValueError(f"document {row} is out of range: the model has {n:,} training documents "
+                             f"(0..{n - 1})")
+        raise ValueError(f"no training document has the id {text!r}: give an id of the run "
+                         f"(doc_topics.npz) or an index 0..{n - 1}")
+
+    def _id_rows(self) -> dict:
+        rows = getattr(self, "_rows", None)
+        if rows is None:
+            rows = self._rows = {str(i): r for r, i in enumerate(self.ids or ())}
+        return rows
+
+    def mixtures_of(self, rows) -> np.ndarray:
+        """Posterior mixtures of training documents ``rows`` (computed when not held)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.mixtures is not None:
+            return np.asarray(self.mixtures)[rows]
+        if self.counts is None:
+            raise RunError("the training documents' counts are unknown: documents cannot be re-ranked")
+        distinct, back = np.unique(rows, return_inverse=True)
+        return self.model.posterior_topic(self.counts[distinct], self.codes[distinct])[back]
+
+    def similar(self, doc=None, *, text: str | None = None, k: int = 10, pool: int | None = POOL,
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` training documents most like a training document ``doc`` (itself
+        left out) or a ``text``.
+
+        ``pool``: the Hamming-nearest documents re-ranked by the cosine similarity of
+        their posterior mixtures (None or 0: Hamming distance alone). Returns (rows
+        (k,), scores (k,)): cosine similarities when re-ranked, else Hamming distances.
+        """
+        if (doc is None) == (text is None):
+            raise ValueError("give a training document or a text, not both")
+        if text is not None:
+            code, mixture, exclude = (*self.encode_query(text), -1)
+        else:
+            exclude = self.document_row(doc)
+            code = self.codes[exclude]
+            mixture = self.mixtures_of([exclude])[0] if pool else None
+        if not pool:
+            rows, dist = self.index.nearest(code, k, exclude=[exclude])
+            return rows[0], dist[0].astype(np.int64)
+        candidates, _ = self.index.nearest(code, max(int(pool), int(k)), exclude=[exclude])
+        rows, sims = rerank(mixture[None, :], candidates, self.mixtures_of(candidates[0])[None, :, :], k)
+        return rows[0], sims[0]
+
+
+def _shorten(text: str, n: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n - 3] + "..."
+
+
+def find_topics(run, query: str, top_n: int = 5):
+    """:meth:`DocumentSearch.find_topics` over a loaded run."""
+    return DocumentSearch(run.model, run.pipeline, np.zeros((0, 0), np.uint8)).find_topics(query, top_n)
+
+
+def similar_documents(run, doc=None, *, text=None, k: int = 10, pool: int | None = POOL):
+    """:meth:`DocumentSearch.similar` over a loaded run's training documents."""
+    return DocumentSearch.from_run(run).similar(doc, text=text, k=k, pool=pool)

@@ -1,0 +1,56 @@
+"""`bpetopics topics` labels (and --set-label), `bpetopics search` and `bpetopics similar`
+on the session's tiny run; bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from bpetopics.cli import main
+from tests.cli.conftest import one_line_error
+
+
+def test_topics_shows_labels_and_sets_one_by_hand(runner, trained_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(trained_run[0], run)
+    assert (run / "labels.json").is_file()          # written by train
+    result = runner.invoke(main, ["topics", str(run), "--top", "3"])
+    assert result.exit_code == 0 and result.output.splitlines()[0].split()[:3] == ["topic", "share", "label"]
+    result = runner.invoke(main, ["topics", str(run), "--set-label", '2="my label"', "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)[2]["label"] == "my label"
+    record = json.loads((run / "labels.json").read_text())
+    assert record["manual"] == {"2": "my label"} and len(record["automatic"]) == 5
+    one_line_error(runner.invoke(main, ["topics", str(run), "--set-label", "9=x"]), "not one of the run's topics")
+    one_line_error(runner.invoke(main, ["topics", str(run), "--set-label", "x"]), "TOPIC=LABEL")
+
+
+def test_search_lists_the_topics_of_a_query(runner, trained_run):
+    run = str(trained_run[0])
+    result = runner.invoke(main, ["search", run, "space shuttle launch orbit", "--format", "json", "--top", "2"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["topics"]
+    assert len(rows) == 2 and rows[0]["weight"] >= rows[1]["weight"] and rows[0]["label"]
+    one_line_error(runner.invoke(main, ["search", run, "zzzz qqqq"]), "no word of the query")
+    one_line_error(runner.invoke(main, ["search", run, "  "]), "the query is empty")
+
+
+def test_similar_by_index_id_and_text(runner, trained_run):
+    run = str(trained_run[0])
+    by_index = runner.invoke(main, ["similar", run, "0", "-k", "4", "--format", "json"])
+    assert by_index.exit_code == 0, by_index.output
+    docs = json.loads(by_index.output)["documents"]
+    assert len(docs) == 4 and all(d["index"] != 0 for d in docs)
+    assert all(a["similarity"] >= b["similarity"] for a, b in zip(docs, docs[1:]))
+    first_id = json.loads(runner.invoke(main, ["similar", run, "1", "-k", "1", "--format", "json"]).output)
+    doc_id = docs[0]["id"]
+    by_id = runner.invoke(main, ["similar", run, doc_id, "-k", "2", "--pool", "0"])
+    assert by_id.exit_code == 0 and "hamming" in by_id.output, by_id.output
+    assert first_id["documents"]
+    by_text = runner.invoke(main, ["similar", run, "--text", "hockey game players", "-k", "3"])
+    assert by_text.exit_code == 0 and len(by_text.output.splitlines()) == 4
+    one_line_error(runner.invoke(main, ["similar", run, "99999"]), "out of range")
+    one_line_error(runner.invoke(main, ["similar", run, "no/such-id"]), "no training document has the id")
+    one_line_error(runner.invoke(main, ["similar", run]), "give a DOC")
+    one_line_error(runner.invoke(main, ["similar", run, "0", "--text", "x"]), "not both")
+    one_line_error(runner.invoke(main, ["similar", run, "--text", "zzzz qqqq"]), "no word of the query")

@@ -1,0 +1,60 @@
+"""Topic labels: the planted collocation of each topic, the top two words without texts,
+and labels.json's record read back (errors in one line)."""
+
+import numpy as np
+import pytest
+
+from bpetopics.labels import (fallback_label, label_topics, labels_record, merge_labels,
+                              parse_label_assignment, parse_labels_record)
+
+VOCABULARY = sorted(["space", "shuttle", "orbit", "nasa", "hockey", "team", "goal", "season"])
+
+
+def _planted(seed=0):
+    """Two topics, each with a collocation: 'space shuttle' and 'hockey team'."""
+    rng = np.random.default_rng(seed)
+    texts = []
+    for n in range(80):
+        words = ["space", "orbit", "nasa"] if n % 2 == 0 else ["hockey", "goal", "season"]
+        doc = list(rng.choice(words, size=12))
+        doc[3:5] = ["space", "shuttle"] if n % 2 == 0 else ["hockey", "team"]
+        texts.append(doc)
+    topic_word = np.full((2, len(VOCABULARY)), 1e-3)
+    for t, words in enumerate((["space", "shuttle", "orbit", "nasa"], ["hockey", "team", "goal", "season"])):
+        for rank, w in enumerate(words):
+            topic_word[t, VOCABULARY.index(w)] = 0.4 - 0.05 * rank
+    return texts, topic_word / topic_word.sum(1, keepdims=True)
+
+
+def test_each_topic_gets_its_planted_collocation():
+    texts, topic_word = _planted()
+    assert label_topics(topic_word, VOCABULARY, texts, min_count=5) == ["space shuttle", "hockey team"]
+
+
+def test_without_texts_or_candidates_the_label_is_the_top_two_words():
+    texts, topic_word = _planted()
+    assert label_topics(topic_word, VOCABULARY) == ["space, shuttle", "hockey, team"]
+    assert label_topics(topic_word, VOCABULARY, texts[:2]) == ["space, shuttle", "hockey, team"]
+    assert fallback_label(topic_word[1], VOCABULARY) == "hockey, team"
+
+
+def test_the_record_round_trips_and_labels_by_hand_win():
+    record = labels_record(["a b", "c d"], {1: "sport"})
+    automatic, manual = parse_labels_record(record, 2)
+    assert automatic == ["a b", "c d"] and manual == {1: "sport"}
+    assert merge_labels(automatic, manual) == ["a b", "sport"]
+
+
+@pytest.mark.parametrize("record, fragment", [({"format": "x"}, "not a topic labels file"),
+                                              (labels_record(["a"]), "one per topic"),
+                                              (labels_record(["a", "b"], {5: "x"}), "outside 0..1")])
+def test_a_bad_record_is_one_error(record, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        parse_labels_record(record, 2)
+
+
+def test_label_assignments_parse():
+    assert parse_label_assignment('3="space flight"') == (3, "space flight")
+    for bad in ("3", "x=space", "3="):
+        with pytest.raises(ValueError, match="TOPIC=LABEL"):
+            parse_label_assignment(bad)
