@@ -16,24 +16,15 @@ DEFAULT_MAX_DOCS = 2000
 TOPIC_DOCS, NEIGHBOURS, SNIPPET_WORDS, TOP_WORDS = 50, 5, 40, 10
 
 
-def hamming_neighbours(codes, k: int = NEIGHBOURS, chunk: int = 256) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` nearest other codes of each code (rows of a uint8 0/1 matrix, N x K)
-    by Hamming distance, ties broken by row order: (indices, distances), both N x k
-    (fewer columns when N <= k)."""
-    codes = np.asarray(codes, dtype=np.uint8)
-    n = len(codes)
-    k = min(k, n - 1)
-    packed = np.packbits(codes, axis=1)
-    index = np.zeros((n, max(k, 0)), dtype=np.int64)
-    distance = np.zeros((n, max(k, 0)), dtype=np.int64)
-    for begin in range(0, n, chunk):
-        rows = packed[begin:begin + chunk]
-        d = np.bitwise_count(rows[:, None, :] ^ packed[None]).sum(-1, dtype=np.int64)
-        d[np.arange(len(rows)), np.arange(begin, begin + len(rows))] = np.iinfo(np.int64).max   # not itself
-        order = np.argsort(d, axis=1, kind="stable")[:, :k]
-        index[begin:begin + len(rows)] = order
-        distance[begin:begin + len(rows)] = np.take_along_axis(d, order, axis=1)
-    return index, distance
+def hamming_neighbours(codes, k: int = NEIGHBOURS) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest other codes of each code (rows of a 0/1 matrix, N x K) by
+    Hamming distance, ties broken by row order (:class:`bpetopics.search.CodeIndex`):
+    (indices, distances), both N x k (fewer columns when N <= k)."""
+    from bpetopics.search import CodeIndex
+
+    index = CodeIndex.from_codes(codes)
+    near, dist = index.nearest(codes, k=k, exclude=np.arange(len(index)))
+    return near, dist.astype(np.int64)
 
 
 def _time_text(times) -> list[str]:
@@ -73,13 +64,15 @@ def _over_time(doc_topic, times, bins: int = 12) -> dict:
 def explorer_data(run, max_docs: int = DEFAULT_MAX_DOCS, labels=None, seed: int = 0) -> dict:
     """The explorer's data for a text run (JSON-safe).
 
-    ``labels``: one label per topic [default: each topic's top two words]. The first
+    ``labels``: one label per topic [default: the run's labels, :func:`bpetopics.runs.labels.topic_labels`:
+    set by hand, else the collocation most relevant to the topic]. The first
     ``max_docs`` training documents are shown (in the run's order); their nearest
     neighbours are found among them. Topic shares over time use every document.
     """
     from bpetopics.runs.explore import run_graph
     from bpetopics.runs.topics import topic_rows
-    from bpetopics.viz import graph_layout, topic_labels
+    from bpetopics.runs.labels import topic_labels
+    from bpetopics.viz import graph_layout
 
     if "codes" in run.config:
         raise RunError(f"{run.path} was trained on a sharded corpus: the explorer reads runs of in-memory corpora "
@@ -89,7 +82,7 @@ def explorer_data(run, max_docs: int = DEFAULT_MAX_DOCS, labels=None, seed: int 
     if codes is None:
         raise RunError(f"{run.path} has no codes of its training documents (doc_codes.npz): train it again")
     n_topics = model.topic_word_.shape[0]
-    labels = topic_labels(model.topic_word_, run.vocabulary, 2) if labels is None else [str(x) for x in labels]
+    labels = topic_labels(run) if labels is None else [str(x) for x in labels]
     if len(labels) != n_topics:
         raise RunError(f"{len(labels)} topic labels for {n_topics} topics: give one label per topic")
     ids, doc_topic = run.doc_topics()

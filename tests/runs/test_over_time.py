@@ -87,7 +87,7 @@ def test_shares_per_class():
 def test_hamming_neighbours_match_a_brute_force_search():
     rng = np.random.default_rng(0)
     codes = (rng.random((300, 20)) < 0.2).astype(np.uint8)
-    index, distance = hamming_neighbours(codes, k=4, chunk=64)
+    index, distance = hamming_neighbours(codes, k=4)
     full = (codes[:, None, :] != codes[None]).sum(-1)
     np.fill_diagonal(full, 10**6)
     expected = np.argsort(full, axis=1, kind="stable")[:, :4]
