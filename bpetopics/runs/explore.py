@@ -30,8 +30,8 @@ def run_graph(run, rule: str = "threshold", threshold: float | None = None, mass
     if is_sharded_run(run):       # all documents, by their distinct codes
         from bpetopics.runs.sharded_explore import sharded_graph
 
-        return sharded_graph(run, rule, DEFAULT_THRESHOLD if threshold is None else threshold,
-                             DEFAULT_MASS if mass is None else mass, top_n)
+        return _labelled(run, sharded_graph(run, rule, DEFAULT_THRESHOLD if threshold is None else threshold,
+                                            DEFAULT_MASS if mass is None else mass, top_n))
     model = run.model
     codes = getattr(model, "codes_", None)
     if codes is None:
@@ -46,6 +46,17 @@ def run_graph(run, rule: str = "threshold", threshold: float | None = None, mass
         total = float(sum(shares))
         for t, s in enumerate(shares):
             G.nodes[t]["probability"] = float(s) / total
+    return _labelled(run, G)
+
+
+def _labelled(run, G):
+    """``G`` with each topic node's ``label`` the run's (``labels.json``: set by hand or
+    computed by train; the top words for a run without it)."""
+    from bpetopics.runs.labels import topic_labels
+
+    for t, label in enumerate(topic_labels(run, rebuild=False)):
+        if t in G.nodes:
+            G.nodes[t]["label"] = label
     return G
 
 
