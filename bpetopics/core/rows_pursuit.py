@@ -166,7 +166,10 @@ class RowsPursuit:
         self.codes = np.zeros((n_docs, n_bits), dtype=np.uint8)
         self.data, self.prior = np.empty((2, n_docs), dtype=np.float32)
         order_and_bounds = np.empty(n_docs + self.n_shares + 1, dtype=np.int64)
-        self._args = (X_batch.indptr.astype(np.int64, copy=False), X_batch.indices, X_batch.data,
+        # one dtype each whatever the corpus's (int or float counts, 32- or 64-bit ids), so
+        # that the kernel compiles once: the counts as float64 hold any integer count exactly
+        self._args = (X_batch.indptr.astype(np.int64, copy=False), X_batch.indices.astype(np.int32, copy=False),
+                      X_batch.data.astype(np.float64, copy=False),
                       theta.beta_t.numpy(), theta.weight.numpy(), theta.bias.numpy(),
                       theta.log_odds.numpy(), theta.max_steps, screened_pursuit.screens(n_bits, n_topics),
                       self.n_shares, self.indptr, self.cols, self.vals, self.rows, self.words, self.local,
