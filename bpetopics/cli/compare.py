@@ -37,7 +37,8 @@ from bpetopics.cli import (Choice, IntRange, UserError, corpus_errors, device_op
 @click.option("--overwrite", is_flag=True, help="Replace a comparison already in --out.")
 @click.option("--models", default="PoissBPE,LDA", show_default=True,
               help="The models compared, comma-separated, any case: PoissBPE, LDA (gensim LdaModel), "
-                   "Tomotopy (LDA by collapsed Gibbs sampling), NMF, ProdLDA "
+                   "Tomotopy (LDA by collapsed Gibbs sampling, 1,000 iterations), NMF, ProdLDA, "
+                   "Tomotopy-200 (200 iterations) "
                    "(bpetopics.experiments.text_comparison.TEXT_MODELS).")
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True,
