@@ -105,7 +105,7 @@ def run_cell(name: str, data, n_topics: int, models: list, seeds: list) -> pd.Da
 def report(runs: pd.DataFrame, headers: str) -> str:
     cells = aggregate(runs)
     summary = summarize_grid(cells)
-    lost = losses(summary)
+    lost = losses(summary, NAMES)
     return "\n".join([
         "# Quality grid\n", "```text", headers.strip(), "```\n",
         "Mean ± std over seeds (the mean alone for one seed); the best mean of each T in bold. "

@@ -43,7 +43,8 @@ GRID_METRICS = (
 )
 
 #: The measures of the summary: PoissBPE against the best baseline on each.
-SUMMARY_METRICS = (("npmi", "NPMI"), ("diversity", "diversity top 25"), ("perplexity", "perplexity"))
+SUMMARY_METRICS = (("npmi", "NPMI (test split)"), ("npmi_corpus", "NPMI (whole corpus)"),
+                   ("diversity", "diversity top 25"), ("perplexity", "perplexity"))
 
 #: A cell's keys.
 CELL = ["corpus", "n_topics"]
@@ -140,14 +141,17 @@ def summarize_grid(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def losses(summary: pd.DataFrame) -> list:
-    """One line per (cell, measure) of :func:`summarize_grid` where PoissBPE loses."""
+def losses(summary: pd.DataFrame, names: dict | None = None) -> list:
+    """One line per (cell, measure) of :func:`summarize_grid` where PoissBPE loses
+    (``names`` renames models for display)."""
+    names = names or {}
     out = []
     for _, row in summary.iterrows():
         for column, label in SUMMARY_METRICS:
             if row[f"{column}_verdict"] == "loses":
+                best = row[f"{column}_best"]
                 out.append(f"{row['corpus']}, T = {row['n_topics']}: {label} "
-                           f"{_fmt(row[f'{column}_ours'], column)} against {row[f'{column}_best']}'s "
+                           f"{_fmt(row[f'{column}_ours'], column)} against {names.get(best, best)}'s "
                            f"{_fmt(row[f'{column}_best_mean'], column)}")
     return out
 
@@ -200,17 +204,16 @@ def corpus_tables(cells: pd.DataFrame, names: dict | None = None) -> str:
 
 
 def summary_table(summary: pd.DataFrame, names: dict | None = None) -> str:
-    """:func:`summarize_grid` as Markdown: a row per cell; per measure, the best baseline
-    with its mean, PoissBPE's mean and the verdict."""
+    """:func:`summarize_grid` as Markdown: a row per cell, a column per measure holding
+    the best baseline with its mean, PoissBPE's mean and the verdict in bold."""
     names = names or {}
-    head = "| corpus | T | " + " | ".join(f"{label}: best baseline | PoissBPE | verdict"
-                                         for _, label in SUMMARY_METRICS) + " |"
-    lines = [head, "|---|---:|" + "---|---:|---|" * len(SUMMARY_METRICS)]
+    lines = ["| corpus | T | " + " | ".join(f"{label}: best baseline / PoissBPE" for _, label in SUMMARY_METRICS)
+             + " |", "|---|---:|" + "---|" * len(SUMMARY_METRICS)]
     for _, row in summary.iterrows():
         texts = []
         for column, _ in SUMMARY_METRICS:
             best = row[f"{column}_best"]
-            texts += ["-" if best is None else f"{names.get(best, best)} {_fmt(row[f'{column}_best_mean'], column)}",
-                      _fmt(row[f"{column}_ours"], column), row[f"{column}_verdict"]]
+            baseline = "-" if best is None else f"{names.get(best, best)} {_fmt(row[f'{column}_best_mean'], column)}"
+            texts.append(f"{baseline} / {_fmt(row[f'{column}_ours'], column)}: **{row[f'{column}_verdict']}**")
         lines.append(f"| {row['corpus']} | {row['n_topics']} | " + " | ".join(texts) + " |")
     return "\n".join(lines) + "\n"
