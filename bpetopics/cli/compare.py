@@ -37,7 +37,8 @@ from bpetopics.cli import (Choice, IntRange, UserError, corpus_errors, device_op
 @click.option("--overwrite", is_flag=True, help="Replace a comparison already in --out.")
 @click.option("--models", default="PoissBPE,LDA", show_default=True,
               help="The models compared, comma-separated, any case: PoissBPE, LDA (gensim LdaModel), "
-                   "Tomotopy (LDA by collapsed Gibbs sampling), NMF, ProdLDA "
+                   "Tomotopy (LDA by collapsed Gibbs sampling, 1,000 iterations), NMF, ProdLDA, "
+                   "Tomotopy-200 (200 iterations) "
                    "(bpetopics.experiments.text_comparison.TEXT_MODELS).")
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True,
@@ -63,8 +64,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
     10 passes, 50 iterations, alpha learnt, eta 1/T); each model uses its own
     defaults otherwise.
 
-    CORPUS is 20newsgroups, abc, state_union or lee (named corpora), a folder of
-    text files, a .jsonl or .csv file (compressed or not), or a corpus saved by
+    CORPUS is 20newsgroups, abc, state_union, lee or 20newsgroups-subjects (named
+    corpora), a folder of text files, a .jsonl or .csv file (compressed or not), or a corpus saved by
     `bpetopics corpus` (then the corpus options are ignored).
 
     Writes to --out:

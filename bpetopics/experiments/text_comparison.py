@@ -78,6 +78,10 @@ def _tomotopy(n_topics: int, seed: int, params: dict):
     return TomotopyLDA(**{**params, "n_topics": n_topics, "random_state": seed})
 
 
+def _tomotopy_200(n_topics: int, seed: int, params: dict):
+    return _tomotopy(n_topics, seed, {"iterations": 200, **params})
+
+
 def _nmf(n_topics: int, seed: int, params: dict):
     from bpetopics.baselines.nmf import NMFTopics
 
@@ -98,6 +102,7 @@ TEXT_MODELS = {
     "Tomotopy": TextModel(_tomotopy, {"iterations": 5}),
     "NMF": TextModel(_nmf, {"max_iter": 5}),
     "ProdLDA": TextModel(_prodlda, {"epochs": 1}),
+    "Tomotopy-200": TextModel(_tomotopy_200, {"iterations": 5}),
 }
 #: The models compared when none are named.
 MODEL_NAMES = ("PoissBPE", "LDA")

@@ -14,6 +14,7 @@ __all__ = ["ComparisonData", "comparison_data", "describe_comparison"]
 BASELINE_SETTINGS = {
     "Tomotopy": "tomotopy LDAModel by collapsed Gibbs sampling via TomotopyLDA(): 1,000 iterations, "
                 "alpha 0.1 optimised every 10, eta 0.01, one worker",
+    "Tomotopy-200": "as Tomotopy, stopped at 200 iterations",
     "NMF": "scikit-learn NMF via NMFTopics(): KL loss on counts, multiplicative updates, nndsvda "
            "start, 200 iterations",
     "ProdLDA": "ProdLDA() (Srivastava and Sutton 2017): encoder 2 x 100 softplus, dropout 0.2, "

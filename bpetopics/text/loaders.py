@@ -130,8 +130,8 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
     if not root.exists():
         raise CorpusError(
             f"corpus source {os.fspath(path)!r} does not exist: give 20newsgroups, "
-            "abc, state_union or lee (named corpora), a folder of text files, a .jsonl or .csv file or a saved "
-            "corpus folder"
+            "abc, state_union, lee or 20newsgroups-subjects (named corpora), a folder of text files, "
+            "a .jsonl or .csv file or a saved corpus folder"
         )
     if not root.is_dir():
         raise CorpusError(f"{root} is a file, not a folder: give a folder of text files (one document per file), "
@@ -387,7 +387,8 @@ def load_source(
     fields: dict | None = None,
 ) -> dict[str, RawDocuments]:
     """Load raw documents from a source given by name: ``20newsgroups``, a named corpus
-    (:data:`~bpetopics.text.named_corpora.NAMED_CORPORA`: abc, state_union, lee), a JSONL
+    (:data:`~bpetopics.text.named_corpora.NAMED_CORPORA`: abc, state_union, lee,
+    20newsgroups-subjects), a JSONL
     or CSV file (:func:`load_records`) or a folder.
 
     Parameters
@@ -408,15 +409,18 @@ def load_source(
     Returns
     -------
     dict of str to RawDocuments
-        ``{"train": ..., "test": ...}`` for 20 Newsgroups, ``{"train": ...}`` otherwise.
+        ``{"train": ..., "test": ...}`` for 20 Newsgroups and its subject lines,
+        ``{"train": ...}`` otherwise.
     """
-    from bpetopics.text.named_corpora import is_named_corpus, load_named_corpus  # it imports this module
+    from bpetopics.text.named_corpora import SUBJECTS, is_named_corpus, load_named_corpus  # it imports this module
 
     if (fields or {}).get("time_field") is not None and not is_record_file(source):
         raise CorpusError(f"--time-field applies to a .jsonl or .csv source, and {source} is neither: "
                           "leave it out, or give the records as JSONL or CSV")
     if is_newsgroups(source):
         return load_20newsgroups(data_home, categories=categories, download_if_missing=download_if_missing)
+    if is_named_corpus(source) and source.lower() == SUBJECTS:
+        return load_named_corpus(source, data_home, categories, download_if_missing)
     if is_named_corpus(source):
         docs = load_named_corpus(source)["train"]
     elif is_record_file(source):

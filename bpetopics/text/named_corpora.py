@@ -13,10 +13,15 @@ name            documents what
                           president (11)
 ``lee``         300       the Lee background corpus of news articles (Lee, Pincombe
                           and Welsh 2005), shipped in gensim's test data; no labels
+``20newsgroups- 18,846    short texts: the ``Subject:`` line of each 20 Newsgroups post
+subjects``                (``Re:`` prefixes removed), a few words each, with its
+                          by-date train/test split; label: the newsgroup (20)
 =============== ========= ============================================================
 
 NLTK's corpora are found through ``NLTK_DATA`` (or ``python -m nltk.downloader abc
-state_union``).
+state_union``); the subjects come from scikit-learn's 20 Newsgroups cache
+(``SCIKIT_LEARN_DATA``, as for ``20newsgroups``). All but the subjects have one
+``"train"`` split.
 """
 
 from __future__ import annotations
@@ -27,9 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from bpetopics.text.errors import CorpusError
-from bpetopics.text.loaders import RawDocuments
+from bpetopics.text.loaders import RawDocuments, load_20newsgroups
 
-__all__ = ["NAMED_CORPORA", "is_named_corpus", "load_named_corpus"]
+__all__ = ["NAMED_CORPORA", "SUBJECTS", "is_named_corpus", "load_named_corpus", "subject_line"]
 
 _BLANK = re.compile(r"\n[ \t]*\n")
 MIN_PARAGRAPH_WORDS = 30
@@ -93,8 +98,46 @@ def _lee() -> RawDocuments:
     return RawDocuments(texts, [f"lee/{i}" for i in range(len(texts))], source="lee")
 
 
-#: Corpus name -> loader of its documents (one "train" split).
-NAMED_CORPORA = {"abc": _abc, "state_union": _state_union, "lee": _lee}
+#: The name of the short-text corpus of 20 Newsgroups' subject lines.
+SUBJECTS = "20newsgroups-subjects"
+_REPLY = re.compile(r"^\s*(?:re|fwd?|fw)\s*(?:\[\d+\])?\s*:\s*", re.IGNORECASE)
+
+
+def subject_line(post: str) -> str:
+    """The ``Subject:`` header of a raw news post, reply and forward prefixes (``Re:``,
+    ``RE[2]:``, ``Fwd:``) removed; ``""`` when the post's header block has none.
+
+    Only the header block (the lines before the first blank line) is searched, so a
+    ``Subject:`` line quoted in the body is never taken; a folded continuation line
+    (starting with a space or a tab) is joined to it.
+    """
+    header = re.split(r"\n[ \t]*\n", post.replace("\r\n", "\n"), maxsplit=1)[0]
+    lines = header.split("\n")
+    for i, line in enumerate(lines):
+        if line[:8].lower() == "subject:":
+            parts = [line[8:]]
+            for more in lines[i + 1:]:
+                if more[:1] not in (" ", "\t"):
+                    break
+                parts.append(more)
+            subject = " ".join(" ".join(parts).split())
+            while _REPLY.match(subject):
+                subject = _REPLY.sub("", subject, count=1)
+            return subject
+    return ""
+
+
+def _newsgroups_subjects(data_home=None, categories=None, download_if_missing: bool = True) -> dict:
+    """The subject lines of 20 Newsgroups' posts, split as the posts are (by date)."""
+    posts = load_20newsgroups(data_home, categories=categories, download_if_missing=download_if_missing)
+    return {split: RawDocuments([subject_line(t) for t in docs.texts], list(docs.ids), split=split,
+                                labels=docs.labels, label_names=docs.label_names, source=SUBJECTS)
+            for split, docs in posts.items()}
+
+
+#: Corpus name -> loader of its documents (one "train" split, or for the subjects a
+#: "train" and a "test" split).
+NAMED_CORPORA = {"abc": _abc, "state_union": _state_union, "lee": _lee, SUBJECTS: _newsgroups_subjects}
 
 
 def is_named_corpus(source) -> bool:
@@ -102,6 +145,20 @@ def is_named_corpus(source) -> bool:
     return isinstance(source, str) and source.lower() in NAMED_CORPORA and not Path(source).exists()
 
 
-def load_named_corpus(name: str) -> dict[str, RawDocuments]:
-    """The raw documents of a named corpus, as ``{"train": RawDocuments}``."""
+def load_named_corpus(name: str, data_home=None, categories=None,
+                      download_if_missing: bool = True) -> dict[str, RawDocuments]:
+    """The raw documents of a named corpus, as ``{"train": RawDocuments}`` (and a
+    ``"test"`` split for :data:`SUBJECTS`).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`NAMED_CORPORA`, any case.
+    data_home, categories, download_if_missing
+        For :data:`SUBJECTS` only, as in :func:`~bpetopics.text.loaders.load_20newsgroups`
+        (the other corpora filter their labels in
+        :func:`~bpetopics.text.loaders.load_source`).
+    """
+    if name.lower() == SUBJECTS:
+        return _newsgroups_subjects(data_home, categories, download_if_missing)
     return {"train": NAMED_CORPORA[name.lower()]()}

@@ -8,7 +8,8 @@ import pytest
 
 from bpetopics.text import prepare_corpus
 from bpetopics.text.errors import CorpusError
-from bpetopics.text.named_corpora import load_named_corpus
+from bpetopics.text.loaders import load_20newsgroups
+from bpetopics.text.named_corpora import load_named_corpus, subject_line
 from bpetopics.text.sources import NAMED, recorded_source, source_kind
 
 
@@ -62,3 +63,40 @@ def test_missing_nltk_data_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(nltk.data, "path", [str(tmp_path)])
     with pytest.raises(CorpusError, match="nltk.downloader abc"):
         load_named_corpus("abc")
+
+
+# ------------------------------------------------------------- 20 Newsgroups subjects
+def test_subject_line_takes_the_header_field_without_reply_prefixes():
+    post = ("From: someone@example.org\nSubject: Re: RE[2]: Fwd: Clipper chip\n  and key escrow\n"
+            "Lines: 3\n\nSubject: a quoted line in the body is not the subject\n")
+    assert subject_line(post) == "Clipper chip and key escrow"
+    assert subject_line("From: a@b.c\nLines: 2\n\nSubject: only in the body\n") == ""
+    assert subject_line("SUBJECT: re:space shuttle\r\n\r\nbody") == "space shuttle"
+
+
+def test_subjects_are_one_short_text_per_post_labelled_by_group(shared_data):
+    home = shared_data / "sklearn"
+    subjects = load_named_corpus("20newsgroups-subjects", data_home=home, download_if_missing=False)
+    posts = load_20newsgroups(home, download_if_missing=False)
+    assert sorted(subjects) == ["test", "train"]
+    for split in ("train", "test"):
+        assert subjects[split].ids == posts[split].ids
+        assert np.array_equal(subjects[split].labels, posts[split].labels)
+        assert subjects[split].label_names == posts[split].label_names
+    texts = subjects["train"].texts
+    assert len(texts) == 11314 and len(subjects["test"]) == 7532
+    assert np.median([len(t.split()) for t in texts]) <= 8
+    assert sum(t == "" for t in texts) < 0.01 * len(texts)
+    assert not any(t.lower().startswith("re:") for t in texts)
+    assert all(t in posts["train"].texts[i] for i, t in enumerate(texts[:200]))
+
+
+def test_prepare_corpus_reads_the_subjects_by_name_with_categories(shared_data):
+    splits = prepare_corpus("20newsgroups-subjects", data_home=shared_data / "sklearn", download_if_missing=False,
+                            categories=["sci.space", "rec.autos"], vocab_size=300, min_df=2,
+                            stopwords=shared_data / "stopwords" / "nltk_english.txt")
+    train, test = splits["train"], splits["test"]
+    assert train.label_names == ["rec.autos", "sci.space"] and test.n_docs > 0
+    assert train.source == "20newsgroups-subjects" and source_kind("20newsgroups-subjects") == NAMED
+    assert train.n_docs + sum(len(ids) for ids in train.dropped.values()) == 594 + 593
+    assert "space" in train.vocabulary and "car" in train.vocabulary
