@@ -9,7 +9,7 @@ pursuit, and with ``--before`` epoch 2 again from the same state by the generic 
 pursuit (every image x every candidate through the decoder, the path before the dense
 tables): its objective must equal the fast path's (the codes are the same). With
 ``--shortlists`` each BPE model is trained again (same seed, same images) with the
-shortlist pursuit (:mod:`bpetopics.core.shortlist_pursuit`), one row pair per setting:
+shortlist pursuit (:mod:`bpetopics.models.images.shortlist_pursuit`), one row pair per setting:
 ``32`` is a shortlist of 32 bits with the exact stop (widening lists first: the default),
 ``32n`` the exact stop straight after the shortlist (``shortlist_pursuit.WIDEN = False``,
 an earlier pursuit), ``8f`` one of 8 that stops at once, ``16w`` one of 16 whose first
@@ -34,8 +34,8 @@ import torch
 
 from bpetopics.baselines.gsvae import GumbelSoftmaxVAE
 from bpetopics.baselines.vae import GaussianVAE
-from bpetopics.core import model as model_module
-from bpetopics.core import shortlist_pursuit
+from bpetopics.bpe import model as model_module
+from bpetopics.models.images import shortlist_pursuit
 from bpetopics.experiments.image_table import load_split
 from bpetopics.models import BernBPE, GaussBPE
 

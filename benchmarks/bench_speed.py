@@ -32,9 +32,10 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from bpetopics import PoissBPE
-from bpetopics.core import kernels, table_pursuit
-from bpetopics.core.pursuit import greedy_pursuit
-from bpetopics.core.two_means import two_means
+from bpetopics.models.poissbpe.compiled import kernels
+from bpetopics.models.poissbpe import table_pursuit
+from bpetopics.bpe.pursuit import greedy_pursuit
+from bpetopics.models.poissbpe.two_means import two_means
 from bpetopics.evaluation.coherence import npmi_coherence, top_word_ids
 from bpetopics.evaluation.diversity import topic_diversity
 from bpetopics.baselines.lda import LDABaseline
@@ -204,7 +205,7 @@ def threads_wall(X, test, topics, epochs=10):
 def topic_step_epochs(X, topics, epochs=7):
     """Median CPU seconds of a steady epoch (one thread, the pipelined schedule) with the
     topic logits' Adam step and the next topics in one pass per topic
-    (:mod:`bpetopics.core.topic_step`) and with the three passes it replaced (the gradient
+    (:mod:`bpetopics.models.poissbpe.compiled.topic_step`) and with the three passes it replaced (the gradient
     written out, torch's fused Adam, torch's softmax): two models from the same start,
     their epochs alternated (epoch 1 of each not counted)."""
     models = {}
@@ -224,8 +225,8 @@ def topic_step_epochs(X, topics, epochs=7):
 
 def rows_pursuit_epoch(model, X, batch_size):
     """CPU seconds of one epoch's pursuits as training runs them (from the CSR rows, one
-    compiled call for the first step's table, :mod:`bpetopics.core.rows_pursuit`)."""
-    from bpetopics.core.rows_pursuit import ThetaCopy, pursue
+    compiled call for the first step's table, :mod:`bpetopics.models.poissbpe.compiled.rows_pursuit`)."""
+    from bpetopics.models.poissbpe.compiled.rows_pursuit import ThetaCopy, pursue
 
     beta = model.likelihood_.minibatch_params()
     t = time.process_time()

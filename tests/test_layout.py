@@ -25,7 +25,7 @@ def _loaded(modules: str, names) -> list:
 
 
 def test_core_imports_no_text_plotting_or_sklearn_library():
-    assert _loaded("bpetopics.core.model, bpetopics.core.pursuit, bpetopics.core.batches, bpetopics.core.params",
+    assert _loaded("bpetopics.bpe.model, bpetopics.bpe.pursuit, bpetopics.bpe.batches, bpetopics.bpe.params",
                    FORBIDDEN) == []
 
 
@@ -133,7 +133,7 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_the_graph_sees_real_edges():
     graph = import_graph()
     assert "bpetopics.runs.folder" in graph["bpetopics.runs.checkpoints"]
-    assert "bpetopics.core.prior" in graph["bpetopics.core.model"]
+    assert "bpetopics.bpe.prior" in graph["bpetopics.bpe.model"]
     assert "bpetopics.files" in graph["bpetopics.viz.draw"]
 
 

@@ -35,8 +35,8 @@ import scipy.sparse as sp
 from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
-from bpetopics.core.batches import RowStore
-from bpetopics.core.saved_state import non_finite_weight
+from bpetopics.bpe.batches import RowStore
+from bpetopics.bpe.saved_state import non_finite_weight
 from bpetopics.files import canonical_safetensors, staging_folder
 from bpetopics.runs.run import (COUNTS_FILE, CONFIG_FILE, DOC_CODES_FILE, DOC_TOPICS_FILE,  # noqa: F401
                                 HISTORY_COLUMNS, HISTORY_FILE, SUMMARY_FILE, TOPICS_FILE,
@@ -99,7 +99,7 @@ def _job_text(partial: Path) -> str:
 
 def _build_model(name, params, state, n_data, n_features, training, device, where):
     """A fitted model of class ``name`` from its parameters and tensors (RunError if they disagree)."""
-    from bpetopics.core.device import resolve_device
+    from bpetopics.bpe.device import resolve_device
     from bpetopics.models.registry import MODELS
 
     if name not in MODELS:

@@ -37,7 +37,7 @@ def image_model(model: str, params: dict, data):
     (RunError, one line, for a parameter or data it cannot train on)."""
     from bpetopics.models.registry import MODELS
 
-    from bpetopics.core.device import resolve_device
+    from bpetopics.bpe.device import resolve_device
 
     if model not in MODELS:
         raise RunError(f"unknown image model {model!r}")
@@ -121,12 +121,12 @@ def run_image_job(job: TrainingJob, after_epoch=None, progress=None):
 
     On CPU, torch runs on as many threads as a step's work keeps busy
     (:func:`training_threads`): a few images on one thread, full minibatches on all."""
-    from bpetopics.core import kernels
-    from bpetopics.core.device import resolve_device
+    from bpetopics.bpe.device import resolve_device
+    from bpetopics.bpe.threads import torch_threads
 
     device = resolve_device(job.record["params"].get("device", "auto"))
-    with kernels.torch_threads(training_threads(job.record["model"], job.record["params"], job.corpus.X.shape),
-                               device):
+    with torch_threads(training_threads(job.record["model"], job.record["params"], job.corpus.X.shape),
+                       device):
         return run_job(job, after_epoch, X=job.corpus.X, progress=progress)
 
 
@@ -134,8 +134,8 @@ def training_threads(model: str, params: dict, shape) -> int:
     """Torch threads for training registry ``model`` with ``params`` on images of
     ``shape`` (N, D): the decoder's multiply-adds for a minibatch, forward and backward
     (about three times the forward's; the BPE pursuit's more), through
-    :func:`bpetopics.core.kernels.torch_threads_for`."""
-    from bpetopics.core import kernels
+    :func:`bpetopics.bpe.threads.torch_threads_for`."""
+    from bpetopics.bpe.threads import torch_threads_for
     from bpetopics.models.registry import MODELS
 
     defaults = {k: v.default for k, v in inspect.signature(MODELS[model].__init__).parameters.items()}
@@ -145,7 +145,7 @@ def training_threads(model: str, params: dict, shape) -> int:
     layers = [code, *map(int, hidden), int(shape[1])]
     per_image = sum(a * b for a, b in zip(layers, layers[1:]))
     batch = min(int(value("batch_size", 128) or 128), max(1, int(shape[0])))
-    return kernels.torch_threads_for(3 * batch * per_image)
+    return torch_threads_for(3 * batch * per_image)
 
 
 def finish_image_job(job: TrainingJob, *, overwrite: bool = False) -> Path:
@@ -187,7 +187,7 @@ def image_params(model: str, *, bits=None, epochs=None, seed: int = 0, device: s
     bits), so that the run records it. RunError (one line) for a device that is not there."""
     import inspect
 
-    from bpetopics.core.device import resolve_device
+    from bpetopics.bpe.device import resolve_device
     from bpetopics.models.registry import MODELS
 
     try:

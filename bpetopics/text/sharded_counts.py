@@ -2,10 +2,10 @@
 
 :class:`ShardedCounts` is the N x W matrix behind a
 :class:`~bpetopics.text.sharded.ShardedCorpus` (a
-:class:`~bpetopics.core.batches.RowStore`): ``shape``, rows gathered by index (``X[rows]``
+:class:`~bpetopics.bpe.batches.RowStore`): ``shape``, rows gathered by index (``X[rows]``
 -> CSR, the same arrays as ``csr[rows]`` in memory), ``sum(axis)`` streamed shard by
 shard, and :meth:`~ShardedCounts.batch_source`, whose minibatches are exactly those of
-:class:`~bpetopics.core.batches.InMemoryBatches` over the same counts.
+:class:`~bpetopics.bpe.batches.InMemoryBatches` over the same counts.
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ class ShardedCounts:
 
 class ShardedBatches:
     """The minibatches of one epoch over a :class:`ShardedCounts`: the permutation
-    :func:`~bpetopics.core.batches.epoch_order` cut into blocks of whole minibatches
+    :func:`~bpetopics.bpe.batches.epoch_order` cut into blocks of whole minibatches
     (about :data:`BLOCK_ROWS` rows), each block gathered from the shards, then sliced.
     The same minibatches, in the same order, as ``InMemoryBatches`` over the counts in
     memory; memory holds one block and the permutation ((N,) int64)."""
@@ -186,7 +186,7 @@ class ShardedBatches:
         return -(-self.n_samples // self.batch_size)
 
     def __iter__(self):
-        from bpetopics.core.batches import epoch_order
+        from bpetopics.bpe.batches import epoch_order
 
         order = epoch_order(self.n_samples, self.seed, self.epoch)
         for block_begin in range(0, self.n_samples, self.block):

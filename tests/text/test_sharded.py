@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from bpetopics.core.batches import InMemoryBatches
+from bpetopics.bpe.batches import InMemoryBatches
 from bpetopics.models import PoissBPE
 from bpetopics.text import CorpusError, TextPipeline, corpus_from_documents, prepare_corpus
 from bpetopics.text import sharded as S
