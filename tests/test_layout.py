@@ -163,3 +163,37 @@ def test_cli_commands_never_import_each_other():
                 targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
             offenders += [f"{name} imports {t}" for t in targets if t in commands and t != name]
     assert offenders == []
+
+
+def _imported_modules(tree):
+    """(module name, imported names) of every import statement, function-level included."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, []
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node.module, [a.name for a in node.names]
+
+
+def test_numba_is_imported_only_in_compiled_folders():
+    """The speed lives apart from the algorithm: numba (and llvmlite) only in a
+    ``compiled/`` package (one per model, and the text package's shard reads)."""
+    offenders = []
+    for name, path in sorted(_modules().items()):
+        if "compiled" in name.split("."):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        offenders += [f"{name} imports {m}" for m, _ in _imported_modules(tree)
+                      if m.split(".")[0] in ("numba", "llvmlite")]
+    assert offenders == []
+
+
+def test_the_shared_algorithm_imports_no_model():
+    """``bpetopics.bpe`` is what every model shares: it imports none of them."""
+    offenders = []
+    for name, path in sorted(_modules().items()):
+        if name.startswith("bpetopics.bpe"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            offenders += [f"{name} imports {m}" for m, _ in _imported_modules(tree)
+                          if m.startswith("bpetopics.") and not m.startswith("bpetopics.bpe")]
+    assert offenders == []

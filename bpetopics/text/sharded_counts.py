@@ -15,7 +15,7 @@ import mmap
 import numpy as np
 import scipy.sparse as sp
 
-from bpetopics.text import shard_rows
+from bpetopics.text.compiled import shard_rows
 from bpetopics.text.shard_checks import check_shard_values
 
 #: Rows gathered at once by the batch source (rounded to whole minibatches).
@@ -24,7 +24,7 @@ BLOCK_ROWS = 16384
 
 class ShardedCounts:
     """The N x W counts of a sharded corpus, memory-mapped (rows never all in memory);
-    gathered rows are read from the files by ``pread`` (:mod:`bpetopics.text.shard_rows`:
+    gathered rows are read from the files by ``pread`` (:mod:`bpetopics.text.compiled.shard_rows`:
     reading random rows through the maps would map most of the corpus into the process).
 
     Parameters
@@ -51,7 +51,7 @@ class ShardedCounts:
         sizes = [len(s["indptr"]) - 1 for s in shards]
         self.row_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)   # (S + 1,)
         self._column_sums = None
-        #: Read gathered rows from the files by pread (:mod:`bpetopics.text.shard_rows`);
+        #: Read gathered rows from the files by pread (:mod:`bpetopics.text.compiled.shard_rows`);
         #: False: through the memory maps.
         self.by_pread = True
         data_types = {np.dtype(shard["data"].dtype) for shard in shards}

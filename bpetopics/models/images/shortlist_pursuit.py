@@ -43,7 +43,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from bpetopics.models.poissbpe.compiled import kernels
+from bpetopics.models.images.compiled import relu_moves
 from bpetopics.models.images.dense_pursuit import DEFAULT_BUDGET, _later_step, dense_pursuit, head
 from bpetopics.bpe.likelihoods import DenseBatch
 
@@ -108,11 +108,11 @@ def first_order_gain(decoder, likelihood, x, codes, pre=None, budget=DEFAULT_BUD
         h = activation(pre).requires_grad_(True)
         g, = torch.autograd.grad(likelihood.data_term(rest(h), DenseBatch(x)).sum(), h)
     with torch.no_grad():
-        if isinstance(activation, nn.ReLU) and kernels.available(x.device) \
+        if isinstance(activation, nn.ReLU) and relu_moves.available(x.device) \
                 and pre.dtype == torch.float32:
             # one compiled pass: sum_h g_h relu(p_h + w_jh), less g'h
             gain = torch.empty(x.shape[0], bit_cols.shape[0])
-            _relu_moves(pre.contiguous().numpy(), g.contiguous().numpy(),
+            relu_moves.relu_moves(pre.contiguous().numpy(), g.contiguous().numpy(),
                         bit_cols.contiguous().numpy(), gain.numpy())
             return gain - torch.linalg.vecdot(g, h)[:, None]
         # a(p + w_j) - a(p), contracted with g: (A, K, H1) in chunks of images
@@ -205,18 +205,3 @@ def _shortlist_step(decoder, likelihood, x, codes, log_odds, prior_score, floor,
                                 log_odds, prior_score[stuck], budget)
             cand[stuck] = cand[stuck].scatter_(1, rest, more)
         return cand
-
-
-if kernels.numba is not None:
-    @kernels.numba.njit(cache=True, nogil=True, fastmath=True)
-    def _relu_moves(pre, g, bit_cols, out):  # pragma: no cover - compiled
-        """out[a, j] = sum_h g[a, h] max(pre[a, h] + bit_cols[j, h], 0): pre, g (A, H1),
-        bit_cols (K, H1), out (A, K) float32 (the (A, K, H1) products without the
-        (A, K, H1) tensors torch would write and read five times)."""
-        zero = np.float32(0.0)
-        for a in range(pre.shape[0]):
-            for j in range(bit_cols.shape[0]):
-                acc = zero
-                for h in range(pre.shape[1]):
-                    acc += g[a, h] * max(pre[a, h] + bit_cols[j, h], zero)
-                out[a, j] = acc

@@ -18,6 +18,7 @@ import scipy.sparse as sp
 import torch
 
 from bpetopics.models.poissbpe.compiled import kernels
+from bpetopics.models.poissbpe.compiled import packed as compiled_packed
 
 
 @dataclass
@@ -81,7 +82,7 @@ class PackedCounts:
             words, _ = self.vocabulary(beta.shape[0])
             beta_t = beta.t()
             if beta_t.is_contiguous() and kernels.available(beta.device) and beta.dtype == torch.float32:
-                rows = _gather_columns(beta_t.numpy(), words.numpy())     # one compiled pass
+                rows = compiled_packed.gather_columns(beta_t.numpy(), words.numpy())     # one compiled pass
                 rows = torch.from_numpy(rows)
             elif beta_t.is_contiguous():
                 rows = beta_t.index_select(1, words).t().contiguous()
@@ -136,7 +137,7 @@ def unique_ints(keys: torch.Tensor, n_keys: int) -> tuple[torch.Tensor, torch.Te
     keys than below, so past that size the mask is used on a wider range (docs/results/speed.md)."""
     n = keys.numel()
     if n_keys <= 16 * n + 4096 and n_keys <= 1 << 24 and kernels.available(keys.device):
-        words, position = _distinct_in_range(keys.numpy(), int(n_keys))
+        words, position = compiled_packed.distinct_in_range(keys.numpy(), int(n_keys))
         return torch.from_numpy(words), torch.from_numpy(position)
     sort_is_cheap = n <= 4096 and n_keys > 2 * n + 4096
     if sort_is_cheap or n_keys > 16 * n + 4096:
@@ -145,37 +146,6 @@ def unique_ints(keys: torch.Tensor, n_keys: int) -> tuple[torch.Tensor, torch.Te
     present[keys] = True
     position = torch.cumsum(present, 0) - 1                       # (n_keys,)
     return present.nonzero()[:, 0], position[keys]
-
-
-if kernels.numba is not None:
-    @kernels.numba.njit(cache=True, nogil=True)
-    def _distinct_in_range(keys, n_keys):  # pragma: no cover - compiled
-        """(distinct keys, sorted; each key's position among them) for int64 keys in
-        [0, n_keys): a presence mark per key, then one pass over the range."""
-        rank = np.zeros(n_keys, dtype=np.int64)
-        for k in keys:
-            rank[k] = 1
-        count = 0
-        for w in range(n_keys):
-            if rank[w]:
-                rank[w] = count
-                count += 1
-        words = np.empty(count, dtype=np.int64)
-        position = np.empty(keys.shape[0], dtype=np.int64)
-        for i in range(keys.shape[0]):
-            position[i] = rank[keys[i]]
-            words[position[i]] = keys[i]
-        return words, position
-
-    @kernels.numba.njit(cache=True, nogil=True)
-    def _gather_columns(matrix, columns):  # pragma: no cover - compiled
-        """matrix[:, columns] transposed: (R, C) and (U,) -> (U, R), C-contiguous."""
-        out = np.empty((columns.shape[0], matrix.shape[0]), dtype=matrix.dtype)
-        for u in range(columns.shape[0]):
-            c = columns[u]
-            for r in range(matrix.shape[0]):
-                out[u, r] = matrix[r, c]
-        return out
 
 
 @dataclass

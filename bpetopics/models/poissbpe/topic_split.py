@@ -28,6 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from bpetopics.models.poissbpe.compiled import kernels
+from bpetopics.models.poissbpe.compiled import topic_split as compiled_split
 from bpetopics.models.poissbpe.two_means import two_means
 
 __all__ = ["explained_counts", "split_gains", "deletion_losses", "plan_moves"]
@@ -90,11 +91,11 @@ def split_gains(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, min_tokens:
     X = sp.csr_matrix(X)
     n_topics = beta.shape[1]
     gains = np.zeros(n_topics)
-    if kernels.numba is not None:                   # the loop over topics compiled
-        explained_t = _explained_t(X.indptr, X.indices, X.data.astype(np.float64),
+    if kernels.AVAILABLE:                   # the loop over topics compiled
+        explained_t = compiled_split.explained_t(X.indptr, X.indices, X.data.astype(np.float64),
                                    np.ascontiguousarray(beta, dtype=np.float64),
                                    np.ascontiguousarray(mix, dtype=np.float64))   # (T, nnz)
-        halves, split = _split_halves(X.indptr, X.indices, explained_t, X.shape[1], float(min_tokens))
+        halves, split = compiled_split.split_halves(X.indptr, X.indices, explained_t, X.shape[1], float(min_tokens))
         for t in np.flatnonzero(split):
             gains[t] = _loglik(halves[t, 0]) + _loglik(halves[t, 1]) - _loglik(halves[t].sum(0))
         return gains, halves
@@ -135,14 +136,14 @@ gains nothing either: taking a topic away never helps).
     -------
     np.ndarray, shape (T,)
 
-    With numba the sums run in one compiled pass over the non-zeros (:func:`_deletion_losses`,
+    With numba the sums run in one compiled pass over the non-zeros (:func:`bpetopics.models.poissbpe.compiled.topic_split.deletion_losses`,
     the same terms in another summing order; ~3x faster: numpy's steps make ten
     (nnz, T) temporaries, the largest part of a split check at T = 50).
     """
     X = sp.csr_matrix(X)
     n_topics = beta.shape[1]
-    if kernels.numba is not None:
-        return _deletion_losses(X.indptr, X.indices, X.data.astype(np.float64),
+    if kernels.AVAILABLE:
+        return compiled_split.deletion_losses(X.indptr, X.indices, X.data.astype(np.float64),
                                 np.ascontiguousarray(beta, dtype=np.float64),
                                 np.ascontiguousarray(mix, dtype=np.float64))
     rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
@@ -233,87 +234,3 @@ def plan_moves(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, restart, min
             busy.update((t, int(taker)))
             moves.append((t, int(half), int(taker), False))
     return moves, halves
-
-
-if kernels.numba is not None:
-    from bpetopics.models.poissbpe.two_means import _two_means
-
-    @kernels.numba.njit(cache=True, nogil=True)
-    def _explained_t(indptr, indices, data, beta, mix):  # pragma: no cover - compiled
-        """:func:`explained_counts` transposed, (T, nnz): R^t_nw = x_nw beta_wt f_t(z_n) /
-        sum_s beta_ws f_s(z_n), one pass over the non-zeros (no (nnz, T) temporaries)."""
-        n_topics = beta.shape[1]
-        out = np.empty((n_topics, indices.shape[0]))
-        for d in range(indptr.shape[0] - 1):
-            for i in range(indptr[d], indptr[d + 1]):
-                w = indices[i]
-                total = 0.0
-                for t in range(n_topics):
-                    out[t, i] = beta[w, t] * mix[d, t]
-                    total += out[t, i]
-                scale = data[i] / max(total, 1e-300)
-                for t in range(n_topics):
-                    out[t, i] *= scale
-        return out
-
-    @kernels.numba.njit(cache=True, nogil=True)
-    def _split_halves(indptr, indices, explained_t, n_words, min_tokens):  # pragma: no cover
-        """:func:`split_gains`' loop over topics: for each topic t, the rows of R^t
-        (explained_t[t] (nnz,) at X's non-zeros) explaining at least ``min_tokens``
-        tokens, their 2-means (:func:`_two_means`) and the halves' summed rows. Returns
-        halves (T, 2, W) and whether each topic was split (at least two rows)."""
-        n_topics = explained_t.shape[0]
-        n_docs = indptr.shape[0] - 1
-        halves = np.zeros((n_topics, 2, n_words))
-        split = np.zeros(n_topics, dtype=np.bool_)
-        kept_indptr = np.zeros(n_docs + 1, dtype=np.int64)
-        kept_indices = np.empty(indices.shape[0], dtype=np.int64)
-        kept_data = np.empty(indices.shape[0])
-        for t in range(n_topics):
-            values = explained_t[t]
-            n_kept, nnz = 0, 0
-            for d in range(n_docs):                                # rows explaining enough
-                total = 0.0
-                for j in range(indptr[d], indptr[d + 1]):
-                    total += values[j]
-                if total >= min_tokens:
-                    for j in range(indptr[d], indptr[d + 1]):
-                        kept_indices[nnz], kept_data[nnz] = indices[j], values[j]
-                        nnz += 1
-                    n_kept += 1
-                    kept_indptr[n_kept] = nnz
-            if n_kept < 2:
-                continue
-            split[t] = True
-            second = _two_means(kept_indptr[:n_kept + 1], kept_indices[:nnz], kept_data[:nnz], n_words, 10)
-            for i in range(n_kept):                                # the halves' summed rows
-                half = 1 if second[i] else 0
-                for j in range(kept_indptr[i], kept_indptr[i + 1]):
-                    halves[t, half, kept_indices[j]] += kept_data[j]
-        return halves, split
-
-    @kernels.numba.njit(cache=True, nogil=True)
-    def _deletion_losses(indptr, indices, data, beta, mix):  # pragma: no cover - compiled
-        """:func:`deletion_losses` of the CSR rows (indptr, indices, data float64), beta
-        (W, T) and mix (N, T) float64: one pass over the non-zeros, a word's T shares kept."""
-        n_docs = indptr.shape[0] - 1
-        n_topics = beta.shape[1]
-        losses = np.zeros(n_topics)
-        share = np.empty(n_topics)
-        spread = 1.0 / max(n_topics - 1, 1)
-        for d in range(n_docs):
-            for i in range(indptr[d], indptr[d + 1]):
-                w, x = indices[i], data[i]
-                phi, beta_sum = 0.0, 0.0
-                for t in range(n_topics):
-                    share[t] = beta[w, t] * mix[d, t]
-                    phi += share[t]
-                    beta_sum += beta[w, t]
-                phi = max(phi, 1e-300)
-                log_phi = np.log(phi)
-                for t in range(n_topics):
-                    renormalised = max(phi - share[t], 0.0) / max(1.0 - mix[d, t], 1e-12)
-                    rest = max(max(renormalised, (beta_sum - beta[w, t]) * spread), 1e-300)
-                    if rest < phi:                         # else ln phi - ln rest <= 0: nothing lost
-                        losses[t] += x * max(log_phi - np.log(rest), 0.0)
-        return losses

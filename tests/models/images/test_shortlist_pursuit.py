@@ -160,14 +160,14 @@ def test_the_fast_stop_epochs_warm_up_and_then_stop_exactly(shared_data, monkeyp
 
 
 def test_the_compiled_relu_estimate_equals_torch(monkeypatch):
-    from bpetopics.models.poissbpe.compiled import kernels
+    from bpetopics.models.images.compiled import relu_moves
 
-    if not kernels.available("cpu"):
+    if not relu_moves.available("cpu"):
         pytest.skip("numba is not installed")
     decoder, lik, batch = make_case("gauss", n_points=9, n_bits=13, seed=5, hidden=(16, 24))
     codes = torch.tensor(np.random.default_rng(5).random((9, 13)) < 0.3)
     compiled = sl.first_order_gain(decoder, lik, batch.x, codes)
-    monkeypatch.setattr(kernels, "available", lambda device: False)
+    monkeypatch.setattr(relu_moves, "available", lambda device: False)
     torch.testing.assert_close(compiled, sl.first_order_gain(decoder, lik, batch.x, codes),
                                rtol=1e-4, atol=1e-4)
 

@@ -83,7 +83,7 @@ def test_the_compiled_two_means_splits_as_the_scipy_steps(monkeypatch):
         R.data = np.abs(R.data) * 5
         matrices.append(R)
     compiled = [two_means(R) for R in matrices]
-    monkeypatch.setattr(kernels, "numba", None)
+    monkeypatch.setattr(kernels, "AVAILABLE", False)
     for R, fast in zip(matrices, compiled):
         np.testing.assert_array_equal(fast, two_means(R))
 
@@ -105,7 +105,7 @@ def test_the_compiled_deletion_losses_are_the_numpy_steps(monkeypatch):
     mix = rng.dirichlet(np.full(7, 0.2), 120)
     mix[0] = np.eye(7)[2]                         # a document wholly one topic: the even fallback
     compiled = deletion_losses(X, beta, mix)
-    monkeypatch.setattr(kernels, "numba", None)
+    monkeypatch.setattr(kernels, "AVAILABLE", False)
     expected = deletion_losses(X, beta, mix)
     assert (expected > 0).all()
     np.testing.assert_allclose(compiled, expected, rtol=1e-12)
@@ -125,7 +125,7 @@ def test_the_compiled_split_gains_are_the_scipy_steps(monkeypatch):
     mix[:, 2] = 1e-9                               # topic 2 explains next to nothing
     mix /= mix.sum(1, keepdims=True)
     gains, halves = split_gains(X, beta, mix)
-    monkeypatch.setattr(kernels, "numba", None)
+    monkeypatch.setattr(kernels, "AVAILABLE", False)
     want_gains, want_halves = split_gains(X, beta, mix)
     assert gains[-1] == want_gains[-1] == 0 and (gains[:-1] > 0).all()
     np.testing.assert_allclose(halves, want_halves, rtol=1e-12, atol=1e-12)
@@ -135,7 +135,7 @@ def test_the_compiled_split_gains_are_the_scipy_steps(monkeypatch):
 def test_the_compiled_explained_counts_are_numpys():
     """split_gains' compiled pass computes explained_counts (transposed) to rounding."""
     from bpetopics.models.poissbpe.compiled import kernels
-    from bpetopics.models.poissbpe import topic_split
+    from bpetopics.models.poissbpe.compiled import topic_split as compiled_split
 
     if kernels.numba is None:
         pytest.skip("numba is not installed")
@@ -144,7 +144,7 @@ def test_the_compiled_explained_counts_are_numpys():
     beta = rng.dirichlet(np.ones(60), 4).T                     # (W, T)
     mix = rng.dirichlet(np.ones(4), X.shape[0])
     X = sp.csr_matrix(X)
-    got = topic_split._explained_t(X.indptr, X.indices, X.data.astype(np.float64), beta, mix)
+    got = compiled_split.explained_t(X.indptr, X.indices, X.data.astype(np.float64), beta, mix)
     np.testing.assert_allclose(got.T, explained_counts(X, beta, mix), rtol=1e-12)
 
 

@@ -27,6 +27,9 @@ try:
 except ImportError:                                   # pragma: no cover - numba optional
     numba = None
 
+#: Whether numba imports: the compiled kernels exist.
+AVAILABLE = numba is not None
+
 _BLOCK = 32        # pairs (documents) per parallel work item
 
 if numba is not None:
@@ -78,6 +81,13 @@ if numba is not None:
                  njit(parallel=True, cache=True, nogil=True)(_twin(_mix_products_py, "_par")))
     _sums = (njit(cache=True, nogil=True)(_row_sums_py),
              njit(parallel=True, cache=True, nogil=True)(_twin(_row_sums_py, "_par")))
+
+
+def set_kernel_threads(count: int) -> None:
+    """Let the compiled kernels' parallel loops use up to ``count`` threads (a process of
+    a distributed run; nothing without numba)."""
+    if numba is not None:
+        numba.set_num_threads(max(1, min(int(count), numba.config.NUMBA_NUM_THREADS)))
 
 
 def available(device) -> bool:

@@ -13,7 +13,7 @@ from bpetopics.models.poissbpe.compiled import kernels
 numba = kernels.numba
 
 if numba is not None:
-    from bpetopics.models.poissbpe.packed import _distinct_in_range
+    from bpetopics.models.poissbpe.compiled.packed import distinct_in_range
     from bpetopics.models.poissbpe.compiled.pursuit_loops import _log_inplace, _wide_word_rates
 
     @numba.njit(cache=True, nogil=True)
@@ -35,7 +35,7 @@ if numba is not None:
                     cols[k], vals[k], rows[k] = indices[i], counts[i], d
                     k += 1
             indptr[d + 1] = k
-        distinct, position = _distinct_in_range(cols[:k], n_words)
+        distinct, position = distinct_in_range(cols[:k], n_words)
         used = distinct.shape[0]
         words[:used] = distinct
         local[:k] = position
