@@ -296,6 +296,9 @@ MODEL_HELP = {
                 "the theta before it, on a second thread (faster epochs on two cores, the same model "
                 "on one thread and two; docs/results/speed.md); --no-pipeline: the steps in "
                 "order.",
+    "backend": "auto, numba or torch: where the speed paths run (numba: compiled kernels, CPU "
+               "only; torch: their torch twins, any device, slower; auto: numba on a CPU when it "
+               "imports). Recorded in the run's config.json.",
     "random_state": "Seed of the model: initialisation and minibatch order.",
     "device": "cpu, cuda, or auto (CUDA when present).",
 }

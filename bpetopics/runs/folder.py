@@ -55,7 +55,7 @@ CHECKPOINT_FILE = "checkpoint.safetensors"  # inside RUN.partial/ while training
 def library_versions() -> dict:
     """Versions of Python and the libraries a run depends on."""
     out = {"python": platform.python_version()}
-    for name in ("bpetopics", "torch", "numpy", "scipy", "safetensors", "scikit-learn"):
+    for name in ("bpetopics", "torch", "numpy", "scipy", "safetensors", "scikit-learn", "numba"):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -180,6 +180,8 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
               "n_features": int(model.n_features_), "corpus": corpus_cfg, "versions": library_versions(),
               "training": {"epoch": int(model.epoch_), "step": int(model.step_), "history": history,
                            "torch_threads": _torch_threads()}}
+    if getattr(model, "backend_", None) is not None:        # the backend the run trained on
+        config["training"]["backend"] = model.backend_
     with staging_folder(out) as tmp:
         if on_disk:     # codes/: written shard by shard (runs/sharded_codes.py), never dense
             from bpetopics.runs.sharded_codes import code_summary, write_codes

@@ -80,7 +80,7 @@ def shortlist_pursuit(decoder, likelihood, batch, log_odds, shortlist, max_bits=
 
     def step(x, codes, log_odds, prior_score, floor):
         return _shortlist_step(decoder, likelihood, x, codes, log_odds, prior_score, floor,
-                               shortlist, budget, exact_stop, WIDEN)
+                               shortlist, budget, exact_stop)
 
     return dense_pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_score,
                          later_step=step)
@@ -126,12 +126,6 @@ def first_order_gain(decoder, likelihood, x, codes, pre=None, budget=DEFAULT_BUD
         return gain
 
 
-#: With the exact stop, a stuck image first scores the next bits of its estimate's ranking
-#: in doubling lists before the exact step (module docstring). False: straight
-#: to the exact step (an earlier pursuit, kept for A/B comparisons).
-WIDEN = True
-
-
 def _screens(likelihood, device) -> bool:
     """Whether the exact stop's step is the dense pursuit's screened one (a likelihood with
     a linear bound, Bernoulli, on the CPU). On a GPU the screening's distinct codes, blocks
@@ -157,10 +151,10 @@ def _score_picks(decoder, likelihood, x, pre, codes, picks, log_odds, prior_scor
 
 
 def _shortlist_step(decoder, likelihood, x, codes, log_odds, prior_score, floor, shortlist,
-                    budget, exact_stop, widen=False):
+                    budget, exact_stop):
     """Scores (data + prior) of the shortlisted z_n + e_j, -inf elsewhere: (A, K); with
-    ``exact_stop`` an image none of whose shortlisted bits beats ``floor`` (A,) gets the
-    exact step (with ``widen``, after the doubling lists of :data:`WIDEN`)."""
+    ``exact_stop`` an image none of whose shortlisted bits beats ``floor`` (A,) scores the
+    next bits of its estimate's ranking in doubling lists, then the exact step."""
     with torch.no_grad():
         pre = decoder.first_layer(codes.float())                        # (A, H1)
     estimate = first_order_gain(decoder, likelihood, x, codes, pre, budget) + log_odds
@@ -180,7 +174,7 @@ def _shortlist_step(decoder, likelihood, x, codes, log_odds, prior_score, floor,
         if not stuck.numel():
             return cand
         K, width, order = codes.shape[1], shortlist, order[stuck]
-        while widen and stuck.numel() and 2 * width < K:
+        while stuck.numel() and 2 * width < K:
             rows = order[:, width:2 * width]
             more = _score_picks(decoder, likelihood, x[stuck], pre[stuck], codes[stuck], rows,
                                 log_odds, prior_score[stuck], budget)

@@ -14,6 +14,7 @@ from bpetopics.bpe import params as P
 from bpetopics.bpe.batches import RowStore
 from bpetopics.bpe.model import BPEBase
 from bpetopics.bpe.threads import kernel_threads, numpy_blas_on_one_thread, torch_on_one_thread
+from bpetopics.models.poissbpe.compiled import kernels
 from bpetopics.models.poissbpe import pipelined_steps
 from bpetopics.models.poissbpe.code_posterior import soft_codes
 from bpetopics.models.poissbpe.compiled import fused_pursuit, fused_theta, rows_pursuit, topic_step
@@ -126,6 +127,12 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         against False). False: the steps strictly in order (MODEL.md's MAP-EM). Only where
         the compiled pursuit runs (CPU, a linear decoder), in one process, with
         ``soft_codes=1``; the steps run in order elsewhere.
+    backend : {"auto", "numba", "torch"}
+        Where the speed paths run: "numba", the compiled kernels of
+        :mod:`bpetopics.models.poissbpe.compiled` (CPU); "torch", their torch twins (any
+        device; the same model to float tolerance, slower on a CPU); "auto" (the
+        default), "numba" on a CPU when numba imports, else "torch". Resolved at fit
+        into ``backend_``; "numba" where it cannot run is a ValueError.
     flat_start, prior_ramp_epochs :
         q(pi) starts at Beta(1, 1) and the prior's weight in the pursuit ramps from 0 to
         1 over the first ``prior_ramp_epochs`` epochs (see MODEL.md's last section: a
@@ -164,14 +171,14 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
                         "split_moves": P.BOOL, "split_min_gain": P.NON_NEGATIVE,
                         "initial_topics": P.POSITIVE_INT_OR_NONE,
                         "cooldown_epochs": P.Rule("int", low=0), "soft_codes": P.POSITIVE_INT,
-                        "pipeline": P.BOOL}
+                        "pipeline": P.BOOL, "backend": P.Rule("choice", choices=kernels.BACKENDS)}
 
     def __init__(self, n_topics=20, *, n_bits=None, hidden=(), activation="relu", alpha=None,
                  gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
                  topic_repulsion=0.0008, topic_smoothing=None, reseed_similarity=0.7, split_moves=True,
                  split_min_gain=0.1, initial_topics=None, cooldown_epochs=2, soft_codes=1, pipeline=True,
-                 random_state=0, device="auto", progress=True, callback=None):
+                 backend="auto", random_state=0, device="auto", progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
                          batch_size=batch_size, lr=lr, max_bits=max_bits,
@@ -189,6 +196,7 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         self.cooldown_epochs = cooldown_epochs
         self.soft_codes = soft_codes
         self.pipeline = pipeline
+        self.backend = backend
 
     def _theta_data(self, X_batch, batch, codes, out, weight, params):
         """With ``soft_codes`` M > 1, each document's M most probable nearby codes (rows
@@ -290,7 +298,7 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         (:mod:`~bpetopics.models.poissbpe.pipelined_steps`) where :meth:`_pipelined` allows."""
         self.likelihood_.next_topics = None
         logits = self.likelihood_.topic_logits
-        if self.fused_theta and self.fused_topic_step and fused_theta.usable(self.decoder_, logits):
+        if fused_theta.usable(self.decoder_, logits):
             self._softmax_shift = topic_step.row_shift(logits)
         try:
             with torch_on_one_thread(self.device_):
@@ -323,7 +331,7 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
             return super()._theta_step(X_batch, batch, codes, params, weight)
         self.optimizer_.zero_grad()
         repulsion = self._penalty_weight() if self.topic_repulsion else 0.0
-        if self.fused_theta and fused_theta.usable(self.decoder_, params):   # compiled passes
+        if fused_theta.usable(self.decoder_, params):   # compiled passes
             if self._softmax_shift is not None:      # within an epoch: Adam and the next topics too
                 self.likelihood_.next_topics = fused_theta.take_step(
                     self.decoder_, self.likelihood_, self.optimizer_, batch, codes, params,
@@ -340,13 +348,6 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
         self.optimizer_.step()
         self.step_ += 1
 
-    #: Whether the theta step of a linear decoder on CPU runs the compiled passes of
-    #: :mod:`bpetopics.models.poissbpe.compiled.fused_theta` (False: the torch operations, the reference).
-    fused_theta = True
-    #: Whether, within an epoch, those passes end with the topic logits' Adam step and
-    #: the next topics in one pass per topic (:mod:`bpetopics.models.poissbpe.compiled.topic_step`; False:
-    #: the gradient written out, torch's fused Adam and softmax, the reference).
-    fused_topic_step = True
     #: The topics' softmax shift (T,) that each theta step of an epoch hands the next
     #: (:mod:`bpetopics.models.poissbpe.compiled.topic_step`); None outside an epoch's steps.
     _softmax_shift = None
@@ -380,7 +381,15 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, BPEBase, Tra
     def _train(self, X, n_epochs):
         if self._topic_smoothing() and getattr(self, "n_tokens_", None) is None:
             self.n_tokens_ = self._corpus_tokens(X)        # a loaded model, trained further
-        return super()._train(X, n_epochs)
+        self.backend_ = kernels.resolve_backend(self.backend, self.device_)
+        with kernels.backend_in_use(self.backend_):
+            return super()._train(X, n_epochs)
+
+    def _encode(self, X, batch_size):
+        """Encoding on the model's backend (resolved again for a model loaded from disk)."""
+        self.backend_ = kernels.resolve_backend(self.backend, self.device_)
+        with kernels.backend_in_use(self.backend_):
+            return super()._encode(X, batch_size)
 
     def _end_of_epoch(self, X) -> dict:
         with numpy_blas_on_one_thread():

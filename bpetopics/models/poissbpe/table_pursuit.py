@@ -38,12 +38,6 @@ from bpetopics.models.poissbpe.packed import PackedCounts, unique_ints
 # Largest number of float elements one candidate pass may hold (pairs x bits x topics).
 DEFAULT_BUDGET = 1 << 22
 
-#: Whether a linear decoder's later steps run in the one compiled call of
-#: :mod:`bpetopics.models.poissbpe.compiled.fused_pursuit` (on CPU with numba); the step-by-step path below
-#: serves hidden layers, CUDA and machines without numba.
-FUSED = True
-
-
 def table_pursuit(decoder, likelihood, batch: PackedCounts, log_odds, max_bits=None,
                   budget=DEFAULT_BUDGET, return_score=False, beta=None):
     """Codes for a packed batch of documents; same arguments and results as
@@ -89,7 +83,9 @@ def _pursuit(decoder, likelihood, batch, log_odds, max_bits, budget, return_scor
         mix = likelihood.link(decoder.forward_from_first(torch.cat([pre0, pre0 + bit_cols])))
         table = (beta_u @ mix.t()).clamp_min_(1e-30).log_()            # (U, K + 1)
 
-        if FUSED and fused_pursuit.usable(decoder, device):    # every step in one compiled call
+        # A linear decoder's steps in one compiled call (CPU, numba); the step-by-step path
+        # serves hidden layers, CUDA and the torch backend.
+        if fused_pursuit.usable(decoder, device):
             codes, data, prior_score = fused_pursuit.run(decoder, local_batch, beta_u, table,
                                                          log_odds, max_steps, threads)
         else:

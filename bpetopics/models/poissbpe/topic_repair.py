@@ -52,7 +52,7 @@ class TopicRepair:
         ``split_moves`` such a topic, or one that is no sampled document's top topic (at
         every check, not only in the first half: a secondary component that no document
         is mostly about), takes half of the topic worth splitting most, whatever that
-        split gains (:data:`~bpetopics.models.poissbpe.topic_split.FORCE_ANY_GAIN`), and
+        split gains (:func:`~bpetopics.models.poissbpe.topic_split.plan_moves`), and
         other split moves are made where they gain (:meth:`_split_topics`); a restarted
         topic that no split serves (or all, without ``split_moves``) is started again
         from the 5 documents the model explains worst (lowest data term per token), and

@@ -33,11 +33,6 @@ from bpetopics.models.poissbpe.two_means import two_means
 
 __all__ = ["explained_counts", "split_gains", "deletion_losses", "plan_moves"]
 
-#: Forced moves take the best split even when it gains no more than the noise correction
-#: (before: none, and after the first half of training a dead topic stayed dead).
-FORCE_ANY_GAIN = True
-
-
 def explained_counts(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray) -> np.ndarray:
     """R^t_nw at each non-zero of X: what each topic explains of each word count.
 
@@ -91,7 +86,7 @@ def split_gains(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, min_tokens:
     X = sp.csr_matrix(X)
     n_topics = beta.shape[1]
     gains = np.zeros(n_topics)
-    if kernels.AVAILABLE:                   # the loop over topics compiled
+    if kernels.available("cpu"):                   # the loop over topics compiled
         explained_t = compiled_split.explained_t(X.indptr, X.indices, X.data.astype(np.float64),
                                    np.ascontiguousarray(beta, dtype=np.float64),
                                    np.ascontiguousarray(mix, dtype=np.float64))   # (T, nnz)
@@ -142,7 +137,7 @@ gains nothing either: taking a topic away never helps).
     """
     X = sp.csr_matrix(X)
     n_topics = beta.shape[1]
-    if kernels.AVAILABLE:
+    if kernels.available("cpu"):
         return compiled_split.deletion_losses(X.indptr, X.indices, X.data.astype(np.float64),
                                 np.ascontiguousarray(beta, dtype=np.float64),
                                 np.ascontiguousarray(mix, dtype=np.float64))
@@ -157,14 +152,14 @@ gains nothing either: taking a topic away never helps).
 
 
 def plan_moves(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, restart, min_gain: float,
-               similarity: float, force: bool | None = None):
+               similarity: float):
     """The split moves worth making on a sample of documents, in order.
 
     1. *Forced*: each topic of ``restart`` (dead, duplicated or no document's top topic)
-       takes the second half of the topic whose split gains most: with ``force``
-       whatever that gain (a topic that serves no document is worth less than any
-       split; the default, :data:`FORCE_ANY_GAIN`), else only a gain above the noise
-       correction.
+       takes the second half of the topic whose split gains most, whatever that gain
+       (a topic that serves no document is worth less than any split; with only gains
+       above the noise correction, a dead topic stayed dead after the first half of
+       training).
     2. *Replace*: while the best split gains more than the least needed topic's loss
        (:func:`deletion_losses`), that topic takes its second half.
     3. *Hand over*: a topic one of whose halves has cosine above ``similarity`` with
@@ -181,7 +176,6 @@ def plan_moves(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, restart, min
         Topics to restart.
     min_gain : float
     similarity : float
-    force : bool, optional
 
     Returns
     -------
@@ -190,7 +184,6 @@ def plan_moves(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, restart, min
         half ``half``, with its words (``replace``) or keeping its own.
     halves : np.ndarray, shape (T, 2, W)
     """
-    force = FORCE_ANY_GAIN if force is None else force
     gains, halves = split_gains(X, beta, mix)
     # the maximum-likelihood gain is biased up by about half a nat per word the topic
     # uses (a chi-square with W - 1 degrees of freedom)
@@ -208,7 +201,7 @@ def plan_moves(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, restart, min
     for t in restart:
         g = best_split(-1)
         splittable = halves[g].sum(1).min() > 0 if g is not None else False
-        if g is not None and (gains[g] > 0 or (force and splittable)):
+        if g is not None and (gains[g] > 0 or splittable):
             busy.add(g)
             moves.append((g, 1, int(t), True))
     gains[per_token < min_gain] = -np.inf           # noise, not two themes

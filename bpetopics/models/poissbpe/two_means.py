@@ -35,7 +35,7 @@ def two_means(R: sp.csr_matrix, n_iter: int = 10) -> np.ndarray:
     its own order: the halves can differ where a document sits on the boundary.
     """
     R = sp.csr_matrix(R)
-    if kernels.AVAILABLE:
+    if kernels.available("cpu"):
         return compiled_two_means.two_means(R.indptr, R.indices, R.data.astype(np.float64), R.shape[1], int(n_iter))
     norms = np.sqrt(np.asarray(R.multiply(R).sum(1)).ravel())
     unit = sp.csr_matrix(sp.diags(1.0 / np.maximum(norms, 1e-300)) @ R)

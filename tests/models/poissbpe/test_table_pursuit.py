@@ -47,12 +47,12 @@ def path(request, monkeypatch):
     or the torch fallback."""
     if request.param != "torch" and not kernels.available("cpu"):
         pytest.skip("numba is not installed")
-    from bpetopics.models.poissbpe.compiled import screened_pursuit
+    from bpetopics.models.poissbpe.compiled import fused_pursuit, screened_pursuit
 
     # the cases here are small: "fused" scores every bit, "fused-screened" bounds first
     monkeypatch.setattr(screened_pursuit, "MIN_SCREEN_WORK", 0 if request.param == "fused-screened" else 10**9)
     if not request.param.startswith("fused"):
-        monkeypatch.setattr(table_pursuit_module, "FUSED", False)
+        monkeypatch.setattr(fused_pursuit, "usable", lambda decoder, device: False)
     if request.param == "torch":
         monkeypatch.setattr(kernels, "available", lambda device: False)
     return request.param

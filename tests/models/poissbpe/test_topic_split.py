@@ -151,8 +151,7 @@ def test_the_compiled_explained_counts_are_numpys():
 def test_a_topic_to_restart_takes_a_half_even_when_no_split_beats_the_noise():
     """Three topics that each explain documents of one word distribution (every split
     gains less than the noise correction) and a dead fourth: the dead topic takes half of
-    the best split anyway (a topic that serves no document is worth less than any split);
-    without ``force`` it is left as it is."""
+    the best split anyway (a topic that serves no document is worth less than any split)."""
     from bpetopics.models.poissbpe.topic_split import plan_moves
 
     block, n = 20, 30
@@ -173,6 +172,5 @@ def test_a_topic_to_restart_takes_a_half_even_when_no_split_beats_the_noise():
     for b in range(3):
         mix[b * n:(b + 1) * n, b] = 1
     mix /= mix.sum(1, keepdims=True)
-    moves, _ = plan_moves(X, beta, mix, [3], min_gain=0.1, similarity=0.7, force=True)
+    moves, _ = plan_moves(X, beta, mix, [3], min_gain=0.1, similarity=0.7)
     assert len(moves) == 1 and moves[0][2] == 3 and moves[0][0] in (0, 1, 2) and moves[0][3]
-    assert plan_moves(X, beta, mix, [3], min_gain=0.1, similarity=0.7, force=False)[0] == []

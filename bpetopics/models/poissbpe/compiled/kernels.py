@@ -17,6 +17,7 @@ the torch path (CUDA, or without numba), which gives the same scores to float to
 from __future__ import annotations
 
 import types
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -90,9 +91,43 @@ def set_kernel_threads(count: int) -> None:
         numba.set_num_threads(max(1, min(int(count), numba.config.NUMBA_NUM_THREADS)))
 
 
+#: PoissBPE's ``backend`` values: "auto" is "numba" on the CPU when numba imports, else "torch".
+BACKENDS = ("auto", "numba", "torch")
+
+
+def resolve_backend(backend: str, device) -> str:
+    """The backend a model on ``device`` runs: "numba" or "torch" (ValueError, one line,
+    for "numba" where it cannot run)."""
+    cpu = torch.device(device).type == "cpu"
+    if backend == "auto":
+        return "numba" if numba is not None and cpu else "torch"
+    if backend == "numba" and not (numba is not None and cpu):
+        why = "numba is not installed" if numba is None else f"the device is {torch.device(device).type}"
+        raise ValueError(f"backend='numba' cannot run here ({why}): use backend='auto' or 'torch'")
+    return backend
+
+
+_torch_only: list = []     # one entry per open backend_in_use("torch") block
+
+
+@contextmanager
+def backend_in_use(backend: str):
+    """Inside the block the compiled kernels serve only if ``backend`` (resolved) is
+    "numba"; with "torch" every path takes its torch twin (:func:`available` is False)."""
+    if backend == "numba":
+        yield
+        return
+    _torch_only.append(backend)
+    try:
+        yield
+    finally:
+        _torch_only.pop()
+
+
 def available(device) -> bool:
-    """Whether the compiled kernels serve tensors on ``device``."""
-    return numba is not None and torch.device(device).type == "cpu"
+    """Whether the compiled kernels serve tensors on ``device`` (never inside a
+    ``backend_in_use("torch")`` block)."""
+    return numba is not None and not _torch_only and torch.device(device).type == "cpu"
 
 
 #: Multiply-adds below which a call runs serially whatever the thread count. Measured on
