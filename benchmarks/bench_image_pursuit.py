@@ -9,10 +9,9 @@ pursuit, and with ``--before`` epoch 2 again from the same state by the generic 
 pursuit (every image x every candidate through the decoder, the path before the dense
 tables): its objective must equal the fast path's (the codes are the same). With
 ``--shortlists`` each BPE model is trained again (same seed, same images) with the
-shortlist pursuit (:mod:`bpetopics.core.shortlist_pursuit`), one row pair per setting:
+shortlist pursuit (:mod:`bpetopics.models.images.shortlist_pursuit`), one row pair per setting:
 ``32`` is a shortlist of 32 bits with the exact stop (widening lists first: the default),
-``32n`` the exact stop straight after the shortlist (``shortlist_pursuit.WIDEN = False``,
-an earlier pursuit), ``8f`` one of 8 that stops at once, ``16w`` one of 16 whose first
+``8f`` one of 8 that stops at once, ``16w`` one of 16 whose first
 epoch stops at once (the warm-up, ``fast_stop_epochs=1``) and whose second takes the exact
 stop. ``--skip-exact`` leaves out the
 exact pursuit's rows. Run:
@@ -34,8 +33,7 @@ import torch
 
 from bpetopics.baselines.gsvae import GumbelSoftmaxVAE
 from bpetopics.baselines.vae import GaussianVAE
-from bpetopics.core import model as model_module
-from bpetopics.core import shortlist_pursuit
+from bpetopics.bpe import model as model_module
 from bpetopics.experiments.image_table import load_split
 from bpetopics.models import BernBPE, GaussBPE
 
@@ -111,16 +109,14 @@ def bench_vae(make, X, epochs):
 
 
 def _shortlist_setting(text):
-    """'32' -> (row label, model parameters, widen): a shortlist of 32 with the exact stop
-    after widening lists; '32n': without the lists; '8f': a shortlist of 8 that stops at once;
+    """'32' -> (row label, model parameters): a shortlist of 32 with the exact stop
+    after widening lists; '8f': a shortlist of 8 that stops at once;
     '16w': a shortlist of 16 whose epoch 1 stops at once (``fast_stop_epochs=1``, the
     warm-up) and epoch 2 takes the exact stop."""
-    fast, narrow, warm = text.endswith("f"), text.endswith("n"), text.endswith("w")
-    size = int(text.rstrip("fnw"))
-    stop = ("stops at once" if fast else "exact stop, no widening" if narrow
-            else "epoch 1 stops at once, then the exact stop" if warm else "exact stop")
-    return (f", shortlist {size} ({stop})", {"shortlist": size, "exact_stop": not fast, "fast_stop_epochs": int(warm)},
-            not narrow)
+    fast, warm = text.endswith("f"), text.endswith("w")
+    size = int(text.rstrip("fw"))
+    stop = ("stops at once" if fast else "epoch 1 stops at once, then the exact stop" if warm else "exact stop")
+    return f", shortlist {size} ({stop})", {"shortlist": size, "exact_stop": not fast, "fast_stop_epochs": int(warm)}
 
 
 def main():
@@ -134,8 +130,8 @@ def main():
                         help="also time epoch 2 by the generic pursuit (slow)")
     parser.add_argument("--models", default="gaussbpe,bernbpe")
     parser.add_argument("--shortlists", default="",
-                        help="comma-separated shortlist settings to time as well: M (exact stop), Mn (exact stop "
-                             "without the widening lists) or Mf (fast stop)")
+                        help="comma-separated shortlist settings to time as well: M (exact stop), Mw (fast "
+                             "stop in epoch 1) or Mf (fast stop)")
     parser.add_argument("--skip-exact", action="store_true", help="no rows for the exact greedy pursuit")
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -150,10 +146,9 @@ def main():
                                                  progress=False), Xb, args.vae_epochs)
     rows = []
     wanted = args.models.split(",")
-    settings = ([] if args.skip_exact else [("", {"shortlist": None}, True)]) + \
+    settings = ([] if args.skip_exact else [("", {"shortlist": None})]) + \
         [_shortlist_setting(v) for v in args.shortlists.split(",") if v]
-    for label, extra, widen in settings:
-        shortlist_pursuit.WIDEN = widen
+    for label, extra in settings:
         before = args.before and extra["shortlist"] is None
         if "gaussbpe" in wanted:
             model = GaussBPE(sigma=0.3, **common, **extra)

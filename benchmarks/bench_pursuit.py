@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from bpetopics import PoissBPE
-from bpetopics.core.pursuit import greedy_pursuit, reference_pursuit
+from bpetopics.bpe.pursuit import greedy_pursuit, reference_pursuit
 from bpetopics.text import prepare_corpus
 
 

@@ -32,9 +32,9 @@ import torch
 from threadpoolctl import threadpool_limits
 
 from bpetopics import PoissBPE
-from bpetopics.core import kernels, table_pursuit
-from bpetopics.core.pursuit import greedy_pursuit
-from bpetopics.core.two_means import two_means
+from bpetopics.models.poissbpe.compiled import fused_pursuit, kernels
+from bpetopics.bpe.pursuit import greedy_pursuit
+from bpetopics.models.poissbpe.two_means import two_means
 from bpetopics.evaluation.coherence import npmi_coherence, top_word_ids
 from bpetopics.evaluation.diversity import topic_diversity
 from bpetopics.baselines.lda import LDABaseline
@@ -201,31 +201,10 @@ def threads_wall(X, test, topics, epochs=10):
             {k: float(np.median(v)) for k, v in encode.items()})
 
 
-def topic_step_epochs(X, topics, epochs=7):
-    """Median CPU seconds of a steady epoch (one thread, the pipelined schedule) with the
-    topic logits' Adam step and the next topics in one pass per topic
-    (:mod:`bpetopics.core.topic_step`) and with the three passes it replaced (the gradient
-    written out, torch's fused Adam, torch's softmax): two models from the same start,
-    their epochs alternated (epoch 1 of each not counted)."""
-    models = {}
-    for fused in (True, False):
-        models[fused] = PoissBPE(n_topics=topics, epochs=epochs, device="cpu", progress=False)
-        models[fused].fused_topic_step = fused
-        models[fused]._setup(X)
-    seconds = {True: [], False: []}
-    for e in range(epochs):
-        for fused, model in models.items():
-            t = time.process_time()
-            model._run_epoch(X, model._batches(X))
-            if e:
-                seconds[fused].append(time.process_time() - t)
-    return float(np.median(seconds[True])), float(np.median(seconds[False]))
-
-
 def rows_pursuit_epoch(model, X, batch_size):
     """CPU seconds of one epoch's pursuits as training runs them (from the CSR rows, one
-    compiled call for the first step's table, :mod:`bpetopics.core.rows_pursuit`)."""
-    from bpetopics.core.rows_pursuit import ThetaCopy, pursue
+    compiled call for the first step's table, :mod:`bpetopics.models.poissbpe.compiled.rows_pursuit`)."""
+    from bpetopics.models.poissbpe.compiled.rows_pursuit import ThetaCopy, pursue
 
     beta = model.likelihood_.minibatch_params()
     t = time.process_time()
@@ -283,11 +262,6 @@ def main():
                      f"at {X.shape[1]:,} words over it (target <= 1.3)",
                      f"{small_s:.2f}; {small_rate * 1e6:.3f} / "
                      f"{bpe_s / len(epochs) / X.nnz / small_rate:.2f}x"))
-    if kernels.available("cpu"):
-        one_pass, three = topic_step_epochs(X, T)
-        rows.append(("steady epoch CPU s, the topic logits' Adam step and next topics in one pass "
-                     "/ in three (gradient, torch Adam, torch softmax)",
-                     f"{one_pass:.3f} / {three:.3f} ({three / one_pass:.2f}x)"))
     if not args.no_baselines:
         lda = LDABaseline(n_topics=T, random_state=args.seed)
         lda_s = timed_fit(lda, X)
@@ -318,15 +292,14 @@ def main():
         rows_s = rows_pursuit_epoch(bpe, X, bpe.batch_size)
         rows.append(("pursuit per epoch from the CSR rows, as training runs it (CPU s)",
                      f"{rows_s:.3f} ({seconds / rows_s:.2f}x faster than the above)"))
-        saved = kernels.available
-        table_pursuit.FUSED = False
+        saved, saved_usable = kernels.available, fused_pursuit.usable
+        fused_pursuit.usable = lambda decoder, device: False
         try:
             stepwise_s = pursuit_epoch(bpe, X, bpe.batch_size)[0]
             kernels.available = lambda device: False
             torch_s = pursuit_epoch(bpe, X, bpe.batch_size)[0]
         finally:
-            kernels.available = saved
-            table_pursuit.FUSED = True
+            kernels.available, fused_pursuit.usable = saved, saved_usable
         rows.append(("later steps: packed torch / numba step by step / numba fused "
                      "(pursuit per epoch, CPU s)",
                      f"{torch_s:.3f} / {stepwise_s:.3f} / {seconds:.3f} "

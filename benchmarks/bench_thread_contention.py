@@ -20,7 +20,7 @@ import torch
 from numba import njit
 
 from bpetopics import PoissBPE
-from bpetopics.core.rows_pursuit import RowsPursuit, ThetaCopy
+from bpetopics.models.poissbpe.compiled.rows_pursuit import RowsPursuit, ThetaCopy
 from bpetopics.text import prepare_corpus
 
 

@@ -37,7 +37,7 @@ def compile_kernels(progress: bool = False) -> float:
     """
     import torch
 
-    from bpetopics.core.compile_clock import CompileClock
+    from bpetopics.bpe.compile_clock import CompileClock
     from bpetopics.models import PoissBPE
 
     X = planted_corpus()

@@ -25,7 +25,7 @@ def _loaded(modules: str, names) -> list:
 
 
 def test_core_imports_no_text_plotting_or_sklearn_library():
-    assert _loaded("bpetopics.core.model, bpetopics.core.pursuit, bpetopics.core.batches, bpetopics.core.params",
+    assert _loaded("bpetopics.bpe.model, bpetopics.bpe.pursuit, bpetopics.bpe.batches, bpetopics.bpe.params",
                    FORBIDDEN) == []
 
 
@@ -133,7 +133,7 @@ def test_the_cycle_finder_finds_a_cycle():
 def test_the_graph_sees_real_edges():
     graph = import_graph()
     assert "bpetopics.runs.folder" in graph["bpetopics.runs.checkpoints"]
-    assert "bpetopics.core.prior" in graph["bpetopics.core.model"]
+    assert "bpetopics.bpe.prior" in graph["bpetopics.bpe.model"]
     assert "bpetopics.files" in graph["bpetopics.viz.draw"]
 
 
@@ -162,4 +162,38 @@ def test_cli_commands_never_import_each_other():
             elif isinstance(node, ast.ImportFrom) and node.module:
                 targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
             offenders += [f"{name} imports {t}" for t in targets if t in commands and t != name]
+    assert offenders == []
+
+
+def _imported_modules(tree):
+    """(module name, imported names) of every import statement, function-level included."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, []
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            yield node.module, [a.name for a in node.names]
+
+
+def test_numba_is_imported_only_in_compiled_folders():
+    """The speed lives apart from the algorithm: numba (and llvmlite) only in a
+    ``compiled/`` package (one per model, and the text package's shard reads)."""
+    offenders = []
+    for name, path in sorted(_modules().items()):
+        if "compiled" in name.split("."):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        offenders += [f"{name} imports {m}" for m, _ in _imported_modules(tree)
+                      if m.split(".")[0] in ("numba", "llvmlite")]
+    assert offenders == []
+
+
+def test_the_shared_algorithm_imports_no_model():
+    """``bpetopics.bpe`` is what every model shares: it imports none of them."""
+    offenders = []
+    for name, path in sorted(_modules().items()):
+        if name.startswith("bpetopics.bpe"):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            offenders += [f"{name} imports {m}" for m, _ in _imported_modules(tree)
+                          if m.startswith("bpetopics.") and not m.startswith("bpetopics.bpe")]
     assert offenders == []

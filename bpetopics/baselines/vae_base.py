@@ -27,8 +27,8 @@ from sklearn.exceptions import NotFittedError
 from torch import nn
 from tqdm.auto import tqdm
 
-from bpetopics.core.decoder import ACTIVATIONS
-from bpetopics.core.device import resolve_device
+from bpetopics.bpe.decoder import ACTIVATIONS
+from bpetopics.bpe.device import resolve_device
 
 
 

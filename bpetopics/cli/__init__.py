@@ -299,6 +299,9 @@ MODEL_HELP = {
                 "the theta before it, on a second thread (faster epochs on two cores, the same model "
                 "on one thread and two; docs/results/speed.md); --no-pipeline: the steps in "
                 "order.",
+    "backend": "auto, numba or torch: where the speed paths run (numba: compiled kernels, CPU "
+               "only; torch: their torch twins, any device, slower; auto: numba on a CPU when it "
+               "imports). Recorded in the run's config.json.",
     "random_state": "Seed of the model: initialisation and minibatch order.",
     "device": DEVICE_HELP,
 }
@@ -328,7 +331,7 @@ FLOAT_OR_NONE = {"alpha": float, "gamma": float, "topic_smoothing": float}
 def model_parameters() -> dict:
     """PoissBPE's parameters that are options, with their defaults (from its signature).
 
-    The signature is read from the source of :mod:`bpetopics.models.poissbpe` (parsed,
+    The signature is read from the source of :mod:`bpetopics.models.poissbpe.model` (parsed,
     not imported: importing the model imports torch, which takes seconds that checking
     the arguments of ``train`` must not wait for); the defaults there are literals.
     """
@@ -336,7 +339,7 @@ def model_parameters() -> dict:
 
     import bpetopics
 
-    source = Path(bpetopics.__file__).with_name("models") / "poissbpe.py"
+    source = Path(bpetopics.__file__).parent / "models" / "poissbpe" / "model.py"
     tree = ast.parse(source.read_text(encoding="utf-8"))
     init = next(node for cls in tree.body if isinstance(cls, ast.ClassDef) and cls.name == "PoissBPE"
                 for node in cls.body if isinstance(node, ast.FunctionDef) and node.name == "__init__")
@@ -376,7 +379,7 @@ class TrainCommand(click.Command):
 
 def check_model_params(params: dict) -> None:
     """Fail fast, with one line naming the option, on parameters the model would refuse
-    (the estimator's own rules: :meth:`bpetopics.core.model.BPEBase.validate`)."""
+    (the estimator's own rules: :meth:`bpetopics.bpe.model.BPEBase.validate`)."""
     from bpetopics.models import PoissBPE
 
     try:

@@ -61,7 +61,7 @@ DATA_ROOT_HELP = ("Folder with the data sets (MNIST under mnist/MNIST/raw or MNI
 
 def _on_gpu(device) -> bool:
     """Whether ``device`` resolves to CUDA (an unknown one: False, refused later with its message)."""
-    from bpetopics.core.device import resolve_device
+    from bpetopics.bpe.device import resolve_device
     try:
         return resolve_device(device).type == "cuda"
     except ValueError:
@@ -194,7 +194,7 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
             raise _images_error(exc) from None
     device_given = ctx.get_parameter_source("device") != click.core.ParameterSource.DEFAULT
     if tf32:
-        from bpetopics.core.device import allow_tf32
+        from bpetopics.bpe.device import allow_tf32
         allow_tf32()
     try:
         with run_errors():
@@ -352,7 +352,7 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
     import sys
     from dataclasses import replace
 
-    from bpetopics.core.device import allow_tf32, resolve_device
+    from bpetopics.bpe.device import allow_tf32, resolve_device
     from bpetopics.experiments.image_table import BUDGETS, run_table
 
     if resume and overwrite:

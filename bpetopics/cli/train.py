@@ -49,7 +49,7 @@ def _lock(out: Path, ctx):
 
 def _check_sizes(params: dict, corpus) -> None:
     """Refuse sizes that cannot work for the corpus or the memory, before anything is written."""
-    from bpetopics.core.sizes import SizeError
+    from bpetopics.bpe.sizes import SizeError
     from bpetopics.models import PoissBPE
 
     try:
@@ -109,7 +109,7 @@ def _fit(job, quiet: bool, resume_hint: str, ctx, launched: bool = False) -> Non
 
     from bpetopics.runs.launch import RankLostError
 
-    from bpetopics.core.compile_clock import CompileClock
+    from bpetopics.bpe.compile_clock import CompileClock
 
     announce = None if quiet else (lambda message: tqdm.write(message, file=sys.stderr))
     try:

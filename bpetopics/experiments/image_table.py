@@ -250,7 +250,7 @@ def run_table(data_root, out, budget="small", datasets=None, device="auto", seed
     rows : list of dict (one per data set and model, the CSV's columns)
     paths : list of Path written
     """
-    from bpetopics.core.device import resolve_device
+    from bpetopics.bpe.device import resolve_device
 
     if isinstance(budget, str):
         if budget not in BUDGETS:

@@ -1,10 +1,10 @@
-"""The public models: thin variants of the shared estimator (:mod:`bpetopics.core.model`),
+"""The public models: thin variants of the shared estimator (:mod:`bpetopics.bpe.model`),
 one likelihood each.
 
 :mod:`~bpetopics.models.poissbpe` (PoissBPE, text), :mod:`~bpetopics.models.images`
 (GaussBPE, BernBPE), :mod:`~bpetopics.models.registry` (name -> class, used to load
-saved runs). A new likelihood goes in :mod:`bpetopics.core.likelihoods` (it implements
-:class:`bpetopics.core.likelihoods.Likelihood`), its model here, and one entry in the
+saved runs). A new likelihood goes in its model's package here (it implements
+:class:`bpetopics.bpe.likelihoods.Likelihood`), with its estimator, and one entry in the
 registry.
 """
 

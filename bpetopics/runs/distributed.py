@@ -1,11 +1,11 @@
 """Data-parallel training with torch.distributed: P processes share every minibatch step.
 
 Each process (a *rank*) pursues its share of the global minibatch, the one a single
-process would take (the same :func:`~bpetopics.core.batches.epoch_order`, each minibatch
+process would take (the same :func:`~bpetopics.bpe.batches.epoch_order`, each minibatch
 cut into P contiguous parts); the step's totals (q(pi)'s statistics, the theta loss's
 normaliser, scores) and then theta's gradients are summed by all-reduce, so that every
 rank takes the step one process takes on the whole minibatch
-(:mod:`bpetopics.core.step_group` has the algebra) and keeps the same model. Only rank 0
+(:mod:`bpetopics.bpe.step_group` has the algebra) and keeps the same model. Only rank 0
 writes checkpoints and the run.
 
 Library use (every rank runs the same code, e.g. under ``torchrun``)::
@@ -29,7 +29,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from bpetopics.core.batches import epoch_order
+from bpetopics.bpe.batches import epoch_order
 from bpetopics.runs.launch import RankLostError, world_from_env
 
 #: Seconds a collective waits for a silent rank before the job stops (a rank that dies
@@ -41,7 +41,7 @@ BLOCK_ROWS = 16384
 
 
 class TorchGroup:
-    """The :class:`~bpetopics.core.step_group.StepGroup` of a torch.distributed job (the
+    """The :class:`~bpetopics.bpe.step_group.StepGroup` of a torch.distributed job (the
     default process group, initialised): sums by all-reduce on the model's device, CPU
     tensors through shared memory when every rank is on this machine
     (:mod:`bpetopics.runs.shared_memory_sum`, ``shared=True``: a small fraction of gloo's
@@ -93,7 +93,7 @@ class RankBatches:
     rank r takes its r-th contiguous part, rows ``[len r / P, len (r + 1) / P)`` of it
     (a part may be empty when a minibatch has fewer rows than P). Rows are gathered a
     block of minibatches at a time (``X[rows]``: a CSR in memory, or a
-    :class:`~bpetopics.core.batches.RowStore` read from disk, each rank reading only its
+    :class:`~bpetopics.bpe.batches.RowStore` read from disk, each rank reading only its
     rows). ``n_samples`` is N, the rows all ranks see together."""
 
     def __init__(self, X, batch_size: int, seed: int, epoch: int, rank: int, size: int,
@@ -203,7 +203,7 @@ def distributed_fit(model, X, group: TorchGroup):
     """Train ``model`` on ``X`` with the step shared by ``group`` (fit, or continue_fit
     when it holds a checkpoint's state); every rank must call it with equal models and
     the same X (each reads only its share of every minibatch). Returns the model."""
-    from bpetopics.core.batches import RowStore
+    from bpetopics.bpe.batches import RowStore
 
     encode = {"encode": False} if isinstance(X, RowStore) else {}   # rank 0 writes them by shards
     model.step_group = group
@@ -267,7 +267,7 @@ def follow_job(group: TorchGroup) -> bool:
         return False
     model, X = shared
     distributed_fit(model, X, group)
-    from bpetopics.core.batches import RowStore
+    from bpetopics.bpe.batches import RowStore
 
     if isinstance(X, RowStore):     # rank 0 saves the run: the codes of every row, shared out
         from bpetopics.runs.sharded_codes import share_encoding

@@ -38,9 +38,9 @@ import scipy.sparse as sp
 from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
-from bpetopics.core.machine import describe_machine
-from bpetopics.core.batches import RowStore
-from bpetopics.core.saved_state import non_finite_weight
+from bpetopics.bpe.batches import RowStore
+from bpetopics.bpe.machine import describe_machine
+from bpetopics.bpe.saved_state import non_finite_weight
 from bpetopics.files import canonical_safetensors, staging_folder
 from bpetopics.labels import label_topics, labels_record
 from bpetopics.runs.run import (COUNTS_FILE, CONFIG_FILE, DOC_CODES_FILE, DOC_TOPICS_FILE,  # noqa: F401
@@ -60,7 +60,7 @@ CHECKPOINT_FILE = "checkpoint.safetensors"  # inside RUN.partial/ while training
 def library_versions() -> dict:
     """Versions of Python and the libraries a run depends on."""
     out = {"python": platform.python_version()}
-    for name in ("bpetopics", "torch", "numpy", "scipy", "safetensors", "scikit-learn"):
+    for name in ("bpetopics", "torch", "numpy", "scipy", "safetensors", "scikit-learn", "numba"):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -104,7 +104,7 @@ def _job_text(partial: Path) -> str:
 
 def _build_model(name, params, state, n_data, n_features, training, device, where):
     """A fitted model of class ``name`` from its parameters and tensors (RunError if they disagree)."""
-    from bpetopics.core.device import resolve_device
+    from bpetopics.bpe.device import resolve_device
     from bpetopics.models.registry import MODELS
 
     if name not in MODELS:
@@ -189,6 +189,8 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
               "machine": describe_machine(),
               "training": {"epoch": int(model.epoch_), "step": int(model.step_), "history": history,
                            "torch_threads": _torch_threads()}}
+    if getattr(model, "backend_", None) is not None:        # the backend the run trained on
+        config["training"]["backend"] = model.backend_
     with staging_folder(out) as tmp:
         if on_disk:     # codes/: written shard by shard (runs/sharded_codes.py), never dense
             from bpetopics.runs.sharded_codes import code_summary, write_codes

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from safetensors.torch import save as safetensors_bytes
 
-from bpetopics.core.machine import describe_machine
+from bpetopics.bpe.machine import describe_machine
 from bpetopics.files import canonical_safetensors, staging_folder
 from bpetopics.runs.folder import (CONFIG_FILE, FORMAT, FORMAT_VERSION, HISTORY_FILE, SUMMARY_FILE, WEIGHTS_FILE,
                                    Run, RunError, _build_model, _csv_bytes, _first_line, _json_bytes, _load_tensors,

@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 
 from bpetopics.files import write_bytes_atomic
-from bpetopics.core.sizes import SizeError
+from bpetopics.bpe.sizes import SizeError
 from bpetopics.runs.checkpoints import load_checkpoint
 from bpetopics.runs.folder import RunError, check_run_destination, partial_path
 from bpetopics.runs.image_folder import save_image_run
@@ -39,7 +39,7 @@ def image_model(model: str, params: dict, data, label=str):
     as ``label(name)``), sizes included, before anything is allocated."""
     from bpetopics.models.registry import MODELS
 
-    from bpetopics.core.device import resolve_device
+    from bpetopics.bpe.device import resolve_device
 
     if model not in MODELS:
         raise RunError(f"unknown image model {model!r}")
@@ -66,7 +66,7 @@ def _refusal(model: str, message: str, label) -> str:
 def check_image_params(model: str, params: dict, label=str, n_data: int = 1):
     """The unfitted registry ``model`` with ``params``, checked, before any image is read
     or anything allocated, against what it refuses whatever the images (for the BPE
-    models: their rules and sizes, :meth:`bpetopics.core.model.BPEBase.validate`, for
+    models: their rules and sizes, :meth:`bpetopics.bpe.model.BPEBase.validate`, for
     at least ``n_data`` images); RunError, one line, naming parameters as ``label(name)``."""
     from bpetopics.models.registry import MODELS
 
@@ -143,12 +143,12 @@ def run_image_job(job: TrainingJob, after_epoch=None, progress=None):
 
     On CPU, torch runs on as many threads as a step's work keeps busy
     (:func:`training_threads`): a few images on one thread, full minibatches on all."""
-    from bpetopics.core import kernels
-    from bpetopics.core.device import resolve_device
+    from bpetopics.bpe.device import resolve_device
+    from bpetopics.bpe.threads import torch_threads
 
     device = resolve_device(job.record["params"].get("device", "auto"))
-    with kernels.torch_threads(training_threads(job.record["model"], job.record["params"], job.corpus.X.shape),
-                               device):
+    with torch_threads(training_threads(job.record["model"], job.record["params"], job.corpus.X.shape),
+                       device):
         return run_job(job, after_epoch, X=job.corpus.X, progress=progress)
 
 
@@ -156,8 +156,8 @@ def training_threads(model: str, params: dict, shape) -> int:
     """Torch threads for training registry ``model`` with ``params`` on images of
     ``shape`` (N, D): the decoder's multiply-adds for a minibatch, forward and backward
     (about three times the forward's; the BPE pursuit's more), through
-    :func:`bpetopics.core.kernels.torch_threads_for`."""
-    from bpetopics.core import kernels
+    :func:`bpetopics.bpe.threads.torch_threads_for`."""
+    from bpetopics.bpe.threads import torch_threads_for
     from bpetopics.models.registry import MODELS
 
     defaults = {k: v.default for k, v in inspect.signature(MODELS[model].__init__).parameters.items()}
@@ -167,7 +167,7 @@ def training_threads(model: str, params: dict, shape) -> int:
     layers = [code, *map(int, hidden), int(shape[1])]
     per_image = sum(a * b for a, b in zip(layers, layers[1:]))
     batch = min(int(value("batch_size", 128) or 128), max(1, int(shape[0])))
-    return kernels.torch_threads_for(3 * batch * per_image)
+    return torch_threads_for(3 * batch * per_image)
 
 
 def finish_image_job(job: TrainingJob, *, overwrite: bool = False) -> Path:
@@ -210,7 +210,7 @@ def image_params(model: str, *, bits=None, epochs=None, seed: int = 0, device: s
     bits), so that the run records it. RunError (one line) for a device that is not there."""
     import inspect
 
-    from bpetopics.core.device import resolve_device
+    from bpetopics.bpe.device import resolve_device
     from bpetopics.models.registry import MODELS
 
     try:

@@ -25,7 +25,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from bpetopics.core.batches import RowStore
+from bpetopics.bpe.batches import RowStore
 from bpetopics.files import write_bytes_atomic
 from bpetopics.runs.checkpoints import load_checkpoint, save_checkpoint
 from bpetopics.runs.folder import CHECKPOINT_FILE, RunError, check_run_destination, partial_path, save_run

@@ -215,12 +215,9 @@ def _run_rank(rank, nproc, port, threads, errors, target, args):
     # tqdm's default lock holds a multiprocessing semaphore, which a killed process
     # leaves behind (the resource tracker then warns); a thread lock serves one process
     tqdm.set_lock(threading.RLock())
-    try:
-        import numba
+    from bpetopics.models.poissbpe.compiled.kernels import set_kernel_threads
 
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    except ImportError:                                            # pragma: no cover
-        pass
+    set_kernel_threads(threads)
     try:
         target(*args)
     except Stopped as exc:                          # the launcher reports it

@@ -125,7 +125,7 @@ class Run:
         computed from the corpus), else computed from the training corpus's tokens."""
         if self.summary.get("topic_smoothing") is not None:
             return float(self.summary["topic_smoothing"])
-        from bpetopics.models.topic_priors import smoothing_for
+        from bpetopics.models.poissbpe.topic_priors import smoothing_for
 
         tokens = ((self.config.get("corpus") or {}).get("summary") or {}).get("tokens")
         if tokens is None and self.has_counts():

@@ -2,10 +2,10 @@
 
 :class:`ShardedCounts` is the N x W matrix behind a
 :class:`~bpetopics.text.sharded.ShardedCorpus` (a
-:class:`~bpetopics.core.batches.RowStore`): ``shape``, rows gathered by index (``X[rows]``
+:class:`~bpetopics.bpe.batches.RowStore`): ``shape``, rows gathered by index (``X[rows]``
 -> CSR, the same arrays as ``csr[rows]`` in memory), ``sum(axis)`` streamed shard by
 shard, and :meth:`~ShardedCounts.batch_source`, whose minibatches are exactly those of
-:class:`~bpetopics.core.batches.InMemoryBatches` over the same counts.
+:class:`~bpetopics.bpe.batches.InMemoryBatches` over the same counts.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import mmap
 import numpy as np
 import scipy.sparse as sp
 
-from bpetopics.text import shard_rows
+from bpetopics.text.compiled import shard_rows
 from bpetopics.text.shard_checks import check_shard_values
 
 #: Rows gathered at once by the batch source (rounded to whole minibatches).
@@ -24,7 +24,7 @@ BLOCK_ROWS = 16384
 
 class ShardedCounts:
     """The N x W counts of a sharded corpus, memory-mapped (rows never all in memory);
-    gathered rows are read from the files by ``pread`` (:mod:`bpetopics.text.shard_rows`:
+    gathered rows are read from the files by ``pread`` (:mod:`bpetopics.text.compiled.shard_rows`:
     reading random rows through the maps would map most of the corpus into the process).
 
     Parameters
@@ -51,7 +51,7 @@ class ShardedCounts:
         sizes = [len(s["indptr"]) - 1 for s in shards]
         self.row_offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)   # (S + 1,)
         self._column_sums = None
-        #: Read gathered rows from the files by pread (:mod:`bpetopics.text.shard_rows`);
+        #: Read gathered rows from the files by pread (:mod:`bpetopics.text.compiled.shard_rows`);
         #: False: through the memory maps.
         self.by_pread = True
         data_types = {np.dtype(shard["data"].dtype) for shard in shards}
@@ -171,7 +171,7 @@ class ShardedCounts:
 
 class ShardedBatches:
     """The minibatches of one epoch over a :class:`ShardedCounts`: the permutation
-    :func:`~bpetopics.core.batches.epoch_order` cut into blocks of whole minibatches
+    :func:`~bpetopics.bpe.batches.epoch_order` cut into blocks of whole minibatches
     (about :data:`BLOCK_ROWS` rows), each block gathered from the shards, then sliced.
     The same minibatches, in the same order, as ``InMemoryBatches`` over the counts in
     memory; memory holds one block and the permutation ((N,) int64)."""
@@ -186,7 +186,7 @@ class ShardedBatches:
         return -(-self.n_samples // self.batch_size)
 
     def __iter__(self):
-        from bpetopics.core.batches import epoch_order
+        from bpetopics.bpe.batches import epoch_order
 
         order = epoch_order(self.n_samples, self.seed, self.epoch)
         for block_begin in range(0, self.n_samples, self.block):

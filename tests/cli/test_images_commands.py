@@ -102,7 +102,7 @@ def test_encode_with_another_pursuit_than_the_runs(image_run, runner, tmp_path, 
 
 
 def test_tf32_switches_the_gpu_products_and_leaves_the_cpu_alone(image_run, runner, tmp_path, data_root):  # noqa: F811
-    from bpetopics.core.device import allow_tf32
+    from bpetopics.bpe.device import allow_tf32
     from bpetopics.runs import load_run
 
     before = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32

@@ -26,7 +26,7 @@ from click.testing import CliRunner
 from bpetopics.cli import main
 import bpetopics.cli.train, bpetopics.cli.images, bpetopics.runs.image_job, bpetopics.text.prepare
 from bpetopics.models import BernBPE, GaussBPE, PoissBPE
-from bpetopics.core.sizes import SizeError
+from bpetopics.bpe.sizes import SizeError
 
 cli_cases, fit_cases = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 CLASSES = {"PoissBPE": PoissBPE, "GaussBPE": GaussBPE, "BernBPE": BernBPE}
@@ -179,7 +179,7 @@ def test_an_estimator_refuses_an_absurd_size_before_allocating(refusals, case):
 
 def test_validate_refuses_sizes_before_the_data_and_names_the_option():
     from bpetopics import PoissBPE
-    from bpetopics.core.sizes import SizeError
+    from bpetopics.bpe.sizes import SizeError
     from bpetopics.models import GaussBPE
 
     with pytest.raises(SizeError, match=r"^--bits 1000000000 is more than 65,536 bits.*; lower --bits$"):

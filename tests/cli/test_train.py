@@ -53,7 +53,7 @@ def test_train_writes_a_complete_run(trained_run, saved_corpus):
     summary = json.loads((out / "summary.json").read_text())
     assert abs(sum(summary["topic_share"]) - 1) < 1e-4
     # the Dirichlet prior's eta in use: by the corpus's size (a small one: more than 0.1)
-    from bpetopics.models.topic_priors import smoothing_for
+    from bpetopics.models.poissbpe.topic_priors import smoothing_for
 
     tokens = sp.load_npz(out / "counts.npz").sum()
     assert summary["topic_smoothing"] == pytest.approx(smoothing_for(tokens)) and summary["topic_smoothing"] > 0.1

@@ -120,7 +120,7 @@ def test_the_api_shares_the_size_checks():
     import scipy.sparse as sp
 
     from bpetopics import PoissBPE
-    from bpetopics.core.sizes import SizeError
+    from bpetopics.bpe.sizes import SizeError
 
     X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, size=(30, 40)))
     with pytest.raises(SizeError, match="n_topics=31 is more than the 30 documents; lower n_topics"):
@@ -132,7 +132,7 @@ def test_the_api_shares_the_size_checks():
 
 
 def test_a_run_too_big_for_the_memory_is_refused_naming_the_option(saved_corpus, tmp_path, monkeypatch):
-    from bpetopics.core import sizes
+    from bpetopics.bpe import sizes
 
     monkeypatch.setattr(sizes, "free_memory_bytes", lambda device=None: 150 * 10**6)  # 150 MB free
     out = tmp_path / "run"

@@ -8,7 +8,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 
 from bpetopics import BernBPE, GaussBPE, PoissBPE
-from bpetopics.core.params import check_params
+from bpetopics.bpe.params import check_params
 
 FAST = dict(n_bits=8, epochs=2, batch_size=64, device="cpu", progress=False, random_state=0)
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow  # end-to-end: in `make test`, left out by `make t
 import scipy.sparse as sp
 import torch
 
-from bpetopics.core.batches import InMemoryBatches
+from bpetopics.bpe.batches import InMemoryBatches
 from bpetopics.models import PoissBPE
 from bpetopics.runs.distributed import RankBatches
 from bpetopics.runs.launch import launch

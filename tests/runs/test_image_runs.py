@@ -226,7 +226,7 @@ def test_the_progress_bar_counts_every_minibatch_and_is_not_recorded(model, imag
     import tqdm.std
 
     from bpetopics.baselines import vae_base
-    from bpetopics.core import batches as batches_module
+    from bpetopics.bpe import batches as batches_module
     from safetensors import safe_open
 
     bars = []

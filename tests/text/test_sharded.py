@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-from bpetopics.core.batches import InMemoryBatches
+from bpetopics.bpe.batches import InMemoryBatches
 from bpetopics.models import PoissBPE
 from bpetopics.text import CorpusError, TextPipeline, corpus_from_documents, prepare_corpus
 from bpetopics.text import sharded as S
@@ -149,7 +149,7 @@ def test_the_batch_source_yields_the_in_memory_minibatches(built, in_memory):
 
 @pytest.mark.parametrize("read", ["pread", "maps", "maps without numba"])
 def test_rows_gathered_in_any_order_are_those_in_memory(built, in_memory, monkeypatch, read):
-    from bpetopics.text import shard_rows
+    from bpetopics.text.compiled import shard_rows
 
     if read == "maps without numba":
         monkeypatch.setattr(shard_rows, "_copy_from_maps", shard_rows._copy_rows_numpy)

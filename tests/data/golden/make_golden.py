@@ -51,7 +51,7 @@ def arithmetic() -> dict:
     one by :func:`train_run`)."""
     from importlib import metadata
 
-    from bpetopics.core.machine import describe_machine
+    from bpetopics.bpe.machine import describe_machine
 
     machine = describe_machine()
     machine.pop("cores")

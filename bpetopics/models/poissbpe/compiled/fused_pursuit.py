@@ -1,0 +1,226 @@
+"""The Poisson pursuit of a batch in one compiled loop (numba, CPU, linear decoder).
+
+Step 1 reads the batch's shared table ln [beta f(c)]_w of the codes 0, e_1..e_K
+(:mod:`bpetopics.models.poissbpe.table_pursuit` computes it: one matrix product and one vectorised
+logarithm); each document that improved then goes on alone. With a linear decoder
+(``hidden=()``) its candidate mixtures are
+
+    f(z + e_j) = softmax(a + w_j),    a = b + sum_{k in z} w_k   (T,),  w_j = W[:, j]
+
+and a candidate's data term is ``sum_i x_i ln sum_t beta[w_i, t] f(z + e_j)_t`` over the
+document's real non-zeros i. One compiled call runs every step of every document of the
+minibatch: no Python and no torch operation per step, which is what the
+step-by-step path spends most of its time on (a later step is ~25 small torch
+operations for a few thousand multiply-adds). Documents are independent: with several
+threads and enough work, each thread pursues its own share of them (:func:`thread_slots`)
+by the same compiled call, which releases the GIL (``nogil``). Plain Python threads, not
+numba's ``prange``: its pool left the calling thread idle during the loop and every torch
+operation after it ran slower, so a training epoch on two threads took longer than on one.
+
+Later steps of a model with many bits x topics first bound every candidate and score only
+those that can still win (:mod:`bpetopics.models.poissbpe.compiled.screened_pursuit`: the same codes).
+
+The softmax is factored, ``exp(a_t + w_jt) = exp(a_t - max a) exp(w_jt - max_t w_jt) *
+const_j``: T + K T exponentials per minibatch-step become T per document-step, and a
+candidate whose factored sum under- or overflows is recomputed directly. The codes are
+those of :func:`bpetopics.bpe.pursuit.reference_pursuit` up to float rounding (the
+logarithm is Cephes' logf, :func:`bpetopics.models.poissbpe.compiled.pursuit_loops._log_inplace`, and the
+exponential LLVM's: each within one unit in the last place of torch's).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import torch
+
+from bpetopics.models.poissbpe.compiled import kernels, screened_pursuit
+
+numba = kernels.numba
+
+#: Multiply-adds of one later step over the batch (non-zeros x bits x topics) under which
+#: one thread pursues the whole batch whatever the thread count (handing half to another
+#: thread costs ~0.1 ms; a T = 20 minibatch of 64 documents, ~3 M, gains nothing).
+MIN_PARALLEL_WORK = 5_000_000
+
+_workers = None                 # (pid, size, pool): the threads that pursue the other slots
+
+
+def usable(decoder, device) -> bool:
+    """Whether the fused loop serves this decoder on this device: numba, CPU, and a linear
+    decoder (no hidden layer: the candidates' mixtures are a softmax of a + w_j)."""
+    return kernels.available(device) and len(decoder.head) == 0
+
+
+if numba is not None:
+    from numba import njit
+
+    from bpetopics.models.poissbpe.compiled.pursuit_loops import _factored_softmax, _first_step, _score_wide_candidates
+
+    def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds, codes,
+                    data, prior, max_steps, docs):  # pragma: no cover - compiled
+        """The greedy pursuit of the documents ``docs`` of a batch, written into codes,
+        data, prior (rows ``docs`` only: threads may share the outputs).
+
+        indptr (P+1,), cols (nnz,) words in the batch's vocabulary, vals (nnz,) float32;
+        beta (U, T); table (U, K+1) = ln [beta f(c)]_w for c = 0, e_1..e_K (step 1);
+        bit_w (K, T) = W^T; exp_w_t (T, K) = exp(w_jt - max_t w_jt), topic by topic; bias
+        (T,); log_odds (K,); codes (P, K) uint8, zero; data, prior (P,) float32 (outputs);
+        docs (S,) int64, the rows to pursue.
+        """
+        n_bits, n_topics = bit_w.shape
+        longest = 0                                   # scratch, once a call
+        for q in range(docs.shape[0]):
+            longest = max(longest, indptr[docs[q] + 1] - indptr[docs[q]])
+        first = np.empty(n_bits + 1, dtype=np.float32)
+        mix = np.empty((n_topics, n_bits), dtype=np.float32)   # f(z + e_j)_t, column j
+        score = np.empty(n_bits, dtype=np.float32)
+        totals = np.empty(n_bits, dtype=np.float32)            # sum_t exp_pre_t r_jt
+        inverse = np.empty(n_bits, dtype=np.float32)           # its inverse, 0 if not normal
+        exp_pre = np.empty(n_topics, dtype=np.float32)
+        pre = np.empty(n_topics, dtype=np.float32)
+        phi = np.empty(longest * n_bits, dtype=np.float32)     # (n_d, K), flat
+        scratch = np.empty(longest * n_bits, dtype=np.float32)
+        for q in range(docs.shape[0]):
+            d = docs[q]
+            if _first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data,
+                           prior, first, pre) < 0:
+                continue
+            taken = 1
+            while taken < max_steps:
+                top = pre.max()
+                for t in range(n_topics):
+                    exp_pre[t] = np.exp(pre[t] - top)
+                _factored_softmax(exp_pre, exp_w_t, totals, inverse, mix)   # softmax(a + w_j)
+                for j in range(n_bits):
+                    if codes[d, j]:
+                        for t in range(n_topics):
+                            mix[t, j] = 0.0
+                    elif inverse[j] == np.float32(0.0):         # direct, stable softmax
+                        peak = pre[0] + bit_w[j, 0]
+                        for t in range(1, n_topics):
+                            peak = max(peak, pre[t] + bit_w[j, t])
+                        total = np.float32(0.0)
+                        for t in range(n_topics):
+                            mix[t, j] = np.exp(pre[t] + bit_w[j, t] - peak)
+                            total += mix[t, j]
+                        for t in range(n_topics):
+                            mix[t, j] /= total
+                _score_wide_candidates(indptr[d], indptr[d + 1] - indptr[d], cols, vals, beta, mix,
+                                       phi, scratch, score)         # sum_i x_i ln phi_j(w_i)
+                best, arg = -np.inf, -1                         # first best, as argmax
+                for j in range(n_bits):
+                    if not codes[d, j]:
+                        cand = score[j] + log_odds[j] + prior[d]
+                        if cand > best:
+                            best, arg = cand, j
+                if arg < 0 or not best > data[d] + prior[d]:
+                    break
+                codes[d, arg] = 1
+                prior[d] += log_odds[arg]
+                data[d] = best - prior[d]
+                for t in range(n_topics):
+                    pre[t] += bit_w[arg, t]
+                taken += 1
+
+    _pursuit = njit(cache=True, nogil=True)(_pursuit_py)
+
+
+def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
+    """The greedy pursuit of a packed batch in one compiled call (see the module).
+
+    Parameters
+    ----------
+    decoder : CodeDecoder
+        Linear (``usable``): its bit columns W^T (K, T) and bias b (T,).
+    batch : PackedCounts
+        The P documents, columns in the batch's own vocabulary of U words.
+    beta_u : torch.Tensor, shape (U, T)
+    table : torch.Tensor, shape (U, K + 1)
+        ln [beta f(c)]_w for the codes c = 0, e_1..e_K of the first step.
+    log_odds : torch.Tensor, shape (K,)
+    max_steps : int
+        Largest number of bits a code may have.
+    threads : int
+
+    Returns
+    -------
+    codes : torch.BoolTensor, shape (P, K)
+    data, prior_score : torch.Tensor, shape (P,)
+        Each code's data term and summed log-odds.
+    """
+    n_docs = len(batch)
+    bit_w = decoder.bit_columns.detach().float().contiguous()                # (K, T)
+    exp_w = torch.exp(bit_w - bit_w.max(dim=1, keepdim=True).values)
+    bias = decoder.first.bias.detach().float().contiguous()
+    codes = torch.zeros(n_docs, bit_w.shape[0], dtype=torch.bool)
+    data, prior_score = torch.empty(n_docs), torch.empty(n_docs)
+    work = batch.cols.shape[0] * bit_w.shape[0] * bit_w.shape[1]
+    # Each thread's share is at least half the threshold (a hand-over must pay for itself
+    # on machines with many cores too).
+    threads = 1 if work < MIN_PARALLEL_WORK else max(1, min(int(threads), n_docs,
+                                                            work // max(1, MIN_PARALLEL_WORK // 2)))
+    args = (batch.indptr.numpy(), batch.cols.numpy(), batch.vals.float().numpy(),
+            beta_u.float().contiguous().numpy(), table.float().contiguous().numpy(),
+            bit_w.numpy(), exp_w.t().contiguous().numpy(), bias.numpy(),
+            log_odds.float().contiguous().numpy(), codes.numpy().view(np.uint8), data.numpy(),
+            prior_score.numpy(), int(max_steps))
+    kernel = _pursuit
+    if screened_pursuit.screens(*bit_w.shape):                     # bound, then score
+        kernel = screened_pursuit._screened_pursuit
+    order, bounds = thread_slots(np.diff(args[0]), threads)
+    slots = [order[bounds[s]:bounds[s + 1]] for s in range(threads)]
+    others = [_thread_pool(threads - 1).submit(kernel, *args, docs) for docs in slots[1:]]
+    kernel(*args, slots[0])                                        # this thread's own share
+    for other in others:
+        other.result()
+    return codes, data, prior_score
+
+
+def _thread_pool(size: int):
+    """A pool of at least ``size`` threads for :func:`run`'s other slots, kept for later
+    calls; made again when more threads are asked for, or in a forked child (a pool's
+    threads do not survive a fork: the child would wait on them for ever)."""
+    global _workers
+    pid = os.getpid()
+    if _workers is None or _workers[0] != pid or _workers[1] < size:
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(max_workers=size, thread_name_prefix="bpetopics-pursuit")
+        _workers = (pid, size, pool)
+    return _workers[2]
+
+
+def thread_slots(lengths: np.ndarray, n_slots: int) -> tuple[np.ndarray, np.ndarray]:
+    """Documents dealt to ``n_slots`` threads with about equal work each.
+
+    A document's pursuit costs about its number of non-zeros times its steps, and one long
+    document can outweigh dozens of short ones, so an even split by count leaves one
+    thread waiting. The documents,
+    longest first, are dealt in a snake: 0, 1, .., S-1, S-1, .., 1, 0, 0, 1, ...
+
+    Parameters
+    ----------
+    lengths : np.ndarray, shape (P,)
+        Non-zeros of each document.
+    n_slots : int
+        S, the threads.
+
+    Returns
+    -------
+    order : np.ndarray of int64, shape (P,)
+        Document indices, slot by slot.
+    slot_bounds : np.ndarray of int64, shape (S + 1,)
+        Slot s has ``order[slot_bounds[s]:slot_bounds[s + 1]]``.
+    """
+    n_docs = lengths.shape[0]
+    if n_slots <= 1:
+        return np.arange(n_docs, dtype=np.int64), np.array([0, n_docs], dtype=np.int64)
+    by_length = np.argsort(-lengths, kind="stable")
+    position = np.arange(n_docs)
+    within, round_ = position % n_slots, position // n_slots
+    slot = np.where(round_ % 2 == 0, within, n_slots - 1 - within)
+    order = by_length[np.argsort(slot, kind="stable")].astype(np.int64)
+    slot_bounds = np.concatenate([[0], np.cumsum(np.bincount(slot, minlength=n_slots))])
+    return order, slot_bounds.astype(np.int64)

@@ -1,0 +1,93 @@
+"""The split moves' sums in compiled passes over the non-zeros (numba, CPU): the steps of
+:mod:`bpetopics.models.poissbpe.topic_split`, the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bpetopics.models.poissbpe.compiled import kernels
+
+numba = kernels.numba
+
+if numba is not None:
+    from bpetopics.models.poissbpe.compiled.two_means import two_means
+
+    @numba.njit(cache=True, nogil=True)
+    def explained_t(indptr, indices, data, beta, mix):  # pragma: no cover - compiled
+        """:func:`bpetopics.models.poissbpe.topic_split.explained_counts` transposed, (T, nnz): R^t_nw = x_nw beta_wt f_t(z_n) /
+        sum_s beta_ws f_s(z_n), one pass over the non-zeros (no (nnz, T) temporaries)."""
+        n_topics = beta.shape[1]
+        out = np.empty((n_topics, indices.shape[0]))
+        for d in range(indptr.shape[0] - 1):
+            for i in range(indptr[d], indptr[d + 1]):
+                w = indices[i]
+                total = 0.0
+                for t in range(n_topics):
+                    out[t, i] = beta[w, t] * mix[d, t]
+                    total += out[t, i]
+                scale = data[i] / max(total, 1e-300)
+                for t in range(n_topics):
+                    out[t, i] *= scale
+        return out
+
+    @numba.njit(cache=True, nogil=True)
+    def split_halves(indptr, indices, explained_t, n_words, min_tokens):  # pragma: no cover
+        """:func:`split_gains`' loop over topics: for each topic t, the rows of R^t
+        (explained_t[t] (nnz,) at X's non-zeros) explaining at least ``min_tokens``
+        tokens, their 2-means (:func:`two_means`) and the halves' summed rows. Returns
+        halves (T, 2, W) and whether each topic was split (at least two rows)."""
+        n_topics = explained_t.shape[0]
+        n_docs = indptr.shape[0] - 1
+        halves = np.zeros((n_topics, 2, n_words))
+        split = np.zeros(n_topics, dtype=np.bool_)
+        kept_indptr = np.zeros(n_docs + 1, dtype=np.int64)
+        kept_indices = np.empty(indices.shape[0], dtype=np.int64)
+        kept_data = np.empty(indices.shape[0])
+        for t in range(n_topics):
+            values = explained_t[t]
+            n_kept, nnz = 0, 0
+            for d in range(n_docs):                                # rows explaining enough
+                total = 0.0
+                for j in range(indptr[d], indptr[d + 1]):
+                    total += values[j]
+                if total >= min_tokens:
+                    for j in range(indptr[d], indptr[d + 1]):
+                        kept_indices[nnz], kept_data[nnz] = indices[j], values[j]
+                        nnz += 1
+                    n_kept += 1
+                    kept_indptr[n_kept] = nnz
+            if n_kept < 2:
+                continue
+            split[t] = True
+            second = two_means(kept_indptr[:n_kept + 1], kept_indices[:nnz], kept_data[:nnz], n_words, 10)
+            for i in range(n_kept):                                # the halves' summed rows
+                half = 1 if second[i] else 0
+                for j in range(kept_indptr[i], kept_indptr[i + 1]):
+                    halves[t, half, kept_indices[j]] += kept_data[j]
+        return halves, split
+
+    @numba.njit(cache=True, nogil=True)
+    def deletion_losses(indptr, indices, data, beta, mix):  # pragma: no cover - compiled
+        """:func:`deletion_losses` of the CSR rows (indptr, indices, data float64), beta
+        (W, T) and mix (N, T) float64: one pass over the non-zeros, a word's T shares kept."""
+        n_docs = indptr.shape[0] - 1
+        n_topics = beta.shape[1]
+        losses = np.zeros(n_topics)
+        share = np.empty(n_topics)
+        spread = 1.0 / max(n_topics - 1, 1)
+        for d in range(n_docs):
+            for i in range(indptr[d], indptr[d + 1]):
+                w, x = indices[i], data[i]
+                phi, beta_sum = 0.0, 0.0
+                for t in range(n_topics):
+                    share[t] = beta[w, t] * mix[d, t]
+                    phi += share[t]
+                    beta_sum += beta[w, t]
+                phi = max(phi, 1e-300)
+                log_phi = np.log(phi)
+                for t in range(n_topics):
+                    renormalised = max(phi - share[t], 0.0) / max(1.0 - mix[d, t], 1e-12)
+                    rest = max(max(renormalised, (beta_sum - beta[w, t]) * spread), 1e-300)
+                    if rest < phi:                         # else ln phi - ln rest <= 0: nothing lost
+                        losses[t] += x * max(log_phi - np.log(rest), 0.0)
+        return losses

@@ -1,0 +1,389 @@
+"""PoissBPE: the text model, a thin variant of the shared estimator with the Poisson
+likelihood (GaussBPE and BernBPE, for images, are in :mod:`bpetopics.models.images`)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.sparse as sp
+import torch
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from bpetopics.bpe import params as P
+from bpetopics.bpe.batches import RowStore
+from bpetopics.bpe.model import BPEBase
+from bpetopics.bpe.threads import kernel_threads, numpy_blas_on_one_thread, torch_on_one_thread
+from bpetopics.models.poissbpe.compiled import kernels
+from bpetopics.models.poissbpe import pipelined_steps
+from bpetopics.models.poissbpe.code_posterior import soft_codes
+from bpetopics.models.poissbpe.compiled import fused_pursuit, fused_theta, rows_pursuit, topic_step
+from bpetopics.models.poissbpe.compiled import prior as compiled_prior
+from bpetopics.models.poissbpe.packed import PackedCounts, PaddedCounts
+from bpetopics.models.poissbpe.poisson import PoissonLikelihood
+from bpetopics.models.poissbpe.topic_growth import TopicGrowth
+from bpetopics.models.poissbpe.topic_outputs import TopicOutputs
+from bpetopics.models.poissbpe.topic_priors import TopicPriors
+from bpetopics.models.poissbpe.topic_repair import TopicRepair, corpus_frequencies, smoothed_log_topics
+from bpetopics.models.poissbpe.topic_sizes import TopicSizes
+from bpetopics.models.poissbpe.topic_prior import topic_overlap
+
+
+class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, BPEBase, TransformerMixin,
+               BaseEstimator):
+    """Poisson BPE topic model: x_n ~ Poisson(lambda_n beta f(z_n)).
+
+    A document's sparse binary code z_n (K bits) is found by greedy pursuit; the
+    decoder maps it to a mixture f(z_n) over T topics; each topic is a column of
+    beta (W x T), a distribution over words.
+
+    Parameters
+    ----------
+    n_topics : int
+        T, number of topics.
+    n_bits : int or None
+        K, length of the binary codes. ``None`` (the default): 64, or 2.5 T rounded up
+        to a multiple of 8 when that is more (128 at T = 50; :meth:`code_length`): with
+        too few bits there are too few distinct codes for every topic to lead one
+        (docs/defaults.md).
+    hidden : tuple of int
+        Decoder hidden sizes. The default ``()`` is a linear map from the code to the
+        topic logits, f(z) = softmax(b + W z): on 20 Newsgroups hidden layers gave
+        peakier mixtures, fewer distinct codes and lower topic diversity (docs/defaults.md).
+    activation : {"relu", "tanh", "softplus", "sigmoid", "elu", "leaky_relu", "gelu"}
+        The decoder's activation between hidden layers (unused without hidden layers).
+    alpha, gamma : float or None
+        Beta-process prior Beta(alpha gamma / K, alpha (1 - gamma / K)): prior mean
+        gamma / K, strength alpha. ``None`` gives alpha = N and gamma = K / 4: a prior
+        as strong as the data with mean 1/4, so a bit that no document uses costs
+        ln 7 = 1.9 nats instead of ~ln(N K / (alpha gamma)) (docs/defaults.md: it raised NPMI,
+        diversity and accuracy on 20 Newsgroups and matches planted sparsity).
+    tau, kappa : float
+        Step size of the natural-gradient update of q(pi): rho_t = (t + tau)^-kappa,
+        with delay tau > 0 and forgetting rate kappa in (0.5, 1].
+    epochs, batch_size, lr : int or None, int, float
+        Training schedule: passes over the data, documents per minibatch, Adam's
+        learning rate (a fifth of it in the cooldown, ``cooldown_epochs``).
+        ``epochs=None`` (the default) runs enough epochs for 2,000 minibatch steps, at
+        least 15 and at most 150 (:meth:`total_epochs`): 15 on 20 Newsgroups, more on
+        small corpora, whose few steps per epoch would leave the topics half-trained
+        (docs/defaults.md).
+    cooldown_epochs : int
+        The last this many epochs (at most a fifth of them) train at ``lr`` / 5, so that
+        training ends without the full steps' noise (docs/defaults.md: on
+        20 Newsgroups 8-10 lower completion perplexity, NPMI and accuracy no lower). 0:
+        ``lr`` throughout.
+    max_bits : int or None
+        At most this many active bits per code (None: the pursuit stops only when no
+        bit improves the objective).
+    topic_init_docs : int
+        Each topic starts from the smoothed word counts of this many random training
+        documents (0: start from uniform topics).
+    topic_repulsion : float
+        lambda of the diversity prior on the topics (:mod:`bpetopics.models.poissbpe.topic_prior`):
+        the theta step minimises the negative data term per token plus lambda times the
+        cosine similarities between topics summed over all pairs (each pair weighted by
+        the two topics' use in the minibatch, weights averaging 1); above 60 topics, times
+        59 / (T - 1), so that no topic is pushed harder than at T = 60. 0 is maximum
+        likelihood (docs/defaults.md measures the default against it).
+    topic_smoothing : float or None
+        eta of a Dirichlet(1 + eta) prior on each topic's word distribution: the theta step
+        is MAP with eta pseudo-counts for every word of every topic, weighed against the
+        corpus's N_tok tokens (the per-token loss gains -(eta / N_tok) sum_t sum_w
+        ln beta_wt), so it matters most on small corpora. 0 is no prior. None (the
+        default): 0.1 from 80,000 tokens on, 0.1 x 80,000 / N_tok below, at most 1
+        (``topic_priors.smoothing_for``; docs/defaults.md measures both against other values).
+    reseed_similarity : float or None
+        In the first half of training, dead topics and topics whose cosine similarity to
+        a more used one exceeds this are restarted (None: never, and no split moves
+        either); see ``_restart_topics``.
+    split_moves : bool
+        Restart topics by split moves (:mod:`bpetopics.models.poissbpe.topic_split`), until 90% of
+        training: a restarted topic takes half of the topic worth splitting most, a
+        topic that holds two themes is split when that gains more than the least needed
+        topic costs, or hands one half to a topic like it. False: restarted topics start
+        from the documents explained worst (the behaviour before issue #14).
+    split_min_gain : float
+        A split is worth making (other than for a dead or duplicated topic) only when it
+        gains at least this many nats per token the topic explains (two merged themes
+        gain about ln 2 = 0.69; noise gains under 0.01 on planted data).
+    initial_topics : int or None
+        T0 <= T: start with T0 topics and double them, splitting the topics worth
+        splitting most in two, in rounds over the first third of the epochs until there
+        are T (:mod:`bpetopics.models.poissbpe.topic_growth`). ``None`` (the default): from 40
+        topics on about 25 (T / 2^r, r = round(log2(T / 25)) >= 1: 25 at T = 50 and 100;
+        at T = 50 on 20 Newsgroups it raised NPMI and accuracy and lowered completion
+        perplexity; docs/defaults.md), below 40 T, no growth.
+    soft_codes : int
+        How many codes of each document the theta step fits. 1 (the default): the pursued
+        code, the MAP-EM of MODEL.md. M > 1: the M most probable of the pursued code and
+        its one-bit neighbours under the posterior exp L (:mod:`bpetopics.models.poissbpe.code_posterior`),
+        the data term weighted by their renormalised probabilities (a soft E-step; docs/defaults.md
+        measures 3 against 1: better topics, 3.5x the training time). One process only.
+    pipeline : bool
+        True (the default): each minibatch's codes are pursued during the previous
+        step's theta update, from the theta before that update (one Adam step stale), on
+        a second thread when torch has two (:mod:`bpetopics.models.poissbpe.pipelined_steps`; the
+        same model on one thread and on two; docs/defaults.md measures the speed and the topics
+        against False). False: the steps strictly in order (MODEL.md's MAP-EM). Only where
+        the compiled pursuit runs (CPU, a linear decoder), in one process, with
+        ``soft_codes=1``; the steps run in order elsewhere.
+    backend : {"auto", "numba", "torch"}
+        Where the speed paths run: "numba", the compiled kernels of
+        :mod:`bpetopics.models.poissbpe.compiled` (CPU); "torch", their torch twins (any
+        device; the same model to float tolerance, slower on a CPU); "auto" (the
+        default), "numba" on a CPU when numba imports, else "torch". Resolved at fit
+        into ``backend_``; "numba" where it cannot run is a ValueError.
+    flat_start, prior_ramp_epochs :
+        q(pi) starts at Beta(1, 1) and the prior's weight in the pursuit ramps from 0 to
+        1 over the first ``prior_ramp_epochs`` epochs (see MODEL.md's last section: a
+        literal start at the prior collapses every code to the empty one).
+    random_state : int
+        Seed of the initialisation and of the minibatch order: the same seed (and, on
+        CPU, the same torch thread count) gives the same model.
+    device : 'auto', 'cpu' or 'cuda'
+        Where the model trains; 'auto' is CUDA when present.
+    progress : bool
+        Show a progress bar over the minibatches of the epochs.
+    callback : callable or None
+        Called as ``callback(model, info)`` after each epoch, ``info`` being that
+        epoch's ``history_`` entry (the CLI saves its checkpoints this way).
+
+    Attributes
+    ----------
+    topic_word_ : np.ndarray, shape (T, W)
+        beta transposed; rows sum to 1.
+    codes_ : np.ndarray of uint8, shape (N, K)
+        Codes of the training documents.
+    current_topics_ : int
+        The topics the model has now: T0, more after each round of growth, T at the end.
+    prior_ : BetaProcessPrior
+        q(pi) = Beta(a, b).
+    history_ : list of dict
+        Per epoch: objective (mean score per document), active_bits, topic_overlap
+        (mean cosine between topics), restarted_topics, topics (after the epoch),
+        seconds.
+    """
+
+    _parameter_rules = {**BPEBase._parameter_rules, "n_topics": P.POSITIVE_INT,
+                        "n_bits": P.POSITIVE_INT_OR_NONE, "topic_init_docs": P.Rule("int", low=0),
+                        "topic_repulsion": P.NON_NEGATIVE, "topic_smoothing": P.NON_NEGATIVE_OR_NONE,
+                        "reseed_similarity": P.NON_NEGATIVE_OR_NONE,
+                        "split_moves": P.BOOL, "split_min_gain": P.NON_NEGATIVE,
+                        "initial_topics": P.POSITIVE_INT_OR_NONE,
+                        "cooldown_epochs": P.Rule("int", low=0), "soft_codes": P.POSITIVE_INT,
+                        "pipeline": P.BOOL, "backend": P.Rule("choice", choices=kernels.BACKENDS)}
+
+    def __init__(self, n_topics=20, *, n_bits=None, hidden=(), activation="relu", alpha=None,
+                 gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
+                 max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
+                 topic_repulsion=0.0008, topic_smoothing=None, reseed_similarity=0.7, split_moves=True,
+                 split_min_gain=0.1, initial_topics=None, cooldown_epochs=2, soft_codes=1, pipeline=True,
+                 backend="auto", random_state=0, device="auto", progress=True, callback=None):
+        super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
+                         gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
+                         batch_size=batch_size, lr=lr, max_bits=max_bits,
+                         flat_start=flat_start, prior_ramp_epochs=prior_ramp_epochs,
+                         random_state=random_state, device=device, progress=progress,
+                         callback=callback)
+        self.n_topics = n_topics
+        self.topic_init_docs = topic_init_docs
+        self.topic_repulsion = topic_repulsion
+        self.topic_smoothing = topic_smoothing
+        self.reseed_similarity = reseed_similarity
+        self.split_moves = split_moves
+        self.split_min_gain = split_min_gain
+        self.initial_topics = initial_topics
+        self.cooldown_epochs = cooldown_epochs
+        self.soft_codes = soft_codes
+        self.pipeline = pipeline
+        self.backend = backend
+
+    def _theta_data(self, X_batch, batch, codes, out, weight, params):
+        """With ``soft_codes`` M > 1, each document's M most probable nearby codes (rows
+        repeated, counts weighted by the codes' probabilities); else the pursued codes."""
+        if self.soft_codes <= 1:
+            return out, batch
+        padded = PaddedCounts.from_csr(X_batch, self.device_)
+        near, weights = soft_codes(self.decoder_, self.likelihood_, padded, codes,
+                                   weight * self.prior_.bit_log_odds(), self.soft_codes,
+                                   self.max_bits, params)                 # (P, M, K), (P, M)
+        n_docs, n_codes, n_bits = near.shape
+        rows = np.repeat(np.arange(n_docs), n_codes)
+        weighted = sp.diags(weights.reshape(-1).double().cpu().numpy()) @ sp.csr_matrix(X_batch)[rows]
+        return (self.decoder_(near.reshape(n_docs * n_codes, n_bits).float()),
+                self.likelihood_.batch(sp.csr_matrix(weighted), self.device_))
+
+    def code_length(self) -> int:
+        """K: ``n_bits``, or when None max(64, 2.5 T rounded up to a multiple of 8)."""
+        if self.n_bits is not None:
+            return int(self.n_bits)
+        return max(64, 8 * math.ceil(2.5 * self.n_topics / 8))
+
+    def _check_X(self, X):
+        """X as CSR (or a RowStore as it is), refused (ValueError, one line) unless it
+        is a 2-D matrix of finite, non-negative counts of this model's words. A RowStore
+        that can read its values (a sharded corpus's ``check_values``) reads them once."""
+        if isinstance(X, RowStore):   # rows on disk (a sharded corpus): read as training goes
+            self._check_width(X.shape[1])
+            check = getattr(X, "check_values", None)
+            if check is not None:
+                check()
+            return X
+        if not sp.issparse(X):
+            X = np.asarray(X)
+            if X.ndim != 2:
+                raise ValueError(f"X must be a 2-D document-term matrix; got shape {X.shape}")
+        if not (np.issubdtype(X.dtype, np.integer) or np.issubdtype(X.dtype, np.floating) or X.dtype == np.bool_):
+            raise ValueError(f"X holds {X.dtype} values; a document-term matrix holds word counts (real numbers)")
+        X = sp.csr_matrix(X)
+        if X.nnz and not np.isfinite(X.data).all():
+            raise ValueError("X holds NaN or infinite values; a document-term matrix holds finite word counts "
+                             "(replace or drop those documents)")
+        if X.nnz and (X.data < 0).any():
+            raise ValueError("X holds negative counts; a document-term matrix counts words")
+        self._check_width(X.shape[1])
+        return X
+
+    def _check_width(self, n_words: int) -> None:
+        if hasattr(self, "likelihood_") and n_words != self.likelihood_.n_words:
+            raise ValueError(f"X has {n_words} words but the model was fitted on "
+                             f"{self.likelihood_.n_words}; use the model's vocabulary")
+
+    def _n_out(self, shape):
+        """The decoder's outputs: the topics the model has now (T before it is built, for
+        the memory estimate)."""
+        return getattr(self, "current_topics_", None) or self.n_topics
+
+    def _make_likelihood(self, shape):
+        return PoissonLikelihood(shape[1], self._n_out(shape))
+
+    def _init_params(self, X, generator):
+        """Seed each topic from the smoothed word counts of a few random documents."""
+        self.n_tokens_ = self._corpus_tokens(X)
+        if self.topic_init_docs <= 0:
+            return
+        n_topics = self.current_topics_
+        picks = torch.randint(X.shape[0], (n_topics, self.topic_init_docs),
+                              generator=generator).numpy()
+        # (T, W): summed counts of each topic's documents (the picked rows gathered, then
+        # summed by topic: integer sums, exact), smoothed towards the corpus
+        group = sp.csr_matrix((np.ones(picks.size), (np.repeat(np.arange(n_topics), picks.shape[1]),
+                                                     np.arange(picks.size))), shape=(n_topics, picks.size))
+        counts = np.asarray((group @ X[picks.ravel()]).todense(), dtype=np.float64)
+        with torch.no_grad():
+            self.likelihood_.topic_logits.copy_(torch.from_numpy(smoothed_log_topics(counts, corpus_frequencies(X))))
+
+    def _epoch_steps(self, batches):
+        """The steps with torch's CPU operations on one thread (all are small at text
+        sizes); the pursuit's compiled kernels still use every thread given. The theta
+        steps hand each next one its topics and softmax shift within the epoch only. With
+        ``pipeline``, the next minibatch's pursuit runs during this one's theta step
+        (:mod:`~bpetopics.models.poissbpe.pipelined_steps`) where :meth:`_pipelined` allows."""
+        self.likelihood_.next_topics = None
+        logits = self.likelihood_.topic_logits
+        if fused_theta.usable(self.decoder_, logits):
+            self._softmax_shift = topic_step.row_shift(logits)
+        try:
+            with torch_on_one_thread(self.device_):
+                if self._pipelined():
+                    return pipelined_steps.run_epoch(self, batches, kernel_threads())
+                return super()._epoch_steps(batches)
+        finally:
+            self.likelihood_.next_topics, self._softmax_shift = None, None
+
+    def _pursue(self, X_batch, params, weight):
+        """The minibatch's pursuit in compiled calls from its CSR rows where they serve the
+        model (:mod:`bpetopics.models.poissbpe.compiled.rows_pursuit`: CPU, linear decoder, numba), with a
+        second thread on large minibatches; else :meth:`BPEBase._pursue`."""
+        if not (fused_pursuit.usable(self.decoder_, self.device_) and sp.issparse(X_batch)):
+            return super()._pursue(X_batch, params, weight)
+        return rows_pursuit.pursue(X_batch, rows_pursuit.ThetaCopy.of_model(self, params, self.step_),
+                                   kernel_threads())
+
+    def _prior_step(self, codes) -> None:
+        """q(pi)'s step in one compiled pass where it serves (the same values)."""
+        if compiled_prior.usable(self.prior_, codes):
+            return compiled_prior.natural_step(self.prior_, codes)
+        return super()._prior_step(codes)
+
+    def _theta_step(self, X_batch, batch, codes, params, weight) -> None:
+        """:meth:`BPEBase._theta_step`; with a linear decoder and the pursued codes alone
+        (``soft_codes=1``) its gradients are written out (the same values as autograd's,
+        without its graph: a third of the step's decoder cost)."""
+        if self.soft_codes > 1 or not self.decoder_.is_linear or not isinstance(batch, PackedCounts):
+            return super()._theta_step(X_batch, batch, codes, params, weight)
+        self.optimizer_.zero_grad()
+        repulsion = self._penalty_weight() if self.topic_repulsion else 0.0
+        if fused_theta.usable(self.decoder_, params):   # compiled passes
+            if self._softmax_shift is not None:      # within an epoch: Adam and the next topics too
+                self.likelihood_.next_topics = fused_theta.take_step(
+                    self.decoder_, self.likelihood_, self.optimizer_, batch, codes, params,
+                    repulsion, self._smoothing_strength(), self._softmax_shift)
+                self.step_ += 1
+                return
+            fused_theta.set_gradients(self.decoder_, self.likelihood_, batch, codes, params,
+                                      repulsion, self._smoothing_strength())
+        else:
+            z = codes.float()
+            out = self.decoder_.linear_forward(z)
+            self.decoder_.set_linear_grad(z, self.likelihood_.theta_gradient(out, batch, params))
+            self._penalty_backward(out, params)
+        self.optimizer_.step()
+        self.step_ += 1
+
+    #: The topics' softmax shift (T,) that each theta step of an epoch hands the next
+    #: (:mod:`bpetopics.models.poissbpe.compiled.topic_step`); None outside an epoch's steps.
+    _softmax_shift = None
+
+    def _pipelined(self) -> bool:
+        """``pipeline``, where the compiled pursuit serves the model (CPU, linear decoder,
+        numba), one process trains and ``soft_codes=1``."""
+        return (bool(self.pipeline) and self.soft_codes == 1 and self.step_group.size == 1
+                and fused_pursuit.usable(self.decoder_, self.device_))
+
+    #: The cooldown's share of ``lr``.
+    COOLDOWN_LR_SCALE = 0.2
+    #: ``transform``'s documents pursued together: fewer batches share the first step's
+    #: table work and the per-batch overhead (larger batches encode faster; the codes are
+    #: the same for every batch size).
+    ENCODE_BATCH_SIZE = 4096
+
+    def _learning_rate(self) -> float:
+        """Adam's learning rate for the epoch about to run: ``lr``, times
+        ``COOLDOWN_LR_SCALE`` in the last min(``cooldown_epochs``, E // 5) of the E epochs
+        (a function of ``epoch_`` alone: a resumed run keeps the schedule)."""
+        total = self.total_epochs()
+        cooldown = min(self.cooldown_epochs, total // 5)
+        return self.lr * self.COOLDOWN_LR_SCALE if cooldown and self.epoch_ >= total - cooldown else self.lr
+
+    def _corpus_tokens(self, X) -> float:
+        """N_tok, the corpus's tokens: X's (a chunk of the corpus under ``partial_fit``:
+        scaled to the corpus's N documents)."""
+        return float(X.sum()) * self.n_data_ / max(X.shape[0], 1)
+
+    def _train(self, X, n_epochs):
+        if self._topic_smoothing() and getattr(self, "n_tokens_", None) is None:
+            self.n_tokens_ = self._corpus_tokens(X)        # a loaded model, trained further
+        self.backend_ = kernels.resolve_backend(self.backend, self.device_)
+        with kernels.backend_in_use(self.backend_):
+            return super()._train(X, n_epochs)
+
+    def _encode(self, X, batch_size):
+        """Encoding on the model's backend (resolved again for a model loaded from disk)."""
+        self.backend_ = kernels.resolve_backend(self.backend, self.device_)
+        with kernels.backend_in_use(self.backend_):
+            return super()._encode(X, batch_size)
+
+    def _end_of_epoch(self, X) -> dict:
+        with numpy_blas_on_one_thread():
+            info = self._restart_topics(X)
+            self._grow_topics(X)
+        info["topics"] = self.current_topics_
+        with torch.no_grad():
+            info["topic_overlap"] = float(topic_overlap(self.likelihood_.topic_word()))
+        return info
+
+    def fit_transform(self, X, y=None):
+        """``fit(X)``, then the codes of X (the same as ``transform(X)``): (N, K) uint8."""
+        return self.fit(X).codes_

@@ -1,0 +1,109 @@
+"""The theta step's priors on PoissBPE's topics, as a mixin of
+:class:`~bpetopics.models.poissbpe.PoissBPE`: the diversity prior (``topic_repulsion``)
+and the Dirichlet prior (``topic_smoothing``), their penalty (autograd) and their
+gradients written out (:mod:`bpetopics.models.poissbpe.topic_prior` has the functions and the
+reasoning behind them)."""
+
+from __future__ import annotations
+
+from bpetopics.models.poissbpe.topic_prior import (dirichlet_logit_grad, dirichlet_penalty, topic_overlap,
+                                        topic_overlap_grad)
+
+#: The diversity prior pushes each topic away from up to this many others at full weight
+#: (T = 60); with more topics the same push is shared among them (_penalty_weight).
+FULL_PUSH_PARTNERS = 59
+#: ``topic_smoothing=None`` (the default): eta = BASE_SMOOTHING on corpora of
+#: SMOOTHING_TOKENS tokens and more, BASE_SMOOTHING * SMOOTHING_TOKENS / N_tok below, at
+#: most MAX_SMOOTHING (docs/defaults.md: 0.45 on lee's 17,700
+#: tokens, 0.52 on 400 documents of 20 Newsgroups; the corpora of 100,000 tokens and more
+#: keep 0.1).
+BASE_SMOOTHING = 0.1
+SMOOTHING_TOKENS = 80_000
+MAX_SMOOTHING = 1.0
+
+
+def smoothing_for(n_tokens: float) -> float:
+    """The default Dirichlet pseudo-counts eta for a corpus of ``n_tokens`` tokens."""
+    return min(MAX_SMOOTHING, BASE_SMOOTHING * max(1.0, SMOOTHING_TOKENS / max(float(n_tokens), 1.0)))
+
+
+class TopicPriors:
+    """The penalty hooks of :class:`~bpetopics.bpe.model.BPEBase` for PoissBPE (needs its
+    ``likelihood_``, ``n_topics``, ``topic_repulsion``, ``topic_smoothing`` and, with
+    smoothing, ``n_tokens_``)."""
+
+    def _penalty_weight(self) -> float:
+        """lambda T min(T - 1, 59): the penalty is this times the use-weighted mean cosine.
+        Up to T = 60 that is the cosines summed over all ordered pairs (lambda T (T - 1));
+        above, the push on each topic stays what 59 partners give it, shared among its T - 1
+        (the full sum grows with T: at T = 100 it cost coherence, perplexity and accuracy
+        for diversity; docs/defaults.md)."""
+        n_topics = getattr(self, "current_topics_", self.n_topics)   # T0 before the topics grow
+        return self.topic_repulsion * n_topics * min(n_topics - 1, FULL_PUSH_PARTNERS)
+
+    def _topic_smoothing(self) -> float:
+        """eta in use: ``topic_smoothing``, or for None :func:`smoothing_for` the corpus's
+        N_tok (``n_tokens_``; BASE_SMOOTHING before it is known)."""
+        if self.topic_smoothing is not None:
+            return float(self.topic_smoothing)
+        n_tokens = getattr(self, "n_tokens_", None)
+        return smoothing_for(n_tokens) if n_tokens else BASE_SMOOTHING
+
+    def _smoothing_strength(self) -> float:
+        """s = eta / N_tok, the Dirichlet prior's weight per token (0 without smoothing)."""
+        eta = self._topic_smoothing()
+        return eta / self.n_tokens_ if eta else 0.0
+
+    def _theta_penalty(self, out, params=None, usage=None):
+        """lambda * R(beta): the use-weighted cosines summed over all ordered pairs of
+        topics, T (T - 1) times their weighted mean (topic_prior.py), times 59 / (T - 1)
+        above 60 topics (:meth:`_penalty_weight`); ``params`` is the
+        minibatch's beta when already computed, ``usage`` the topics' mean use in the
+        minibatch when processes share it (else from ``out``); plus the topics' Dirichlet
+        prior, -(eta / N_tok) sum ln beta (``topic_smoothing``)."""
+        beta = self.likelihood_.topic_word() if params is None else params
+        penalty = 0.0
+        if self._topic_smoothing():
+            penalty = dirichlet_penalty(beta, self._smoothing_strength())
+        if not self.topic_repulsion:
+            return penalty
+        if usage is None:
+            usage = self.likelihood_.link(out).detach().mean(0)         # (T,)
+        overlap = topic_overlap(beta, usage)
+        return penalty + self._penalty_weight() * overlap
+
+    def _smoothing_backward(self, params=None) -> None:
+        """The gradient of the topics' Dirichlet prior (``topic_smoothing``,
+        topic_prior.dirichlet_logit_grad) into ``topic_logits.grad``."""
+        if not self._topic_smoothing():
+            return
+        logits = self.likelihood_.topic_logits
+        beta = self.likelihood_.minibatch_params() if params is None else params
+        grad = dirichlet_logit_grad(beta, self._smoothing_strength()).to(logits.dtype)
+        logits.grad = grad if logits.grad is None else logits.grad.add_(grad)
+
+    def _penalty_backward(self, out, params=None, usage=None) -> None:
+        """The gradients of :meth:`_theta_penalty` (the diversity prior, written out:
+        topic_prior.py) and of the topics' Dirichlet prior into ``topic_logits.grad``.
+
+        Both reach the logits through beta's softmax in one chain: the Dirichlet prior's
+        logit gradient s (W beta_tv - 1) is beta_tv (g_tv - <beta_t, g_t>) - s for the
+        diversity prior's g with s W taken off its inner products, so the two cost three
+        passes over the W x T logits instead of seven."""
+        if not self.topic_repulsion:
+            self._smoothing_backward(params)
+            return
+        if usage is None:
+            usage = self.likelihood_.link(out).detach().mean(0)         # (T,)
+        beta = self.likelihood_.minibatch_params() if params is None else params
+        _, grad, inner = topic_overlap_grad(beta, usage, scale=self._penalty_weight())
+        strength = self._smoothing_strength()
+        if strength:
+            inner = inner - strength * beta.shape[0]                    # <beta_t, g_t> - s W
+        self.likelihood_.add_topic_word_grad(grad, beta, inner=inner)
+        if strength:
+            self.likelihood_.topic_logits.grad.sub_(strength)
+
+    def _penalty_statistics(self, out):
+        """The summed mixtures sum_n f(z_n) (T,) that the diversity prior's use reads."""
+        return self.likelihood_.link(out).detach().sum(0) if self.topic_repulsion else None
