@@ -22,7 +22,7 @@ from bpetopics.cli.options import DEVICE_HELP, device_option, option  # noqa: F4
 
 # Modules that define commands; each does ``@main.command()``.
 COMMAND_MODULES = ["corpus", "train", "topics", "encode", "search", "similar", "info", "evaluate", "compare",
-                   "graph", "ldavis", "over_time", "explore", "compile", "images"]
+                   "graph", "ldavis", "over_time", "explore", "compile", "images", "update"]
 
 
 class UserError(click.ClickException):

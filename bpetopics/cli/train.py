@@ -364,6 +364,8 @@ def _train(ctx, o: dict, group=None) -> None:
         if resume:
             with run_errors():
                 record = jobs.read_job(out)
+            if "update" in (record.get("corpus") or {}):
+                raise UserError(f"{out}.partial holds an update: resume it with `bpetopics update --out {out} --resume`")
             if o["explicit"]:
                 click.echo(f"Note: {', '.join(o['explicit'])} ignored with --resume: the interrupted run's settings "
                            "are kept", err=True)
