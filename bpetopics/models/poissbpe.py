@@ -19,6 +19,7 @@ from bpetopics.core.packed import PackedCounts, PaddedCounts
 from bpetopics.core.poisson import PoissonLikelihood
 from bpetopics.core.model import BPEBase
 from bpetopics.models.topic_growth import TopicGrowth
+from bpetopics.models.topic_merging import TopicMerging
 from bpetopics.models.topic_outputs import TopicOutputs
 from bpetopics.models.topic_priors import TopicPriors
 from bpetopics.models.topic_repair import TopicRepair, corpus_frequencies, smoothed_log_topics
@@ -26,8 +27,8 @@ from bpetopics.models.topic_sizes import TopicSizes
 from bpetopics.core.topic_prior import topic_overlap
 
 
-class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, BPEBase, TransformerMixin,
-               BaseEstimator):
+class PoissBPE(TopicMerging, TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, BPEBase,
+               TransformerMixin, BaseEstimator):
     """Poisson BPE topic model: x_n ~ Poisson(lambda_n beta f(z_n)).
 
     A document's sparse binary code z_n (K bits) is found by greedy pursuit; the

@@ -114,6 +114,8 @@ def _load_text_run(path, device):
         raise RunError(f"{path} is an image run ({run.config['model']}): update reads text runs")
     if not hasattr(run.model, "topic_word_"):
         raise RunError(f"{path} holds a {run.config['model']}, which cannot be updated")
+    if getattr(run.model, "topic_groups_", None) is not None:
+        raise RunError(f"{path} has merged topics: update the run it was merged from, then merge again")
     return run
 
 
