@@ -51,6 +51,11 @@ class TopicModel:
         ``"nltk"``, ``"sklearn"``, ``"gensim"``, ``"none"``, a file, or the words.
     random_state : int
         Seed of the model (``--seed``).
+    seed_topics : list of list of str or None
+        Guided topics (``--seed-topics``): topic t's seed words, ``[["space", "nasa"],
+        ["hockey"]]``, mapped to the fitted vocabulary's ids and passed to PoissBPE's
+        ``seed_words`` (a prior favouring them in their topic; ``seed_strength`` its
+        weight). Words outside the vocabulary are dropped with one warning naming them.
     **params
         Other :class:`~bpetopics.PoissBPE` parameters (``n_bits``, ``epochs``,
         ``device``, ``progress``...), with its defaults, which are ``bpetopics train``'s.
@@ -71,17 +76,19 @@ class TopicModel:
     """
 
     def __init__(self, n_topics: int = 20, *, vocab_size: int | None = 2000, min_df=5, max_df=0.5,
-                 stopwords="nltk", random_state: int = 0, **params):
+                 stopwords="nltk", random_state: int = 0, seed_topics=None, **params):
         self.n_topics = n_topics
         self.vocab_size = vocab_size
         self.min_df = min_df
         self.max_df = max_df
         self.stopwords = stopwords
         self.random_state = random_state
+        self.seed_topics = seed_topics
         self.params = dict(params)
 
     def __repr__(self) -> str:
-        extra = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        seeds = {} if self.seed_topics is None else {"seed_topics": self.seed_topics}
+        extra = "".join(f", {k}={v!r}" for k, v in {**seeds, **self.params}.items())
         return (f"TopicModel(n_topics={self.n_topics}, vocab_size={self.vocab_size}, min_df={self.min_df}, "
                 f"max_df={self.max_df}, stopwords={self.stopwords!r}, random_state={self.random_state}{extra})")
 
@@ -112,6 +119,8 @@ class TopicModel:
         if corpus.n_docs == 0:
             raise CorpusError(f"none of the {len(texts):,} documents has a word of the vocabulary")
         model.check_sizes(corpus.n_docs, corpus.n_words)
+        if self.seed_topics is not None:
+            model.set_params(seed_words=self._seed_word_ids(pipeline.vocabulary_))
         model.fit(corpus.counts)
         mixtures = model.posterior_topic(corpus.counts, model.codes_)
         self._set_fitted(model, pipeline, DocumentSearch(model, pipeline, model.codes_, corpus.counts, mixtures,
@@ -124,6 +133,19 @@ class TopicModel:
         self.probabilities_[kept >= 0] = mixtures[kept[kept >= 0]]
         self.topics_ = np.where(kept >= 0, self.probabilities_.argmax(axis=1), -1)
         return self
+
+    def _seed_word_ids(self, vocabulary) -> list:
+        """``seed_topics`` as word ids of ``vocabulary``; one warning names the words
+        outside it (dropped)."""
+        import warnings
+
+        from bpetopics.seed_topics import seed_word_ids
+
+        ids, unknown = seed_word_ids(self.seed_topics, vocabulary)
+        if unknown:
+            warnings.warn(f"seed words not in the vocabulary (dropped): {', '.join(unknown)}", UserWarning,
+                          stacklevel=3)
+        return ids
 
     def _set_fitted(self, model, pipeline, search) -> None:
         self.model_, self.pipeline_, self._search = model, pipeline, search

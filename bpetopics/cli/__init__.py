@@ -255,7 +255,7 @@ def record_options(command):
 #: Options named differently from the model's parameters.
 OPTION_NAMES = {"n_topics": "topics", "n_bits": "bits", "random_state": "seed"}
 #: Model parameters that are not options (the command line drives these itself).
-NOT_OPTIONS = ("self", "callback", "progress")
+NOT_OPTIONS = ("self", "callback", "progress", "seed_words")     # seed words: train's --seed-topics
 MODEL_HELP = {
     "n_topics": "T, the number of topics.",
     "n_bits": "K, the length of each document's binary code [default: 64, or 2.5 x topics "
@@ -299,6 +299,8 @@ MODEL_HELP = {
                 "the theta before it, on a second thread (faster epochs on two cores, the same model "
                 "on one thread and two; docs/results/speed.md); --no-pipeline: the steps in "
                 "order.",
+    "seed_strength": "Weight of the seed words of --seed-topics: pseudo-counts of each in its topic, as a "
+                     "share of an average topic's tokens.",
     "random_state": "Seed of the model: initialisation and minibatch order.",
     "device": DEVICE_HELP,
 }

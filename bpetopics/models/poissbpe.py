@@ -22,12 +22,13 @@ from bpetopics.models.topic_growth import TopicGrowth
 from bpetopics.models.topic_merging import TopicMerging
 from bpetopics.models.topic_outputs import TopicOutputs
 from bpetopics.models.topic_priors import TopicPriors
+from bpetopics.models.topic_seeds import TopicSeeds
 from bpetopics.models.topic_repair import TopicRepair, corpus_frequencies, smoothed_log_topics
 from bpetopics.models.topic_sizes import TopicSizes
 from bpetopics.core.topic_prior import topic_overlap
 
 
-class PoissBPE(TopicMerging, TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, BPEBase,
+class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, BPEBase,
                TransformerMixin, BaseEstimator):
     """Poisson BPE topic model: x_n ~ Poisson(lambda_n beta f(z_n)).
 
@@ -130,6 +131,14 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicPriors, TopicRepair, TopicGrowth
         q(pi) starts at Beta(1, 1) and the prior's weight in the pursuit ramps from 0 to
         1 over the first ``prior_ramp_epochs`` epochs (see MODEL.md's last section: a
         literal start at the prior collapses every code to the empty one).
+    seed_words : list of list of int or None
+        Guided topics: topic t's seed words (ids of the vocabulary's words) start with
+        extra weight in it and a prior favours them (:mod:`bpetopics.models.topic_seeds`;
+        ``TopicModel(seed_topics=...)`` takes the words). With seed words the theta step
+        runs the torch operations, not the compiled ones, and the topics do not grow.
+    seed_strength : float
+        The seed prior's pseudo-counts on each seed word, as a share of an average
+        topic's tokens (N_tok / T).
     random_state : int
         Seed of the initialisation and of the minibatch order: the same seed (and, on
         CPU, the same torch thread count) gives the same model.
@@ -164,14 +173,14 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicPriors, TopicRepair, TopicGrowth
                         "split_moves": P.BOOL, "split_min_gain": P.NON_NEGATIVE,
                         "initial_topics": P.POSITIVE_INT_OR_NONE,
                         "cooldown_epochs": P.Rule("int", low=0), "soft_codes": P.POSITIVE_INT,
-                        "pipeline": P.BOOL}
+                        "pipeline": P.BOOL, "seed_strength": P.NON_NEGATIVE}
 
     def __init__(self, n_topics=20, *, n_bits=None, hidden=(), activation="relu", alpha=None,
                  gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
                  topic_repulsion=0.0008, topic_smoothing=None, reseed_similarity=0.7, split_moves=True,
                  split_min_gain=0.1, initial_topics=None, cooldown_epochs=2, soft_codes=1, pipeline=True,
-                 random_state=0, device="auto", progress=True, callback=None):
+                 seed_words=None, seed_strength=0.02, random_state=0, device="auto", progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
                          batch_size=batch_size, lr=lr, max_bits=max_bits,
@@ -189,6 +198,8 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicPriors, TopicRepair, TopicGrowth
         self.cooldown_epochs = cooldown_epochs
         self.soft_codes = soft_codes
         self.pipeline = pipeline
+        self.seed_words = seed_words
+        self.seed_strength = seed_strength
 
     def _theta_data(self, X_batch, batch, codes, out, weight, params):
         """With ``soft_codes`` M > 1, each document's M most probable nearby codes (rows

@@ -70,6 +70,8 @@ def test_refusals_of_other_commands_import_no_heavy_library(trained_run, tmp_pat
                            (["similar", run], "give a DOC"),
                            (["topics", run, "--set-label", "x"], "TOPIC=LABEL"),
                            (["update", run, tmp_path, "--out", run], "is the run being updated"),
+                           (["train", run, "--out", tmp_path / "new", "--seed-topics", tmp_path / "no.txt"],
+                            "does not exist"),
                            (["update", tmp_path, tmp_path, "--out", tmp_path / "new"], "is not a finished run"),
                            (["update", run, tmp_path, "--out", run.parent], "is not a run folder")):
         found, err = _probe(*args)
