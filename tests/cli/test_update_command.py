@@ -90,3 +90,18 @@ def test_update_refusals_are_one_line(runner, trained_run, raw_folder, tmp_path)
     assert not (tmp_path / "y").exists() and not (tmp_path / "y.partial").exists()
     one_line_error(runner.invoke(main, ["update", "--out", str(tmp_path / "z"), "--resume"]), "nothing to resume")
     assert runner.invoke(main, ["update", "--help"]).exit_code == 0
+
+
+def test_a_run_with_merged_topics_is_not_updated(runner, trained_run, raw_folder, tmp_path):
+    from bpetopics.models.topic_merging import merge_topics
+    from bpetopics.runs import load_run, save_run
+    from bpetopics.runs.corpus import run_train_counts
+
+    run = load_run(trained_run[0])
+    counts = run_train_counts(run)
+    merge_topics(run.model, counts, [[0, 1]])
+    merged = save_run(tmp_path / "merged", run.model, vocabulary=run.vocabulary, pipeline=run.pipeline,
+                      counts=counts)
+    one_line_error(runner.invoke(main, ["update", str(merged), str(raw_folder), "--out", str(tmp_path / "u")]),
+                   "has merged topics")
+    assert not (tmp_path / "u").exists() and not (tmp_path / "u.partial").exists()
