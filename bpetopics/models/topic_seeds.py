@@ -89,6 +89,7 @@ class TopicSeeds:
     def _build(self, n_data, n_features):
         """With seed words: checked against the vocabulary, the theta step on the torch path."""
         self._seeds = None
+        vars(self).pop("fused_theta", None)         # the class's setting unless seeded below
         self._check_seed_words(int(n_features))
         super()._build(n_data, n_features)
         if self.seed_words and any(self.seed_words):

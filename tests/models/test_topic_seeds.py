@@ -85,3 +85,11 @@ def test_topic_model_maps_seed_words_through_its_vocabulary():
     assert "hockey" in [w for w, _ in model.get_topic(0, 6)]
     assert "pixel" in [w for w, _ in model.get_topic(1, 6)]
     assert "moon" in [w for w, _ in model.get_topic(2, 6)]
+
+
+def test_refitting_without_seeds_uses_the_compiled_step_again(newsgroups_small):
+    counts = newsgroups_small["train"].counts[:100]
+    model = PoissBPE(**dict(TINY, epochs=1), seed_words=[[0]]).fit(counts)
+    assert model.fused_theta is False
+    model.set_params(seed_words=None).fit(counts)
+    assert model.fused_theta is True
