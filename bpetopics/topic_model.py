@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bpetopics.labels import label_topics, labels_record, merge_labels
+from bpetopics.labels import fallback_label, label_topics, labels_record, merge_labels
 from bpetopics.text import RawDocuments, TextPipeline, corpus_from_documents
 from bpetopics.text.errors import CorpusError
 
@@ -51,6 +51,11 @@ class TopicModel:
         ``"nltk"``, ``"sklearn"``, ``"gensim"``, ``"none"``, a file, or the words.
     random_state : int
         Seed of the model (``--seed``).
+    seed_topics : list of list of str or None
+        Guided topics (``--seed-topics``): topic t's seed words, ``[["space", "nasa"],
+        ["hockey"]]``, mapped to the fitted vocabulary's ids and passed to PoissBPE's
+        ``seed_words`` (a prior favouring them in their topic; ``seed_strength`` its
+        weight). Words outside the vocabulary are dropped with one warning naming them.
     **params
         Other :class:`~bpetopics.PoissBPE` parameters (``n_bits``, ``epochs``,
         ``device``, ``progress``...), with its defaults, which are ``bpetopics train``'s.
@@ -71,17 +76,19 @@ class TopicModel:
     """
 
     def __init__(self, n_topics: int = 20, *, vocab_size: int | None = 2000, min_df=5, max_df=0.5,
-                 stopwords="nltk", random_state: int = 0, **params):
+                 stopwords="nltk", random_state: int = 0, seed_topics=None, **params):
         self.n_topics = n_topics
         self.vocab_size = vocab_size
         self.min_df = min_df
         self.max_df = max_df
         self.stopwords = stopwords
         self.random_state = random_state
+        self.seed_topics = seed_topics
         self.params = dict(params)
 
     def __repr__(self) -> str:
-        extra = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        seeds = {} if self.seed_topics is None else {"seed_topics": self.seed_topics}
+        extra = "".join(f", {k}={v!r}" for k, v in {**seeds, **self.params}.items())
         return (f"TopicModel(n_topics={self.n_topics}, vocab_size={self.vocab_size}, min_df={self.min_df}, "
                 f"max_df={self.max_df}, stopwords={self.stopwords!r}, random_state={self.random_state}{extra})")
 
@@ -112,6 +119,8 @@ class TopicModel:
         if corpus.n_docs == 0:
             raise CorpusError(f"none of the {len(texts):,} documents has a word of the vocabulary")
         model.check_sizes(corpus.n_docs, corpus.n_words)
+        if self.seed_topics is not None:
+            model.set_params(seed_words=self._seed_word_ids(pipeline.vocabulary_))
         model.fit(corpus.counts)
         mixtures = model.posterior_topic(corpus.counts, model.codes_)
         self._set_fitted(model, pipeline, DocumentSearch(model, pipeline, model.codes_, corpus.counts, mixtures,
@@ -124,6 +133,19 @@ class TopicModel:
         self.probabilities_[kept >= 0] = mixtures[kept[kept >= 0]]
         self.topics_ = np.where(kept >= 0, self.probabilities_.argmax(axis=1), -1)
         return self
+
+    def _seed_word_ids(self, vocabulary) -> list:
+        """``seed_topics`` as word ids of ``vocabulary``; one warning names the words
+        outside it (dropped)."""
+        import warnings
+
+        from bpetopics.seed_topics import seed_word_ids
+
+        ids, unknown = seed_word_ids(self.seed_topics, vocabulary)
+        if unknown:
+            warnings.warn(f"seed words not in the vocabulary (dropped): {', '.join(unknown)}", UserWarning,
+                          stacklevel=3)
+        return ids
 
     def _set_fitted(self, model, pipeline, search) -> None:
         self.model_, self.pipeline_, self._search = model, pipeline, search
@@ -237,6 +259,69 @@ class TopicModel:
             "Probability": np.where(topics >= 0, mixtures.max(axis=1), 0.0),
             "Representation": [info.at[t, "Representation"] if t in info.index else [] for t in topics],
             "Words": np.asarray(counts.sum(axis=1)).ravel()}, index=texts.index if hasattr(texts, "iloc") else None)
+
+    # ------------------------------------------------------------------ merging
+    def merge_topics(self, topics_to_merge):
+        """Merge each group of topics into one, in place: ``[[1, 4], [2, 7, 9]]``.
+
+        A merged topic's mixture weight is the sum of its topics' (exactly, for every
+        code: the codes do not change) and its words the token-weighted mixture of
+        theirs; it takes its lowest topic's number, the others keep their order
+        (:func:`bpetopics.models.poissbpe.topic_merging.merge_topics`). ``topics_``,
+        ``probabilities_`` and the labels follow (a merged topic keeps the first label set
+        by hand among its topics); :meth:`save` keeps the merge. Returns the
+        :class:`~bpetopics.models.poissbpe.topic_merging.TopicMergeReport` (its ``str``: the
+        log-likelihood per token of the training counts before and after). ValueError
+        (one line) for a topic the model does not have, one in two groups, a group of one."""
+        from bpetopics.models.poissbpe.topic_merging import merge_topics
+
+        self._check_fitted()
+        return self._after_merge(merge_topics(self.model_, self._training_counts(), topics_to_merge,
+                                              self._search.codes))
+
+    def reduce_topics(self, n_topics: int):
+        """Merge the most similar topics, a pair at a time, until ``n_topics`` remain
+        (similarity: the mean of the cosine of their word distributions and of their
+        co-activation in the training documents' mixtures;
+        :func:`bpetopics.models.poissbpe.topic_merging.reduce_topics`). Returns the report as
+        :meth:`merge_topics` does."""
+        from bpetopics.models.poissbpe.topic_merging import reduce_topics
+
+        self._check_fitted()
+        return self._after_merge(reduce_topics(self.model_, self._training_counts(), n_topics, self._search.codes))
+
+    def _training_counts(self):
+        if self._search.counts is None:
+            raise ValueError("this model has no training counts (a run saved without counts.npz): merging "
+                             "weighs topics by the tokens they explain")
+        return self._search.counts
+
+    def _after_merge(self, report):
+        """Carry the documents' mixtures, top topics and labels over to the merged topics."""
+        matrix = np.zeros((report.n_topics_before, report.n_topics_after))
+        matrix[np.arange(report.n_topics_before), report.mapping] = 1.0
+        search = self._search
+        if search.mixtures is not None:
+            search.mixtures = (np.asarray(search.mixtures, dtype=np.float64) @ matrix).astype(search.mixtures.dtype)
+        if getattr(self, "probabilities_", None) is not None:
+            self.probabilities_ = (self.probabilities_.astype(np.float64) @ matrix).astype(self.probabilities_.dtype)
+            self.topics_ = np.where(self.topics_ >= 0, self.probabilities_.argmax(axis=1), -1)
+        else:
+            self.topics_ = None
+        manual = {}
+        for topic in sorted(self._manual):
+            manual.setdefault(int(report.mapping[topic]), self._manual[topic])
+        merged = {int(report.mapping[g[0]]) for g in report.groups}
+        texts = self.corpus_.texts if self.corpus_ is not None else None
+        topic_word = self.model_.topic_word_
+        if texts is not None:
+            automatic = label_topics(topic_word, self.vocabulary_, texts)
+        else:
+            kept = {int(new): self._automatic[old] for old, new in enumerate(report.mapping)}
+            automatic = [fallback_label(topic_word[t], self.vocabulary_) if t in merged else kept[t]
+                         for t in range(report.n_topics_after)]
+        self._automatic, self._manual = automatic, manual
+        return report
 
     # ------------------------------------------------------------------ search
     def find_topics(self, query: str, top_n: int = 5) -> tuple[list[int], list[float]]:

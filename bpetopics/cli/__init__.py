@@ -22,7 +22,7 @@ from bpetopics.cli.options import DEVICE_HELP, device_option, option  # noqa: F4
 
 # Modules that define commands; each does ``@main.command()``.
 COMMAND_MODULES = ["corpus", "train", "topics", "encode", "search", "similar", "info", "evaluate", "compare",
-                   "graph", "ldavis", "over_time", "explore", "compile", "images"]
+                   "graph", "ldavis", "over_time", "explore", "compile", "images", "update"]
 
 
 class UserError(click.ClickException):
@@ -255,7 +255,7 @@ def record_options(command):
 #: Options named differently from the model's parameters.
 OPTION_NAMES = {"n_topics": "topics", "n_bits": "bits", "random_state": "seed"}
 #: Model parameters that are not options (the command line drives these itself).
-NOT_OPTIONS = ("self", "callback", "progress")
+NOT_OPTIONS = ("self", "callback", "progress", "seed_words")     # seed words: train's --seed-topics
 MODEL_HELP = {
     "n_topics": "T, the number of topics.",
     "n_bits": "K, the length of each document's binary code [default: 64, or 2.5 x topics "
@@ -302,6 +302,8 @@ MODEL_HELP = {
     "backend": "auto, numba or torch: where the speed paths run (numba: compiled kernels, CPU "
                "only; torch: their torch twins, any device, slower; auto: numba on a CPU when it "
                "imports). Recorded in the run's config.json.",
+    "seed_strength": "Weight of the seed words of --seed-topics: pseudo-counts of each in its topic, as a "
+                     "share of an average topic's tokens.",
     "random_state": "Seed of the model: initialisation and minibatch order.",
     "device": DEVICE_HELP,
 }

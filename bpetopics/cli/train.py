@@ -152,11 +152,15 @@ def _fit(job, quiet: bool, resume_hint: str, ctx, launched: bool = False) -> Non
                    "memory, NCCL with one GPU a process), the steps in order (--no-pipeline); the model is the "
                    "one 1 process trains with --no-pipeline, to float tolerance. Pays from about "
                    "--batch-size 1024. Under torchrun leave it out.")
+@click.option("--seed-topics", "seed_file", type=click.Path(path_type=Path), default=None,
+              help="Guided topics: a text file, one topic per line, its seed words separated by commas or "
+                   "spaces; topic t starts with extra weight on line t's words and a prior favours them "
+                   "(--seed-strength). Words outside the vocabulary are dropped and named.")
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True, help="Seed of the --max-docs draw.")
 @record_options
 @click.pass_context
-def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, min_df, max_df, stopwords, data_home,
+def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, vocab_size, min_df, max_df, stopwords, data_home,
           categories, max_docs, corpus_seed, text_field, id_field, label_field, time_field, skip_bad_lines,
           **params):
     """Train a PoissBPE topic model on CORPUS and save the run to --out.
@@ -185,9 +189,19 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
       bpetopics train corpora/big-sharded --epochs 2 --out runs/big
       bpetopics train corpora/big-sharded --nproc 2 --out runs/big
       torchrun --nproc-per-node 2 -m bpetopics train corpora/big-sharded --out runs/big
+      bpetopics train 20newsgroups --topics 20 --seed-topics seeds.txt --out runs/guided
       bpetopics train --out runs/20ng --resume
     """
     from bpetopics.runs.launch import world_from_env
+    from bpetopics.seed_topics import read_seed_topics
+
+    try:
+        seed_topics = read_seed_topics(seed_file) if seed_file is not None and not resume else None
+    except ValueError as exc:
+        raise UserError(f"--seed-topics: {exc}") from None
+    if seed_topics is not None and len(seed_topics) > params["n_topics"]:
+        raise UserError(f"--seed-topics: {seed_file} has {len(seed_topics)} seed topics but --topics is "
+                        f"{params['n_topics']}: give at most one line per topic")
 
     try:
         world = world_from_env()
@@ -209,7 +223,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, vocab_size, mi
                    settings=(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed),
                    fields={"text_field": text_field, "id_field": id_field, "label_field": label_field,
                            "skip_bad_lines": skip_bad_lines, "time_field": time_field},
-                   params=params, explicit=explicit, resume_hint=resume_hint, summary=True,
+                   params=params, seed_topics=seed_topics, explicit=explicit, resume_hint=resume_hint, summary=True,
                    device_given=ctx.get_parameter_source("device") is ParameterSource.COMMANDLINE)
     if nproc > 1:
         from bpetopics.runs.launch import small_batch_note
@@ -364,6 +378,8 @@ def _train(ctx, o: dict, group=None) -> None:
         if resume:
             with run_errors():
                 record = jobs.read_job(out)
+            if "update" in (record.get("corpus") or {}):
+                raise UserError(f"{out}.partial holds an update: resume it with `bpetopics update --out {out} --resume`")
             if o["explicit"]:
                 click.echo(f"Note: {', '.join(o['explicit'])} ignored with --resume: the interrupted run's settings "
                            "are kept", err=True)
@@ -394,6 +410,14 @@ def _train(ctx, o: dict, group=None) -> None:
                 if split.dropped_note():
                     click.echo(f"Note: {split.dropped_note()}", err=True)
             _check_sizes(params, train_corpus)
+            if o.get("seed_topics") is not None:
+                from bpetopics.seed_topics import seed_words_for
+
+                try:
+                    params["seed_words"] = seed_words_for(o["seed_topics"], train_corpus.vocabulary,
+                                                           lambda line: click.echo(line, err=True))
+                except ValueError as exc:
+                    raise UserError(f"--seed-topics: {exc}") from None
             with run_errors():
                 job = jobs.start_job(out, params, train_corpus, corpus_record(corpus, settings, splits),
                                      overwrite=overwrite, lock=lock)

@@ -67,6 +67,16 @@ def corpus_from_documents(raw: dict[str, RawDocuments], pipeline: TextPipeline) 
     return out
 
 
+def corpus_on_vocabulary(docs: RawDocuments, pipeline: TextPipeline) -> tuple[Corpus, int]:
+    """Clean and count ``docs`` on the fitted ``pipeline``'s vocabulary (never refitted).
+
+    Returns the Corpus (documents left empty dropped and recorded in ``dropped``) and
+    the number of tokens, after cleaning, that are not in the vocabulary (dropped)."""
+    tokens = pipeline.analyze_many(docs.texts)
+    corpus = _build(docs, tokens, pipeline)
+    return corpus, int(sum(len(t) for t in tokens) - corpus.counts.sum())
+
+
 def prepare_corpus(
     source: str | os.PathLike,
     vocab_size: int | None = 2000,

@@ -39,7 +39,8 @@ def _probe(*args) -> tuple[dict, str]:
 
 
 @pytest.mark.parametrize("args", [["--help"], ["train", "--help"], ["corpus", "--help"], ["over-time", "--help"],
-                                  ["explore", "--help"], ["search", "--help"], ["similar", "--help"]])
+                                  ["explore", "--help"], ["search", "--help"], ["similar", "--help"],
+                                  ["update", "--help"]])
 def test_help_imports_no_heavy_library(args):
     found, _ = _probe(*args)
     assert found == {"code": 0, "heavy": []}
@@ -67,7 +68,12 @@ def test_refusals_of_other_commands_import_no_heavy_library(trained_run, tmp_pat
                             "already holds a finished run"),
                            (["search", run, " "], "the query is empty"),
                            (["similar", run], "give a DOC"),
-                           (["topics", run, "--set-label", "x"], "TOPIC=LABEL")):
+                           (["topics", run, "--set-label", "x"], "TOPIC=LABEL"),
+                           (["update", run, tmp_path, "--out", run], "is the run being updated"),
+                           (["train", run, "--out", tmp_path / "new", "--seed-topics", tmp_path / "no.txt"],
+                            "does not exist"),
+                           (["update", tmp_path, tmp_path, "--out", tmp_path / "new"], "is not a finished run"),
+                           (["update", run, tmp_path, "--out", run.parent], "is not a run folder")):
         found, err = _probe(*args)
         assert found == {"code": 2, "heavy": []}, (args, err)
         assert fragment in err, err

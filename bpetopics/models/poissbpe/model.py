@@ -22,15 +22,17 @@ from bpetopics.models.poissbpe.compiled import prior as compiled_prior
 from bpetopics.models.poissbpe.packed import PackedCounts, PaddedCounts
 from bpetopics.models.poissbpe.poisson import PoissonLikelihood
 from bpetopics.models.poissbpe.topic_growth import TopicGrowth
+from bpetopics.models.poissbpe.topic_merging import TopicMerging
 from bpetopics.models.poissbpe.topic_outputs import TopicOutputs
 from bpetopics.models.poissbpe.topic_priors import TopicPriors
+from bpetopics.models.poissbpe.topic_seeds import TopicSeeds
 from bpetopics.models.poissbpe.topic_repair import TopicRepair, corpus_frequencies, smoothed_log_topics
 from bpetopics.models.poissbpe.topic_sizes import TopicSizes
 from bpetopics.models.poissbpe.topic_prior import topic_overlap
 
 
-class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, BPEBase, TransformerMixin,
-               BaseEstimator):
+class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, BPEBase,
+               TransformerMixin, BaseEstimator):
     """Poisson BPE topic model: x_n ~ Poisson(lambda_n beta f(z_n)).
 
     A document's sparse binary code z_n (K bits) is found by greedy pursuit; the
@@ -138,6 +140,14 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, 
         q(pi) starts at Beta(1, 1) and the prior's weight in the pursuit ramps from 0 to
         1 over the first ``prior_ramp_epochs`` epochs (see MODEL.md's last section: a
         literal start at the prior collapses every code to the empty one).
+    seed_words : list of list of int or None
+        Guided topics: topic t's seed words (ids of the vocabulary's words) start with
+        extra weight in it and a prior favours them (:mod:`bpetopics.models.poissbpe.topic_seeds`;
+        ``TopicModel(seed_topics=...)`` takes the words). With seed words the theta step
+        runs the torch operations, not the compiled ones, and the topics do not grow.
+    seed_strength : float
+        The seed prior's pseudo-counts on each seed word, as a share of an average
+        topic's tokens (N_tok / T).
     random_state : int
         Seed of the initialisation and of the minibatch order: the same seed (and, on
         CPU, the same torch thread count) gives the same model.
@@ -172,14 +182,16 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, 
                         "split_moves": P.BOOL, "split_min_gain": P.NON_NEGATIVE,
                         "initial_topics": P.POSITIVE_INT_OR_NONE,
                         "cooldown_epochs": P.Rule("int", low=0), "soft_codes": P.POSITIVE_INT,
-                        "pipeline": P.BOOL, "backend": P.Rule("choice", choices=kernels.BACKENDS)}
+                        "pipeline": P.BOOL, "seed_strength": P.NON_NEGATIVE,
+                        "backend": P.Rule("choice", choices=kernels.BACKENDS)}
 
     def __init__(self, n_topics=20, *, n_bits=None, hidden=(), activation="relu", alpha=None,
                  gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
                  topic_repulsion=0.0008, topic_smoothing=None, reseed_similarity=0.7, split_moves=True,
                  split_min_gain=0.1, initial_topics=None, cooldown_epochs=2, soft_codes=1, pipeline=True,
-                 backend="auto", random_state=0, device="auto", progress=True, callback=None):
+                 seed_words=None, seed_strength=0.02, backend="auto", random_state=0, device="auto",
+                 progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
                          gamma=gamma, tau=tau, kappa=kappa, epochs=epochs,
                          batch_size=batch_size, lr=lr, max_bits=max_bits,
@@ -197,6 +209,8 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, 
         self.cooldown_epochs = cooldown_epochs
         self.soft_codes = soft_codes
         self.pipeline = pipeline
+        self.seed_words = seed_words
+        self.seed_strength = seed_strength
         self.backend = backend
 
     def _theta_data(self, X_batch, batch, codes, out, weight, params):
@@ -282,7 +296,7 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, 
         (:mod:`~bpetopics.models.poissbpe.pipelined_steps`) where :meth:`_pipelined` allows."""
         self.likelihood_.next_topics = None
         logits = self.likelihood_.topic_logits
-        if fused_theta.usable(self.decoder_, logits):
+        if self._compiled_theta(logits):
             self._softmax_shift = topic_step.row_shift(logits)
         try:
             with torch_on_one_thread(self.device_):
@@ -291,6 +305,12 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, 
                 return super()._epoch_steps(batches)
         finally:
             self.likelihood_.next_topics, self._softmax_shift = None, None
+
+    def _compiled_theta(self, params) -> bool:
+        """Whether the theta step runs its compiled passes (:mod:`~bpetopics.models.poissbpe.compiled.fused_theta`):
+        where they serve the decoder and ``params``, and without seed words (their prior
+        term is on the torch path alone, :mod:`~bpetopics.models.poissbpe.topic_seeds`)."""
+        return fused_theta.usable(self.decoder_, params) and not self.has_seed_words()
 
     def _pursue(self, X_batch, params, weight):
         """The minibatch's pursuit in compiled calls from its CSR rows where they serve the
@@ -315,7 +335,7 @@ class PoissBPE(TopicOutputs, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, 
             return super()._theta_step(X_batch, batch, codes, params, weight)
         self.optimizer_.zero_grad()
         repulsion = self._penalty_weight() if self.topic_repulsion else 0.0
-        if fused_theta.usable(self.decoder_, params):   # compiled passes
+        if self._compiled_theta(params):   # compiled passes
             if self._softmax_shift is not None:      # within an epoch: Adam and the next topics too
                 self.likelihood_.next_topics = fused_theta.take_step(
                     self.decoder_, self.likelihood_, self.optimizer_, batch, codes, params,
