@@ -14,8 +14,9 @@ from bpetopics.cli import IntRange, UserError, main, open_run, run_errors
 @main.command()
 @click.argument("run", type=click.Path(path_type=Path))
 @click.argument("query")
-@click.option("--top", "-n", type=IntRange(min=1), default=5, show_default=True, help="Topics shown.")
-@click.option("--words", type=IntRange(min=0), default=6, show_default=True, help="Top words shown per topic.")
+@click.option("--top-topics", "top", type=IntRange(min=1), default=5, show_default=True, help="Topics shown.")
+@click.option("--top-n", "-n", "words", type=IntRange(min=0), default=6, show_default=True,
+              help="Top words shown per topic.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="table (for people) or json.")
 def search(run, query, top, words, fmt):

@@ -16,7 +16,7 @@ from bpetopics.cli import IntRange, UserError, main, open_run, run_errors
 @click.argument("run", type=click.Path(path_type=Path))
 @click.argument("doc", required=False)
 @click.option("--text", default=None, help="Find documents like this text instead of a training document.")
-@click.option("-k", "--top", "k", type=IntRange(min=1), default=10, show_default=True, help="Documents shown.")
+@click.option("--top-docs", "-k", "k", type=IntRange(min=1), default=10, show_default=True, help="Documents shown.")
 @click.option("--pool", type=IntRange(min=0), default=1000, show_default=True,
               help="Re-rank the Hamming-nearest this many documents by the cosine similarity of their "
                    "topic mixtures (0: Hamming distance alone).")

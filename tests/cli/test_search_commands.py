@@ -14,7 +14,7 @@ def test_topics_shows_labels_and_sets_one_by_hand(runner, trained_run, tmp_path)
     run = tmp_path / "run"
     shutil.copytree(trained_run[0], run)
     assert (run / "labels.json").is_file()          # written by train
-    result = runner.invoke(main, ["topics", str(run), "--top", "3"])
+    result = runner.invoke(main, ["topics", str(run), "--top-n", "3"])
     assert result.exit_code == 0 and result.output.splitlines()[0].split()[:3] == ["topic", "share", "label"]
     result = runner.invoke(main, ["topics", str(run), "--set-label", '2="my label"', "--format", "json"])
     assert result.exit_code == 0, result.output
@@ -27,7 +27,7 @@ def test_topics_shows_labels_and_sets_one_by_hand(runner, trained_run, tmp_path)
 
 def test_search_lists_the_topics_of_a_query(runner, trained_run):
     run = str(trained_run[0])
-    result = runner.invoke(main, ["search", run, "space shuttle launch orbit", "--format", "json", "--top", "2"])
+    result = runner.invoke(main, ["search", run, "space shuttle launch orbit", "--format", "json", "--top-topics", "2"])
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)["topics"]
     assert len(rows) == 2 and rows[0]["weight"] >= rows[1]["weight"] and rows[0]["label"]
