@@ -23,7 +23,7 @@ Model, per image x in R^D, latent z in R^L:
   prior: sparser means, worse MSE). The paper's VAE figures (16.94, 0.83) look like a
   fixed-variance VAE; report which one a comparison used.
 
-Reported metrics (MODEL.md): MSE with E[lambda] = 1 and the *decoded posterior mean*
+Reported metrics (docs/model.md, "How results are measured"): MSE with E[lambda] = 1 and the *decoded posterior mean*
 f(mu(x)) (``reconstruct``), and Hoyer sparsity of the posterior means mu(x) (``encode``).
 """
 

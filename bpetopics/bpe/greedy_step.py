@@ -1,7 +1,7 @@
 """One greedy step's decision, shared by every batched pursuit (dense, padded, packed).
 
 Each still-improving point takes its best candidate bit when that beats its current
-score (MODEL.md, greedy pursuit: ``L(z + e_j*) > L(z)``, strictly), and its code, data
+score (docs/model.md, "Greedy pursuit": ``L(z + e_j*) > L(z)``, strictly), and its code, data
 term and summed log-odds are updated in place.
 """
 

@@ -3,7 +3,7 @@
 Each likelihood turns the decoder's unconstrained outputs into its parameters and gives
 
 * ``data_term(out, batch)``: the part of the pursuit's score L(z) that depends on z
-  (MODEL.md, "The score that the pursuit maximises"), for one output per point
+  (docs/model.md, "The score of a code"), for one output per point
   ``(P, D)`` -> ``(P,)`` or for C candidate codes per point ``(P, C, D)`` -> ``(P, C)``;
 * ``theta_loss(out, batch, params)``: what one Adam step on theta minimises at the current
   codes, given ``minibatch_params()`` (what the step computes once from theta);

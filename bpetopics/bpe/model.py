@@ -1,6 +1,6 @@
 """The shared estimator: MAP-EM training of a BPE model by minibatches.
 
-One training step on a minibatch S (MODEL.md, "One training step")::
+One training step on a minibatch S (docs/model.md, "One training step on a minibatch")::
 
     1. z_S  <- greedy pursuit with the current theta and q(pi)
     2. q(pi) <- natural-gradient step from z_S

@@ -1,6 +1,6 @@
 """The beta-process prior over code bits and its variational posterior q(pi).
 
-Generative side (MODEL.md)::
+Generative side (docs/model.md)::
 
     pi_k ~ Beta(alpha * gamma / K, alpha * (1 - gamma / K))     k = 1..K
     z_nk ~ Bernoulli(pi_k)

@@ -1,4 +1,4 @@
-"""Greedy pursuit for binary codes (the paper's Algorithm 1, made precise in MODEL.md).
+"""Greedy pursuit for binary codes (the paper's Algorithm 1, made precise in docs/model.md).
 
 For each point, starting from the empty code::
 

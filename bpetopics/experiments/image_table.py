@@ -1,7 +1,7 @@
 """The paper's Table 1, measured: BPE models against VAE baselines on held-out images.
 
 For each data set every model is trained on the same training subset and scored on the
-same test subset (MODEL.md, "How the paper measures it"):
+same test subset (docs/model.md, "How results are measured"):
 
 - MNIST, scaled MNIST, CIFAR-10: GaussBPE against two Gaussian VAEs, the fixed
   sigma^2 = 1 one (Kingma & Welling's, the paper's baseline: its figures match it) and

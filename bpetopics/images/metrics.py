@@ -1,12 +1,12 @@
 """Image metrics of the paper's Table 1 (numpy; torch tensors are accepted).
 
 - ``reconstruction_mse``: mean over images of the *sum* over pixels of squared error,
-  (1/N) sum_n ||x_n - x_hat_n||^2 (MODEL.md, "MSE").
+  (1/N) sum_n ||x_n - x_hat_n||^2 (docs/model.md, "How results are measured").
 - ``bernoulli_nll``: mean over images of -ln p(x_n | z_n) = -sum_d [x ln p + (1-x) ln(1-p)],
   from logits (stable) or probabilities (clipped).
 - ``hoyer_sparsity`` / ``mean_hoyer``: Hoyer(z) = (sqrt(K) - |z|_1/|z|_2) / (sqrt(K) - 1),
   1 for a one-hot (or empty) code, 0 for a flat one. The all-zero code counts as 1,
-  as MODEL.md defines. Absolute values are used, so real-valued codes (VAE means) work.
+  as docs/model.md defines. Absolute values are used, so real-valued codes (VAE means) work.
 
 ``bpetopics.evaluation`` had no Hoyer measure when this was written; if one lands there
 it should agree with this one (same definition, empty code = 1).

@@ -5,7 +5,7 @@ over codes,
 
     p(z' | x)  propto  exp L(z'),    L(z') = data term + sum_k z'_k (psi(a_k) - psi(b_k)),
 
-(L the pursuit's score, MODEL.md) is not concentrated on z when a document is short or
+(L the pursuit's score, docs/model.md) is not concentrated on z when a document is short or
 could belong to several topics: on 20 Newsgroups' held-out halves z holds about a third of
 the mass of its one-bit neighbourhood. Predicting with f(z) alone throws that away.
 

@@ -118,7 +118,7 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         perplexity; docs/defaults.md), below 40 T, no growth.
     soft_codes : int
         How many codes of each document the theta step fits. 1 (the default): the pursued
-        code, the MAP-EM of MODEL.md. M > 1: the M most probable of the pursued code and
+        code, the MAP-EM of docs/model.md. M > 1: the M most probable of the pursued code and
         its one-bit neighbours under the posterior exp L (:mod:`bpetopics.models.poissbpe.code_posterior`),
         the data term weighted by their renormalised probabilities (a soft E-step; docs/defaults.md
         measures 3 against 1: better topics, 3.5x the training time). One process only.
@@ -127,7 +127,7 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         step's theta update, from the theta before that update (one Adam step stale), on
         a second thread when torch has two (:mod:`bpetopics.models.poissbpe.pipelined_steps`; the
         same model on one thread and on two; docs/defaults.md measures the speed and the topics
-        against False). False: the steps strictly in order (MODEL.md's MAP-EM). Only where
+        against False). False: the steps strictly in order (docs/model.md's MAP-EM). Only where
         the compiled pursuit runs (CPU, a linear decoder), in one process, with
         ``soft_codes=1``; the steps run in order elsewhere.
     backend : {"auto", "numba", "torch"}
@@ -138,7 +138,7 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         into ``backend_``; "numba" where it cannot run is a ValueError.
     flat_start, prior_ramp_epochs :
         q(pi) starts at Beta(1, 1) and the prior's weight in the pursuit ramps from 0 to
-        1 over the first ``prior_ramp_epochs`` epochs (see MODEL.md's last section: a
+        1 over the first ``prior_ramp_epochs`` epochs (see docs/model.md, "What bpetopics adds to the model": a
         literal start at the prior collapses every code to the empty one).
     seed_words : list of list of int or None
         Guided topics: topic t's seed words (ids of the vocabulary's words) start with

@@ -4,7 +4,7 @@ beta (W x T) has every column on the simplex, beta = softmax over words of the f
 logits; f(z) = softmax of the decoder's T outputs. Because sum_w [beta f(z)]_w = 1,
 q(lambda_n) = Gamma(a + sum_w x_nw, b + 1) does not depend on z or theta, and the score
 of a code is the multinomial term sum_w x_nw ln [beta f(z_n)]_w over the document's
-non-zero words only (MODEL.md).
+non-zero words only (docs/model.md, "The score of a code").
 
 The logits are stored topic by topic, (T, W): the softmax over words then runs along
 contiguous rows, several times faster than over the first axis of a (W, T) matrix

@@ -42,7 +42,7 @@ class TopicRepair:
     ``split_moves``, ``split_min_gain``)."""
 
     def _restart_topics(self, X) -> dict:
-        """Restart dead and duplicated topics (MODEL.md: 2 to 5 of 20 topics died or
+        """Restart dead and duplicated topics (docs/model.md: 2 to 5 of 20 topics died or
         duplicated) in the first half of training, and make split moves until 90% of it
         (with split moves: at epochs 1, 1 + s, 1 + 2s, ..., s = max(4, epochs // 20)).
 
