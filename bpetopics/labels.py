@@ -113,7 +113,10 @@ def parse_labels_record(record, n_topics: int) -> tuple[list[str], dict[int, str
     (one line) when it is not one, or is for another number of topics."""
     if not isinstance(record, dict) or record.get("format") != LABELS_FORMAT:
         raise ValueError(f"not a topic labels file (format {record.get('format') if isinstance(record, dict) else None!r})")
-    if record.get("version", 0) > LABELS_VERSION:
+    version = record.get("version", 0)
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise ValueError(f"its version is {version!r}, not a number")
+    if version > LABELS_VERSION:
         raise ValueError(f"topic labels version {record['version']} is newer than this bpetopics: upgrade it")
     automatic, manual = record.get("automatic"), record.get("manual") or {}
     if not isinstance(automatic, list) or len(automatic) != n_topics or not isinstance(manual, dict):

@@ -130,7 +130,9 @@ def test_info_shows_the_defaults_computed_for_the_run(runner, trained_run):
     out, _ = trained_run      # trained with alpha, gamma, topic_smoothing left to their defaults (None)
     run = load_run(out)
     shown = _shown_params(runner.invoke(main, ["info", str(out)]).output)
-    assert not any(value.startswith("None") for name, value in shown.items() if name != "max_bits"), shown
+    # None where it is a value (no cap on the bits, no seed words), never an unresolved default
+    assert not any(value.startswith("None") for name, value in shown.items()
+                   if name not in ("max_bits", "seed_words")), shown
     alpha, gamma = run.model.prior_hyperparameters()
     assert float(shown["alpha"].split()[0]) == pytest.approx(alpha) and alpha == 300
     assert float(shown["gamma"].split()[0]) == pytest.approx(gamma) and gamma == 8 / 4

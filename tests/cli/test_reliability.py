@@ -237,10 +237,17 @@ def test_every_command_fails_with_one_line(runner, tmp_path):
         "graph": ["graph", missing, "--out", str(tmp_path / "g.png")],
         "ldavis": ["ldavis", missing, "--out", str(tmp_path / "t.html")],
         "images": ["images", "table", "--out", str(tmp_path / "t"), "--data-root", missing, "--datasets", "mnist"],
+        "search": ["search", missing, "space shuttle"],
+        "similar": ["similar", missing, "0"],
+        "update": ["update", missing, missing, "--out", str(tmp_path / "updated")],
+        "over-time": ["over-time", missing, "--out", str(tmp_path / "shares.csv")],
+        "explore": ["explore", missing, "--out", str(tmp_path / "explore.html")],
+        "compile": ["compile", "--bogus"],          # it reads no input: a bad option is its bad input
     }
     assert set(cases) == set(main.commands)  # a new command needs a case here
+    expected = {"images": "MNIST", "compile": "--bogus"}
     for name, args in cases.items():
-        one_line_error(runner.invoke(main, args), missing if name != "images" else "MNIST")
+        one_line_error(runner.invoke(main, args), expected.get(name, missing))
     # usage errors (an unknown command or option, a missing argument) are one line too
     one_line_error(runner.invoke(main, ["nosuch"]), "No such command")
     one_line_error(runner.invoke(main, ["--bogus"]), "--bogus")
