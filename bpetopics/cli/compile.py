@@ -23,7 +23,7 @@ def compile_command(quiet):
     """
     import time
 
-    from bpetopics.warm_up import compile_kernels
+    from bpetopics.models.poissbpe.compiled.warm_up import compile_kernels
 
     if not quiet:
         click.echo("Compiling the CPU kernels for this machine (or loading them from numba's cache)...", err=True)
