@@ -221,3 +221,68 @@ def test_the_shared_algorithm_imports_no_model():
             offenders += [f"{name} imports {m}" for m, _ in _imported_modules(tree)
                           if m.startswith("bpetopics.") and not m.startswith("bpetopics.bpe")]
     assert offenders == []
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_imports(name: str, tree: ast.AST, is_package: bool, modules) -> list:
+    """Where module ``name`` uses a private name of another module of the package: ``from m
+    import _x`` (anywhere in it), an import of a private module (``m._y``), or ``m._x`` on
+    a module it imported (``import p.m as m``, ``from p import m``)."""
+    found, bound = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("bpetopics"):
+                    found += [f"{name}:{node.lineno} imports {alias.name}"
+                              for part in alias.name.split(".") if _is_private(part)]
+                    if alias.asname and alias.name in modules:
+                        bound[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            module = _imported_module(name, is_package, node)
+            if not module.startswith("bpetopics") or module == name:
+                continue
+            found += [f"{name}:{node.lineno} imports {module}" for part in module.split(".") if _is_private(part)]
+            for alias in node.names:
+                if _is_private(alias.name):
+                    found.append(f"{name}:{node.lineno} imports {alias.name} from {module}")
+                elif f"{module}.{alias.name}" in modules:
+                    bound[alias.asname or alias.name] = f"{module}.{alias.name}"
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and _is_private(node.attr) and isinstance(node.value, ast.Name)
+                and bound.get(node.value.id, name) != name):
+            found.append(f"{name}:{node.lineno} uses {node.value.id}.{node.attr} of {bound[node.value.id]}")
+    return found
+
+
+def test_the_private_name_check_finds_each_form():
+    modules = {"bpetopics.a", "bpetopics.a.b", "bpetopics.a.c"}
+    source = """
+from bpetopics.a.b import public, _private, __version__
+from . import c
+import bpetopics.a.b as b_module
+
+def late():
+    from bpetopics.a._hidden import thing
+    return c._helper(), b_module._other, c.public
+"""
+    found = private_imports("bpetopics.a.mod", ast.parse(source), False, modules)
+    assert sorted(found) == ["bpetopics.a.mod:2 imports _private from bpetopics.a.b",
+                             "bpetopics.a.mod:7 imports bpetopics.a._hidden",
+                             "bpetopics.a.mod:8 uses b_module._other of bpetopics.a.b",
+                             "bpetopics.a.mod:8 uses c._helper of bpetopics.a.c"]
+    # its own private names, and another module's dunders, are a module's own business
+    assert private_imports("bpetopics.a.b", ast.parse("from bpetopics.a.b import _x\n"), False, modules) == []
+
+
+def test_no_private_name_is_used_across_modules():
+    """A name with a leading underscore belongs to its module: what another module needs
+    is public (named, documented), or lives where it is used."""
+    modules = _modules()
+    offenders = []
+    for name, path in sorted(modules.items()):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        offenders += private_imports(name, tree, path.name == "__init__.py", modules)
+    assert offenders == []
