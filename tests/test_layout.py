@@ -2,7 +2,8 @@
 
 * Dependencies point one way: the core imports none of the heavy text/plot stack (nor
   scikit-learn); the models add only ``sklearn.base`` (the estimator contract).
-* No import cycle anywhere inside ``bpetopics`` (module-level imports).
+* No import cycle anywhere inside ``bpetopics``, counting every import: those inside
+  functions too (a cycle hidden behind a function-level import is still a cycle).
 * A CLI command module never imports another one (shared code lives in the library, or
   in the click helpers of ``bpetopics/cli/__init__.py``).
 """
@@ -50,46 +51,41 @@ def _modules() -> dict:
     return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
 
 
-def _top_level_statements(tree):
-    """Statements run at import time: the module body, including inside if/try blocks."""
-    stack = list(tree.body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, (ast.If, ast.Try, ast.With)):
-            stack.extend(node.body)
-            stack.extend(getattr(node, "orelse", []))
-            stack.extend(getattr(node, "finalbody", []))
-            for handler in getattr(node, "handlers", []):
-                stack.extend(handler.body)
+def _imported_module(name: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The module ``from ... import`` reads in module ``name``, relative imports resolved."""
+    if not node.level:
+        return node.module or ""
+    base = name.split(".") if is_package else name.split(".")[:-1]
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
 
 
-def _imports(name: str, path: Path, modules: dict) -> set:
-    """The intra-package modules ``name`` imports at module level (each imported module
-    and, for ``from m import x``, the submodule m.x when it is one)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    is_package = path.name == "__init__.py"
+def imports_of(name: str, tree: ast.AST, is_package: bool, modules) -> set:
+    """The intra-package modules that module ``name`` (parsed as ``tree``) imports anywhere,
+    inside functions too: each imported module with the packages above it (importing
+    ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` first) and, for ``from m import x``,
+    the submodule m.x when it is one."""
     found = set()
-    for node in _top_level_statements(tree):
+    for node in ast.walk(tree):
         targets = []
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = name.split(".") if is_package else name.split(".")[:-1]
-                base = base[:len(base) - (node.level - 1)]
-                module = ".".join(base + ([node.module] if node.module else []))
-            else:
-                module = node.module or ""
+            module = _imported_module(name, is_package, node)
             targets = [module] + [f"{module}.{alias.name}" for alias in node.names]
         for target in targets:
-            if target in modules:
-                found.add(target)
+            parts = target.split(".")
+            found.update(m for m in (".".join(parts[:i]) for i in range(1, len(parts) + 1)) if m in modules)
     return found
 
 
+def _imports(name: str, path: Path, modules: dict) -> set:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return imports_of(name, tree, path.name == "__init__.py", modules)
+
+
 def import_graph() -> dict:
-    """module -> the intra-package modules it imports at module level (a package's
+    """module -> the intra-package modules it imports, anywhere in it (a package's
     submodules importing their own ancestors are left out: Python allows it)."""
     modules = _modules()
     graph = {}
@@ -132,9 +128,37 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_the_graph_sees_real_edges():
     graph = import_graph()
-    assert "bpetopics.runs.folder" in graph["bpetopics.runs.checkpoints"]
+    assert "bpetopics.runs.saved_model" in graph["bpetopics.runs.checkpoints"]
     assert "bpetopics.bpe.prior" in graph["bpetopics.bpe.model"]
     assert "bpetopics.files" in graph["bpetopics.viz.draw"]
+    # an import inside a function, and the package it runs first
+    assert {"bpetopics.runs.image_job", "bpetopics.runs"} <= graph["bpetopics.experiments.image_table_runs"]
+
+
+def test_the_graph_sees_imports_inside_functions_in_every_form():
+    modules = {"p", "p.a", "p.b", "p.c", "p.d", "p.e", "p.q", "p.q.f"}
+    source = """
+import os
+
+def late():
+    from . import a
+    from .b import thing
+    import p.c as c_module
+    class Inner:
+        def method(self):
+            from p import d, not_a_module
+            from p.q import f
+    return a, thing, c_module
+
+try:
+    from .e import x
+except ImportError:
+    pass
+"""
+    assert imports_of("p.mod", ast.parse(source), False, modules) == {"p", "p.a", "p.b", "p.c", "p.d", "p.e",
+                                                                      "p.q", "p.q.f"}
+    assert imports_of("p.q", ast.parse("from . import f\nfrom .. import a"), True, modules) == {"p.q", "p.q.f", "p",
+                                                                                             "p.a"}
 
 
 def test_no_import_cycle_inside_the_package():
@@ -196,4 +220,69 @@ def test_the_shared_algorithm_imports_no_model():
             tree = ast.parse(path.read_text(encoding="utf-8"))
             offenders += [f"{name} imports {m}" for m, _ in _imported_modules(tree)
                           if m.startswith("bpetopics.") and not m.startswith("bpetopics.bpe")]
+    assert offenders == []
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_imports(name: str, tree: ast.AST, is_package: bool, modules) -> list:
+    """Where module ``name`` uses a private name of another module of the package: ``from m
+    import _x`` (anywhere in it), an import of a private module (``m._y``), or ``m._x`` on
+    a module it imported (``import p.m as m``, ``from p import m``)."""
+    found, bound = [], {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("bpetopics"):
+                    found += [f"{name}:{node.lineno} imports {alias.name}"
+                              for part in alias.name.split(".") if _is_private(part)]
+                    if alias.asname and alias.name in modules:
+                        bound[alias.asname] = alias.name
+        elif isinstance(node, ast.ImportFrom):
+            module = _imported_module(name, is_package, node)
+            if not module.startswith("bpetopics") or module == name:
+                continue
+            found += [f"{name}:{node.lineno} imports {module}" for part in module.split(".") if _is_private(part)]
+            for alias in node.names:
+                if _is_private(alias.name):
+                    found.append(f"{name}:{node.lineno} imports {alias.name} from {module}")
+                elif f"{module}.{alias.name}" in modules:
+                    bound[alias.asname or alias.name] = f"{module}.{alias.name}"
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and _is_private(node.attr) and isinstance(node.value, ast.Name)
+                and bound.get(node.value.id, name) != name):
+            found.append(f"{name}:{node.lineno} uses {node.value.id}.{node.attr} of {bound[node.value.id]}")
+    return found
+
+
+def test_the_private_name_check_finds_each_form():
+    modules = {"bpetopics.a", "bpetopics.a.b", "bpetopics.a.c"}
+    source = """
+from bpetopics.a.b import public, _private, __version__
+from . import c
+import bpetopics.a.b as b_module
+
+def late():
+    from bpetopics.a._hidden import thing
+    return c._helper(), b_module._other, c.public
+"""
+    found = private_imports("bpetopics.a.mod", ast.parse(source), False, modules)
+    assert sorted(found) == ["bpetopics.a.mod:2 imports _private from bpetopics.a.b",
+                             "bpetopics.a.mod:7 imports bpetopics.a._hidden",
+                             "bpetopics.a.mod:8 uses b_module._other of bpetopics.a.b",
+                             "bpetopics.a.mod:8 uses c._helper of bpetopics.a.c"]
+    # its own private names, and another module's dunders, are a module's own business
+    assert private_imports("bpetopics.a.b", ast.parse("from bpetopics.a.b import _x\n"), False, modules) == []
+
+
+def test_no_private_name_is_used_across_modules():
+    """A name with a leading underscore belongs to its module: what another module needs
+    is public (named, documented), or lives where it is used."""
+    modules = _modules()
+    offenders = []
+    for name, path in sorted(modules.items()):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        offenders += private_imports(name, tree, path.name == "__init__.py", modules)
     assert offenders == []

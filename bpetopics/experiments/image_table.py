@@ -22,79 +22,18 @@ from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import torch
 from scipy.special import expit
 
+from bpetopics.experiments.image_table_report import write_outputs
+from bpetopics.experiments.image_table_runs import check_models, model_entry, open_table, table_models
+from bpetopics.experiments.image_table_setup import (BUDGETS, DATASETS, PAPER_TABLE1, VAE_FIXED,  # noqa: F401
+                                                     VAE_LEARNED, Budget)
 from bpetopics.images.metrics import bernoulli_nll, mean_hoyer, reconstruction_mse
-
-# Paper, Table 1: (baseline name, baseline value, BPE value, baseline sparsity, BPE sparsity)
-PAPER_TABLE1 = {
-    "binary_mnist": ("GS-VAE", 81.55, 82.16, 0.40, 0.93),
-    "scaled_mnist": ("VAE", 32.92, 9.18, 0.72, 0.86),
-    "mnist": ("VAE", 16.94, 8.51, 0.83, 0.86),
-    "cifar10": ("VAE", 79.15, 75.88, 0.81, 0.96),
-}
-
-DATASETS = {  # name -> (label, likelihood)
-    "mnist": ("MNIST", "gauss"),
-    "scaled_mnist": ("scaled MNIST", "gauss"),
-    "binary_mnist": ("binarised MNIST", "bern"),
-    "cifar10": ("CIFAR-10", "gauss"),
-}
-
-VAE_FIXED, VAE_LEARNED = "VAE (sigma^2=1 fixed)", "VAE (sigma^2 learned)"
-
-
-@dataclass(frozen=True)
-class Budget:
-    """How much data and training each model gets.
-
-    ``n_train``/``n_test`` are class-balanced subsets (None: the whole split). BPE
-    models train ``bpe_epochs`` epochs (each costs a greedy pursuit over the training
-    set, so far more than a VAE epoch); the VAEs get more epochs because they are cheap.
-    """
-
-    name: str
-    n_train: int | None
-    n_test: int | None
-    datasets: tuple
-    bpe_epochs: int
-    n_bits: int
-    bpe_batch_size: int
-    bpe_lr: float
-    vae_epochs: int
-    gsvae_epochs: int
-    sigma: float = 0.3
-    s_max: float = 2.0
-    gauss_n_bits: int | None = None  # GaussBPE's K where it differs from n_bits
-    shortlist: int | None = 32       # the BPE pursuit's shortlist (None: every bit, exact)
-    fast_stop_epochs: int | str | None = None   # BPE epochs stopping at once: N, 'all', None the models'
-
-
-# GaussBPE gets K = 800 bits (BernBPE keeps 200): on the full MNIST splits after 2 epochs,
-# MSE 13.17 -> 10.21 and scaled MNIST 17.50 -> 13.20, with the same ~6 bits per image
-# (sparser by Hoyer's measure) at 1.5x the epoch time (docs/defaults.md).
-
-
-BUDGETS = {
-    # for the test suite: seconds, not meaningful numbers
-    "tiny": Budget("tiny", 150, 100, ("mnist", "scaled_mnist", "binary_mnist"), 2, 24, 32,
-                   3e-3, 2, 2, shortlist=8),
-    # the CPU: about 40 CPU minutes on one thread (GaussBPE's 800 bits most of it); sigma
-    # 0.1 and 8 epochs put GaussBPE's MNIST error below the paper's (docs/results/images.md)
-    "small": Budget("small", 2000, 1000, ("mnist", "scaled_mnist", "binary_mnist"), 8, 200,
-                    32, 3e-3, 100, 100, sigma=0.1, gauss_n_bits=800),
-    # a GPU: whole splits. Sigma 0.1 as in the small budget: on whole splits it beats sigma 0.3
-    # after fewer epochs; the models' shortlist pursuit (its codes score higher than the
-    # exact pursuit's on the same models: docs/results/images.md, whole splits on one GPU)
-    "full": Budget("full", None, None, ("mnist", "scaled_mnist", "binary_mnist", "cifar10"),
-                   30, 200, 128, 1e-3, 100, 100, sigma=0.1, gauss_n_bits=800),
-}
-
 
 # ------------------------------------------------------------------------------ data
 def load_split(dataset, split, data_root, limit, seed=0, s_max=2.0):
@@ -176,7 +115,6 @@ def run_dataset(dataset, data_root, budget, device="auto", seed=0, progress=Fals
     Returns ``(rows, grid, histories)``: one metrics dict per model, the grid images
     ``{'original' | model name: (n_show, D) array}`` and ``{model name: history_}``.
     """
-    from bpetopics.experiments.image_table_runs import model_entry, table_models
     from bpetopics.images.sources import load_images
 
     log = log or (lambda msg: None)
@@ -262,8 +200,6 @@ def run_table(data_root, out, budget="small", datasets=None, device="auto", seed
             raise ValueError(f"unknown data set(s) {', '.join(unknown)}; choose from "
                              f"{', '.join(DATASETS)}")
         budget = replace(budget, datasets=tuple(datasets))
-    from bpetopics.experiments.image_table_runs import check_models, open_table
-
     models = check_models(models, budget.datasets, budget)
     device = str(resolve_device(device))
     log = log or (lambda msg: None)
@@ -287,7 +223,5 @@ def run_table(data_root, out, budget="small", datasets=None, device="auto", seed
     # time spent training and scoring the models (summed, also over resumed pieces)
     model_seconds = sum(r.get("train_seconds", 0.0) + r.get("encode_seconds", 0.0) for r in rows)
     log(f"this invocation: {time.perf_counter() - start:.0f} s")
-    from bpetopics.experiments.image_table_report import write_outputs
-
     paths = write_outputs(out, rows, grids, histories, budget, device, model_seconds)
     return rows, paths

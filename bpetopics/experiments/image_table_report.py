@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bpetopics.experiments.image_table import DATASETS, VAE_FIXED, VAE_LEARNED
+from bpetopics.experiments.image_table_setup import DATASETS, VAE_FIXED, VAE_LEARNED
 
 COLUMNS = ["dataset", "model", "metric", "value", "neg_elbo", "sparsity", "active_bits",
            "empty_codes", "bits_used", "sec_per_epoch", "epochs", "train_seconds",

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bpetopics.experiments.image_table_report import hardware
+from bpetopics.experiments.image_table_setup import DATASETS, VAE_FIXED, VAE_LEARNED
 from bpetopics.files import write_text_atomic
 from bpetopics.runs.folder import RunError, partial_path
 
@@ -33,7 +35,6 @@ TABLE_FORMAT = "bpetopics.table1"
 
 def table_models(kind, budget, seed, device):
     """[(row name, file slug, registry model, params)] of one data set's kind."""
-    from bpetopics.experiments.image_table import VAE_FIXED, VAE_LEARNED
     from bpetopics.runs.image_job import image_params
 
     def params(model, bits=None, epochs=None, batch_size=None, lr=None, fast_stop_epochs=None, **extra):
@@ -57,8 +58,6 @@ def table_models(kind, budget, seed, device):
 def check_models(models, datasets, budget):
     """The model slugs ``models`` (None: all) as a set, or ValueError (one line) naming an
     unknown slug or a data set of ``datasets`` that none of them belongs to."""
-    from bpetopics.experiments.image_table import DATASETS
-
     if not models:
         return None
     slugs = {ds: [m[1] for m in table_models(DATASETS[ds][1], budget, 0, "cpu")] for ds in datasets}
@@ -142,7 +141,6 @@ def model_entry(out, dataset, name, slug, registry, params, data, evaluate, resu
         image_job.finish_image_job(job, overwrite=True)
         model = job.model
     row, recon = evaluate(model)
-    from bpetopics.experiments.image_table_report import hardware
 
     # where the row was made (trained, or read back and scored): a table merged from pieces
     # on another machine reports the pieces' device, not the merging one's

@@ -40,9 +40,9 @@ import numpy as np
 
 from bpetopics.files import atomic_path
 
-from bpetopics.images._common import (
-    DAMAGE, ImageSourceError, _check_split, _download, _rng, balanced_subset, default_cache_dir,
-    default_data_root, reading,
+from bpetopics.images.loading import (
+    DAMAGE, ImageSourceError, balanced_subset, check_split, default_cache_dir, default_data_root,
+    download_file, reading, split_rng,
 )
 
 __all__ = ["CIFAR10_CLASSES", "load_cifar10", "RestrictedUnpickler"]
@@ -260,7 +260,7 @@ def _candidate_dirs(root: Path):
 
 
 def _download_cifar(root: Path) -> Path:
-    archive = _download([CIFAR10_URL], root / "cifar-10-python.tar.gz", CIFAR10_MD5)
+    archive = download_file([CIFAR10_URL], root / "cifar-10-python.tar.gz", CIFAR10_MD5)
     with tarfile.open(archive, "r:gz") as tf:
         if hasattr(tarfile, "data_filter"):
             tf.extractall(root, filter="data")
@@ -280,9 +280,9 @@ def load_cifar10(split="train", data_root=None, *, limit=None, random_state=0,
     See the module docstring for the sources searched, the pickle policy and caching.
     ``limit`` keeps a class-balanced subset seeded by ``random_state`` (original order).
     """
-    _check_split(split)
+    check_split(split)
     root = default_data_root(data_root)
-    rng = _rng(random_state, split, 0)
+    rng = split_rng(random_state, split, 0)
     dirs = _candidate_dirs(root)
     images = labels = None
     batches = next((d / "cifar-10-batches-py" for d in dirs

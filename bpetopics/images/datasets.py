@@ -29,8 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bpetopics.images._common import (
-    ImageSourceError, _check_split, _download, _rng, balanced_subset, default_data_root, reading,
+from bpetopics.images.loading import (
+    ImageSourceError, balanced_subset, check_split, default_data_root, download_file, reading, split_rng,
 )
 from bpetopics.images.cifar import CIFAR10_CLASSES, load_cifar10
 
@@ -112,7 +112,7 @@ def _download_mnist(root: Path) -> None:
     raw = root / "MNIST" / "raw"
     for name, md5 in MNIST_MD5.items():
         if _find_idx(root, name[:-3]) is None:
-            _download([m + name for m in MNIST_MIRRORS], raw / name, md5)
+            download_file([m + name for m in MNIST_MIRRORS], raw / name, md5)
 
 
 def load_mnist(split="train", data_root=None, *, limit=None, random_state=0,
@@ -122,7 +122,7 @@ def load_mnist(split="train", data_root=None, *, limit=None, random_state=0,
     Train has 60,000 images, test 10,000. ``limit`` keeps a class-balanced seeded
     subset (see the module docstring).
     """
-    _check_split(split)
+    check_split(split)
     root = default_data_root(data_root)
     img_stem, lab_stem = MNIST_FILES[split]
     if download and (_find_idx(root, img_stem) is None or _find_idx(root, lab_stem) is None):
@@ -141,7 +141,7 @@ def load_mnist(split="train", data_root=None, *, limit=None, random_state=0,
     if images.shape[0] != labels.shape[0]:
         raise ImageSourceError(f"{img_path} holds {images.shape[0]:,} images but {lab_path} {labels.shape[0]:,} "
                                f"labels: {MNIST_FIX}")
-    idx = balanced_subset(labels, limit, _rng(random_state, split, 0))
+    idx = balanced_subset(labels, limit, split_rng(random_state, split, 0))
     X = images.reshape(images.shape[0], -1)[idx].astype(np.float32) / np.float32(255.0)
     return X, labels[idx].astype(np.int64)
 
@@ -173,8 +173,8 @@ def load_binarized_mnist(split="train", data_root=None, *, method="threshold",
     Bernoulli(intensity), seeded per split (the whole split is sampled, then subset).
     """
     X, y = load_mnist(split, data_root, download=download)
-    Xb = binarize(X, method, threshold=threshold, random_state=_rng(random_state, split, 1))
-    idx = balanced_subset(y, limit, _rng(random_state, split, 0))
+    Xb = binarize(X, method, threshold=threshold, random_state=split_rng(random_state, split, 1))
+    idx = balanced_subset(y, limit, split_rng(random_state, split, 0))
     return Xb[idx], y[idx]
 
 
@@ -202,6 +202,6 @@ def load_scaled_mnist(split="train", data_root=None, *, s_max=2.0, limit=None,
     Factors are drawn for the whole split (seeded per split), then subset.
     """
     X, y = load_mnist(split, data_root, download=download)
-    Xs, factors = scale_images(X, s_max, random_state=_rng(random_state, split, 2))
-    idx = balanced_subset(y, limit, _rng(random_state, split, 0))
+    Xs, factors = scale_images(X, s_max, random_state=split_rng(random_state, split, 2))
+    idx = balanced_subset(y, limit, split_rng(random_state, split, 0))
     return Xs[idx], y[idx], factors[idx]

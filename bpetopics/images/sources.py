@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bpetopics.images._common import ImageSourceError
+from bpetopics.images.loading import ImageSourceError
 
 __all__ = ["DATASET_SHAPES", "ImageData", "ImageSourceError", "load_images", "load_recorded"]
 
@@ -97,7 +97,7 @@ def load_images(source, data_root=None, *, split="train", limit=None, seed=0) ->
     seeded subset of ``limit`` images) or a folder of PNG/JPEG images of one size (all of
     them, or ``limit`` drawn with ``seed``; ``split`` is ignored). ImageSourceError (one
     line) when they cannot be read."""
-    from bpetopics.images._common import default_data_root
+    from bpetopics.images.loading import default_data_root
 
     if limit is not None and int(limit) < 1:
         raise ImageSourceError(f"--limit must be at least 1, got {limit}")

@@ -17,8 +17,8 @@ import importlib
 # must start without them).
 _EXPORTS = {
     "load_checkpoint": "checkpoints", "save_checkpoint": "checkpoints",
-    "CHECKPOINT_FILE": "folder", "Run": "folder", "RunError": "folder", "check_run_destination": "run",
-    "is_run": "run", "library_versions": "folder", "load_run": "folder", "partial_path": "run",
+    "CHECKPOINT_FILE": "folder", "Run": "loaded_run", "RunError": "run", "check_run_destination": "run",
+    "is_run": "run", "library_versions": "saved_model", "load_run": "folder", "partial_path": "run",
     "save_run": "folder",
     "TrainingJob": "job", "start_job": "job", "resume_job": "job", "run_job": "job", "finish_job": "job",
     "train_run": "job",

@@ -16,8 +16,11 @@ import torch
 from safetensors.torch import save as safetensors_bytes
 
 from bpetopics.files import canonical_safetensors, write_bytes_atomic
-from bpetopics.runs.folder import (CHECKPOINT_FORMAT, CHECKPOINT_VERSION, RunError, _build_model,
-                                   _damage_is_run_error, _first_line, _load_tensors)
+from bpetopics.runs.run import RunError, damage_is_run_error, first_line
+from bpetopics.runs.saved_model import build_model, load_tensors
+
+CHECKPOINT_FORMAT = "bpetopics.checkpoint"
+CHECKPOINT_VERSION = 3      # 2: Adam's state of PoissBPE's topic logits is (T, W); 3: diversity prior capped above T = 20
 
 
 def _flatten(obj, tensors: dict):
@@ -73,14 +76,14 @@ def save_checkpoint(path, model, extra: dict | None = None) -> Path:
     return path
 
 
-@_damage_is_run_error
+@damage_is_run_error
 def load_checkpoint(path, device: str | None = None):
     """Rebuild a model from :func:`save_checkpoint`, ready for ``continue_fit(X)``.
 
     Returns ``(model, extra)``; ``device`` overrides the saved ``device`` parameter.
     """
     path = Path(path)
-    tensors, meta = _load_tensors(path, f"checkpoint {path}")
+    tensors, meta = load_tensors(path, f"checkpoint {path}")
     if (meta.get("format"), meta.get("format_version")) != (CHECKPOINT_FORMAT, str(CHECKPOINT_VERSION)):
         raise RunError(f"{path} is not a checkpoint this bpetopics reads (format {meta.get('format')!r} "
                        f"version {meta.get('format_version')!r}): start the training again")
@@ -89,7 +92,7 @@ def load_checkpoint(path, device: str | None = None):
         tree = _unflatten(config["state"], tensors)
         params, n_data, n_features = config["params"], config["n_data"], config["n_features"]
     except (KeyError, TypeError, ValueError) as exc:
-        raise RunError(f"{path} is corrupted (unreadable metadata: {_first_line(exc)})") from None
-    model = _build_model(meta.get("model"), params, tree["model"], n_data, n_features,
+        raise RunError(f"{path} is corrupted (unreadable metadata: {first_line(exc)})") from None
+    model = build_model(meta.get("model"), params, tree["model"], n_data, n_features,
                          tree["training"], device, f"checkpoint {path}")
     return model, config.get("extra", {})

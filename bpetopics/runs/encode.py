@@ -29,14 +29,14 @@ def read_documents(path) -> tuple[list[str], list[str]]:
     """
     from bpetopics.text import load_folder
     from bpetopics.text.errors import CorpusError, CorpusWarning
-    from bpetopics.text.loaders import _looks_binary, decode_bytes
+    from bpetopics.text.decoding import decode_bytes, looks_binary
 
     path = Path(path)
     if not path.exists():
         raise CorpusError(f"input {path} does not exist: give a text file or a folder of text files")
     if path.is_file():
         raw = path.read_bytes()
-        if _looks_binary(raw[:8192]):
+        if looks_binary(raw[:8192]):
             raise CorpusError(f"{path} is not a text file")
         text, n_bad = decode_bytes(raw)
         if n_bad:

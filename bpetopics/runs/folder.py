@@ -19,127 +19,46 @@ A run folder (written by :func:`save_run`, read back by :func:`load_run`)::
     labels.json        a short label per topic: automatic (bpetopics.labels) and set by hand;
                        absent from runs of older bpetopics (runs/labels.py then computes them)
 
-It is written beside its target and renamed into place. Checkpoints live in
-:mod:`bpetopics.runs.checkpoints` (which imports this module, never the reverse).
+It is written beside its target and renamed into place. The files' names and the small
+readers and writers are :mod:`bpetopics.runs.run`'s; the model is rebuilt by
+:mod:`bpetopics.runs.saved_model` (as from a checkpoint, :mod:`bpetopics.runs.checkpoints`);
+image runs are :mod:`bpetopics.runs.image_folder`'s; the loaded run is
+:class:`~bpetopics.runs.loaded_run.Run`.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import os
-import platform
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from safetensors import safe_open
 from safetensors.torch import save as safetensors_bytes
 
 from bpetopics.bpe.batches import RowStore
 from bpetopics.bpe.machine import describe_machine
-from bpetopics.bpe.saved_state import non_finite_weight
 from bpetopics.files import canonical_safetensors, staging_folder
 from bpetopics.labels import label_topics, labels_record
-from bpetopics.runs.run import (COUNTS_FILE, CONFIG_FILE, DOC_CODES_FILE, DOC_TOPICS_FILE,  # noqa: F401
-                                HISTORY_COLUMNS, HISTORY_FILE, LABELS_FILE, SUMMARY_FILE, TOPICS_FILE,
-                                VOCABULARY_FILE, WEIGHTS_FILE, Run, RunError, _damage_is_run_error,
-                                _first_line, check_run_destination, is_run, partial_path)
+from bpetopics.runs.image_folder import load_image_run
+from bpetopics.runs.loaded_run import Run
+from bpetopics.runs.run import (COUNTS_FILE, CONFIG_FILE, DOC_CODES_FILE, DOC_TOPICS_FILE, FORMAT,  # noqa: F401
+                                FORMAT_VERSION, HISTORY_COLUMNS, HISTORY_FILE, LABELS_FILE, SUMMARY_FILE,
+                                TOPICS_FILE, VOCABULARY_FILE, WEIGHTS_FILE, RunError, check_run_destination,
+                                csv_bytes, damage_is_run_error, first_line, is_run, json_bytes, partial_path,
+                                read_json)
+from bpetopics.runs.saved_model import build_model, library_versions, load_tensors, torch_threads
+from bpetopics.runs.sharded_codes import code_summary, write_codes
 from bpetopics.topwords import top_word_ids
-
-FORMAT = "bpetopics.run"
-FORMAT_VERSION = 1
-CHECKPOINT_FORMAT = "bpetopics.checkpoint"
-CHECKPOINT_VERSION = 3      # 2: Adam's state of PoissBPE's topic logits is (T, W); 3: diversity prior capped above T = 20
 
 CHECKPOINT_FILE = "checkpoint.safetensors"  # inside RUN.partial/ while training
 
+
 # ----------------------------------------------------------------------- helpers
-def library_versions() -> dict:
-    """Versions of Python and the libraries a run depends on."""
-    out = {"python": platform.python_version()}
-    for name in ("bpetopics", "torch", "numpy", "scipy", "safetensors", "scikit-learn", "numba"):
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = None
-    return out
-
-
-def _torch_threads() -> int:
-    """torch's intra-op thread count: CPU results are reproducible for the same count only."""
-    import torch
-
-    return int(torch.get_num_threads())
-
-
-def _json_bytes(obj) -> bytes:
-    return (json.dumps(obj, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
-
-
-def _csv_bytes(header, rows) -> bytes:
-    buf = io.StringIO()
-    csv.writer(buf, lineterminator="\n").writerows([header, *rows])
-    return buf.getvalue().encode("utf-8")
-
-
-def _read_json(path: Path):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise RunError(f"{path.parent} is not a complete run ({path.name} is missing)") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RunError(f"{path} is corrupted (not valid JSON: {exc}); train the run again") from None
-
-
 def _job_text(partial: Path) -> str:
     """The job.json of a training in progress, as text ('' when unreadable)."""
     try:
         return (partial / "job.json").read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return ""
-
-
-def _build_model(name, params, state, n_data, n_features, training, device, where):
-    """A fitted model of class ``name`` from its parameters and tensors (RunError if they disagree)."""
-    from bpetopics.bpe.device import resolve_device
-    from bpetopics.models.registry import MODELS
-
-    if name not in MODELS:
-        raise RunError(f"{where} holds an unknown model class {name!r} (expected one of {', '.join(MODELS)})")
-    cls = MODELS[name]
-    params = dict(params, progress=False)
-    if "pipeline" not in params and "pipeline" in cls._get_param_names():
-        params["pipeline"] = False      # saved before the pipelined schedule: trained in order
-    if "shortlist" not in params and "shortlist" in cls._get_param_names():
-        params["shortlist"] = None      # saved before the shortlist pursuit: the exact one
-    if device is not None:
-        params["device"] = device
-    try:
-        resolve_device(params.get("device", "auto"))
-    except ValueError as exc:
-        raise RunError(f"cannot load {where}: {exc}") from None
-    try:
-        model = cls(**params)
-    except TypeError as exc:
-        raise RunError(f"{where} has parameters this bpetopics does not know ({exc})") from None
-    bad = non_finite_weight(state)
-    if bad is not None:
-        raise RunError(f"the weights in {where} are not finite ({bad} holds NaN or infinite values: the training "
-                       "diverged or the file is damaged): train the run again, e.g. with a lower learning rate")
-    n_bits = model.code_length() if hasattr(model, "code_length") else params.get("n_bits")
-    for key, shape in (("prior.a", (n_bits,)), ("prior.b", (n_bits,)), ("prior.t", ())) if n_bits else ():
-        found = tuple(state[key].shape) if key in state else "missing"
-        if found != shape:
-            raise RunError(f"weights in {where} do not match its config: {key} is {found}, "
-                           f"expected shape {shape} for n_bits={n_bits}")
-    try:
-        model.load_state(state, int(n_data), int(n_features), training=training)
-    except (ValueError, KeyError, RuntimeError, TypeError) as exc:
-        raise RunError(f"weights in {where} do not match its config: {_first_line(exc)}") from None
-    return model
 
 
 # ------------------------------------------------------------------------ save_run
@@ -188,13 +107,11 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
               "n_features": int(model.n_features_), "corpus": corpus_cfg, "versions": library_versions(),
               "machine": describe_machine(),
               "training": {"epoch": int(model.epoch_), "step": int(model.step_), "history": history,
-                           "torch_threads": _torch_threads()}}
+                           "torch_threads": torch_threads()}}
     if getattr(model, "backend_", None) is not None:        # the backend the run trained on
         config["training"]["backend"] = model.backend_
     with staging_folder(out) as tmp:
         if on_disk:     # codes/: written shard by shard (runs/sharded_codes.py), never dense
-            from bpetopics.runs.sharded_codes import code_summary, write_codes
-
             config["codes"], distinct = write_codes(tmp, model, counts, progress=getattr(model, "progress", False),
                                                     group=group)
             coded = code_summary(distinct, model.code_topic)
@@ -222,38 +139,26 @@ def save_run(out, model, corpus=None, *, vocabulary=None, pipeline=None, counts=
         (tmp / WEIGHTS_FILE).write_bytes(canonical_safetensors(safetensors_bytes(
             state, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})))
         (tmp / VOCABULARY_FILE).write_text("".join(w + "\n" for w in vocabulary), encoding="utf-8")
-        (tmp / TOPICS_FILE).write_bytes(_csv_bytes(
+        (tmp / TOPICS_FILE).write_bytes(csv_bytes(
             ("topic", "share", "rank", "word", "weight"),
             ((t, f"{share[t]:.6g}", r, vocabulary[j], f"{topic_word[t, j]:.6g}")
              for t, row in enumerate(order) for r, j in enumerate(row))))
         if counts is not None and not on_disk:
             sp.save_npz(tmp / COUNTS_FILE, counts, compressed=True)
-        (tmp / HISTORY_FILE).write_bytes(_csv_bytes(
+        (tmp / HISTORY_FILE).write_bytes(csv_bytes(
             HISTORY_COLUMNS, ([h.get(c) for c in HISTORY_COLUMNS] for h in history)))
-        (tmp / SUMMARY_FILE).write_bytes(_json_bytes(summary))
+        (tmp / SUMMARY_FILE).write_bytes(json_bytes(summary))
         texts = getattr(corpus, "texts", None)
         if labels is None and texts is not None and len(texts) == n_docs:
             labels = labels_record(label_topics(topic_word, vocabulary, texts))
         if labels is not None:
-            (tmp / LABELS_FILE).write_bytes(_json_bytes(labels))
-        (tmp / CONFIG_FILE).write_bytes(_json_bytes(config))
+            (tmp / LABELS_FILE).write_bytes(json_bytes(labels))
+        (tmp / CONFIG_FILE).write_bytes(json_bytes(config))
     return out
 
 
 # ------------------------------------------------------------------------ load_run
-def _load_tensors(path: Path, where: str) -> tuple[dict, dict]:
-    """Tensors and metadata of a safetensors file (RunError when missing or unreadable)."""
-    if not path.is_file():
-        raise RunError(f"{where} is not complete ({path.name} is missing)")
-    try:
-        with safe_open(str(path), framework="pt") as f:
-            meta = f.metadata() or {}
-            return {k: f.get_tensor(k) for k in f.keys()}, meta
-    except Exception as exc:  # safetensors raises its own error types for damaged files
-        raise RunError(f"{path} is corrupted or truncated ({_first_line(exc)})") from None
-
-
-@_damage_is_run_error
+@damage_is_run_error
 def load_run(path, device: str | None = "cpu") -> Run:
     """Read a run folder written by :func:`save_run` (or ``bpetopics train``).
 
@@ -276,7 +181,7 @@ def load_run(path, device: str | None = "cpu") -> Run:
             raise RunError(f"{path} is a file, not a run folder written by `bpetopics train` "
                            "(or `bpetopics images train`)")
         raise RunError(f"{path} is not a complete run ({CONFIG_FILE} is missing)")
-    config = _read_json(path / CONFIG_FILE)
+    config = read_json(path / CONFIG_FILE)
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         found = config.get("format") if isinstance(config, dict) else None
         raise RunError(f"{path / CONFIG_FILE} is not a bpetopics run (format {found!r}, expected {FORMAT!r})")
@@ -287,8 +192,6 @@ def load_run(path, device: str | None = "cpu") -> Run:
     if missing:
         raise RunError(f"{path / CONFIG_FILE} is incomplete (no {', '.join(missing)})")
     if "data" in config:  # an image run (bpetopics.runs.image_folder)
-        from bpetopics.runs.image_folder import load_image_run
-
         return load_image_run(path, config, device)
     try:
         vocabulary = (path / VOCABULARY_FILE).read_text(encoding="utf-8").split("\n")[:-1]
@@ -307,21 +210,21 @@ def load_run(path, device: str | None = "cpu") -> Run:
         try:
             pipeline = TextPipeline.from_dict(pipe_dict)
         except (ValueError, TypeError, KeyError) as exc:
-            raise RunError(f"{path / CONFIG_FILE} holds an unreadable text pipeline ({_first_line(exc)})") from None
+            raise RunError(f"{path / CONFIG_FILE} holds an unreadable text pipeline ({first_line(exc)})") from None
         if getattr(pipeline, "vocabulary_", None) is not None and pipeline.vocabulary_ != vocabulary:
             raise RunError(f"{path / VOCABULARY_FILE} does not match the vocabulary in {CONFIG_FILE}")
-    state, _ = _load_tensors(path / WEIGHTS_FILE, str(path))
-    model = _build_model(config["model"], config["params"], state, config["n_data"], config["n_features"],
+    state, _ = load_tensors(path / WEIGHTS_FILE, str(path))
+    model = build_model(config["model"], config["params"], state, config["n_data"], config["n_features"],
                          config.get("training"), device, str(path))
     if (path / DOC_CODES_FILE).is_file():
         try:
             codes = sp.load_npz(path / DOC_CODES_FILE)
         except Exception as exc:
-            raise RunError(f"{path / DOC_CODES_FILE} is corrupted ({_first_line(exc)})") from None
+            raise RunError(f"{path / DOC_CODES_FILE} is corrupted ({first_line(exc)})") from None
         if codes.shape != (config["n_data"], model.code_length()):
             raise RunError(f"{path / DOC_CODES_FILE} has shape {codes.shape}, "
                            f"expected ({config['n_data']}, {model.code_length()})")
         model.codes_ = codes.toarray().astype(np.uint8)
-    summary = _read_json(path / SUMMARY_FILE) if (path / SUMMARY_FILE).is_file() else {}
+    summary = read_json(path / SUMMARY_FILE) if (path / SUMMARY_FILE).is_file() else {}
     return Run(model=model, pipeline=pipeline, vocabulary=vocabulary, config=config, path=path, summary=summary)
 

@@ -29,11 +29,10 @@ from safetensors.torch import save as safetensors_bytes
 
 from bpetopics.bpe.machine import describe_machine
 from bpetopics.files import canonical_safetensors, staging_folder
-from bpetopics.runs.folder import (CONFIG_FILE, FORMAT, FORMAT_VERSION, HISTORY_FILE, SUMMARY_FILE, WEIGHTS_FILE,
-                                   Run, RunError, _build_model, _csv_bytes, _first_line, _json_bytes, _load_tensors,
-                                   _read_json, _torch_threads, check_run_destination, library_versions)
-
-CODES_FILE = "codes.npz"
+from bpetopics.runs.loaded_run import Run, read_codes
+from bpetopics.runs.run import (CODES_FILE, CONFIG_FILE, FORMAT, FORMAT_VERSION, HISTORY_FILE, SUMMARY_FILE,
+                                WEIGHTS_FILE, RunError, check_run_destination, csv_bytes, json_bytes, read_json)
+from bpetopics.runs.saved_model import build_model, library_versions, load_tensors, torch_threads
 
 
 def save_image_run(out, model, data, *, codes=None, overwrite: bool = False) -> Path:
@@ -54,7 +53,7 @@ def save_image_run(out, model, data, *, codes=None, overwrite: bool = False) -> 
               "n_features": int(model.n_features_), "data": data.record(), "versions": library_versions(),
               "machine": describe_machine(),
               "training": {"epoch": int(model.epoch_), "step": int(getattr(model, "step_", getattr(model, "n_steps_", 0))),
-                           "history": history, "torch_threads": _torch_threads()}}
+                           "history": history, "torch_threads": torch_threads()}}
     last = history[-1] if history else {}
     summary = {"images": int(codes.shape[0]), "image_shape": list(data.shape), "code_size": int(codes.shape[1]),
                "code_dtype": str(codes.dtype), "epochs": int(model.epoch_),
@@ -71,9 +70,9 @@ def save_image_run(out, model, data, *, codes=None, overwrite: bool = False) -> 
         (tmp / WEIGHTS_FILE).write_bytes(canonical_safetensors(safetensors_bytes(
             state, metadata={"format": FORMAT, "format_version": str(FORMAT_VERSION)})))
         np.savez_compressed(tmp / CODES_FILE, **arrays)
-        (tmp / HISTORY_FILE).write_bytes(_csv_bytes(columns, ([h.get(c) for c in columns] for h in history)))
-        (tmp / SUMMARY_FILE).write_bytes(_json_bytes(summary))
-        (tmp / CONFIG_FILE).write_bytes(_json_bytes(config))
+        (tmp / HISTORY_FILE).write_bytes(csv_bytes(columns, ([h.get(c) for c in columns] for h in history)))
+        (tmp / SUMMARY_FILE).write_bytes(json_bytes(summary))
+        (tmp / CONFIG_FILE).write_bytes(json_bytes(config))
     return out
 
 
@@ -81,8 +80,8 @@ def image_run_summary(path) -> str:
     """One line on the finished image run at ``path`` from its summary.json: images, epochs,
     the final objective (BPE) or loss (VAEs), and the codes (binary: mean bits on an image,
     bits used; a Gaussian VAE's means: the latents)."""
-    done = _read_json(Path(path) / SUMMARY_FILE)
-    model = _read_json(Path(path) / CONFIG_FILE).get("model", "")
+    done = read_json(Path(path) / SUMMARY_FILE)
+    model = read_json(Path(path) / CONFIG_FILE).get("model", "")
     codes = (f"{done['mean_active_bits']:.2f} of {done['code_size']} bits on an image, {done['bits_used']} used"
              if done["code_dtype"] == "uint8" else f"{done['code_size']} latents")
     final = done.get("final_objective")
@@ -90,22 +89,6 @@ def image_run_summary(path) -> str:
     epochs = done["epochs"]
     return (f"{done['images']:,} images, {epochs} epoch{'s' if epochs != 1 else ''}"
             + (f", final {kind} {final:.4g}" if final is not None else "") + f"; {codes}")
-
-
-def read_codes(path: Path, n_data: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """(codes (N x K), labels (N,) or None) of an image run; RunError when damaged."""
-    file = Path(path) / CODES_FILE
-    if not file.is_file():
-        raise RunError(f"{path} is not complete ({CODES_FILE} is missing)")
-    try:
-        with np.load(file, allow_pickle=False) as f:
-            codes = f["codes"]
-            labels = f["labels"] if "labels" in f.files else None
-    except Exception as exc:
-        raise RunError(f"{file} is corrupted ({_first_line(exc)}): train the run again") from None
-    if codes.ndim != 2 or codes.shape[0] != n_data:
-        raise RunError(f"{file} holds codes of shape {codes.shape}, expected {n_data} rows")
-    return codes, labels
 
 
 def check_image_config(path: Path, config: dict) -> dict:
@@ -123,9 +106,9 @@ def load_image_run(path: Path, config: dict, device) -> Run:
     """An image run, for :func:`bpetopics.runs.folder.load_run` (which has read and checked
     ``config``): the model, its training codes as ``model.codes_``, the data record."""
     data = check_image_config(path, config)
-    state, _ = _load_tensors(path / WEIGHTS_FILE, str(path))
-    model = _build_model(config["model"], config["params"], state, config["n_data"], config["n_features"],
+    state, _ = load_tensors(path / WEIGHTS_FILE, str(path))
+    model = build_model(config["model"], config["params"], state, config["n_data"], config["n_features"],
                          config.get("training"), device, str(path))
     model.codes_, _ = read_codes(path, config["n_data"])
-    summary = _read_json(path / SUMMARY_FILE) if (path / SUMMARY_FILE).is_file() else {}
+    summary = read_json(path / SUMMARY_FILE) if (path / SUMMARY_FILE).is_file() else {}
     return Run(model=model, pipeline=None, vocabulary=[], config=config, path=path, summary=summary, data=data)

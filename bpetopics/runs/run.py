@@ -1,28 +1,33 @@
-"""A loaded run (:class:`Run`), its files' names, and the one error runs raise.
+"""A run folder's format and files' names, the one error runs raise, and the small
+readers and writers every kind of run shares.
 
-:mod:`bpetopics.runs.folder` writes and reads run folders (its docstring lists the
-files); this module is what a loaded run offers, kept apart so that the folder's
-reading and writing stay one concept.
+:mod:`bpetopics.runs.folder` writes and reads text runs (its docstring lists the files),
+:mod:`bpetopics.runs.image_folder` image runs, :mod:`bpetopics.runs.checkpoints`
+checkpoints; :class:`~bpetopics.runs.loaded_run.Run` is what a loaded run offers. All of
+them import this module, which imports none of them (nor torch).
 """
 
 from __future__ import annotations
 
+import csv
 import functools
+import io
+import json
 import tokenize
 import zipfile
 import zlib
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
-
+FORMAT = "bpetopics.run"
+FORMAT_VERSION = 1
 CONFIG_FILE, WEIGHTS_FILE, VOCABULARY_FILE = "config.json", "model.safetensors", "vocabulary.txt"
 TOPICS_FILE, HISTORY_FILE, SUMMARY_FILE = "topics.csv", "history.csv", "summary.json"
 HISTORY_COLUMNS = ("epoch", "objective", "active_bits", "topic_overlap", "restarted_topics",
                    "topics", "seconds")
 DOC_CODES_FILE, DOC_TOPICS_FILE, COUNTS_FILE = "doc_codes.npz", "doc_topics.npz", "counts.npz"
 LABELS_FILE = "labels.json"
+#: An image run's codes (bpetopics.runs.image_folder), instead of doc_codes.npz.
+CODES_FILE = "codes.npz"
 
 
 class RunError(ValueError):
@@ -61,7 +66,7 @@ def check_run_destination(out: str | Path, overwrite: bool = False) -> Path:
     return out
 
 
-def _damage_is_run_error(read):
+def damage_is_run_error(read):
     """Let ``read`` (a loader of runs or checkpoints) raise only RunError: any other error
     while reading its files means a damaged file, and becomes one line naming the path."""
     @functools.wraps(read)
@@ -72,125 +77,33 @@ def _damage_is_run_error(read):
             raise
         except _DAMAGE as exc:
             where = getattr(args[0], "path", args[0]) if args else kwargs.get("path")
-            raise RunError(f"{where} is damaged ({type(exc).__name__}: {_first_line(exc)}): "
+            raise RunError(f"{where} is damaged ({type(exc).__name__}: {first_line(exc)}): "
                            "train the run again") from None
     return wrapper
 
 
-@dataclass
-class Run:
-    """A loaded run: the fitted model, the text pipeline, the vocabulary, the config."""
-
-    model: object
-    pipeline: object | None
-    vocabulary: list[str]
-    config: dict
-    path: Path
-    summary: dict = field(default_factory=dict)
-    data: dict | None = None  # image runs: config["data"] (bpetopics.runs.image_folder)
-
-    @property
-    def is_image_run(self) -> bool:
-        return self.data is not None
-
-    def resolved_params(self) -> dict:
-        """The parameters the run trained with: ``config["params"]``, each None that
-        stands for a value computed from the data (``n_bits``, ``alpha``, ``gamma``,
-        ``epochs``, ``topic_smoothing``, ``initial_topics``) replaced by that value, as
-        the model computes it for the run's N documents and corpus. Older runs hold
-        only the None: the value is computed again from the saved model and corpus
-        record (a None left is one with no value to compute: ``max_bits``, no limit)."""
-        params, model = dict(self.config.get("params") or {}), self.model
-        n_data = self.config.get("n_data") or getattr(model, "n_data_", None)
-
-        def fill(name, compute):
-            if name in params and params[name] is None:
-                value = compute()
-                if value is not None:
-                    params[name] = value
-
-        fill("n_bits", lambda: model.code_length() if hasattr(model, "code_length") else None)
-        if hasattr(model, "prior_hyperparameters") and n_data:
-            alpha, gamma = model.prior_hyperparameters(n_data)
-            fill("alpha", lambda: alpha)
-            fill("gamma", lambda: gamma)
-        fill("epochs", lambda: model.total_epochs() if hasattr(model, "total_epochs") and hasattr(model, "n_data_")
-             else None)
-        fill("topic_smoothing", self._topic_smoothing)
-        fill("initial_topics", lambda: model.initial_topic_count() if hasattr(model, "initial_topic_count") else None)
-        return params
-
-    def _topic_smoothing(self) -> float | None:
-        """The Dirichlet prior's eta the run used: summary.json's (recorded since it was
-        computed from the corpus), else computed from the training corpus's tokens."""
-        if self.summary.get("topic_smoothing") is not None:
-            return float(self.summary["topic_smoothing"])
-        from bpetopics.models.poissbpe.topic_priors import smoothing_for
-
-        tokens = ((self.config.get("corpus") or {}).get("summary") or {}).get("tokens")
-        if tokens is None and self.has_counts():
-            tokens = float(self.counts().sum())
-        return None if tokens is None else smoothing_for(tokens)
-
-    def codes(self) -> np.ndarray:
-        """Image runs: the training images' codes (N x K), as saved."""
-        from bpetopics.runs.image_folder import read_codes
-
-        if self.data is None:
-            raise RunError(f"{self.path} is a text run: its codes are doc_codes()")
-        return read_codes(self.path, self.config["n_data"])[0]
-
-    @_damage_is_run_error
-    def doc_codes(self) -> sp.csr_matrix:
-        """Codes of the training documents, CSR (N x K) uint8 (sharded: codes/ stacked)."""
-        if "codes" in self.config:
-            from bpetopics.runs.sharded_codes import all_codes
-
-            return all_codes(self)
-        return sp.load_npz(self.path / DOC_CODES_FILE).tocsr()
-
-    def has_counts(self) -> bool:
-        """True when the run holds its training counts (``counts.npz``)."""
-        return (self.path / COUNTS_FILE).is_file()
-
-    def counts(self) -> sp.csr_matrix:
-        """The training counts, CSR (N x W), rows in the order of :meth:`doc_topics`'s ids.
-
-        Raises RunError (one line) when the run has none (saved without a corpus, or by an
-        older bpetopics) or the file is damaged.
-        """
-        file = self.path / COUNTS_FILE
-        if not file.is_file():
-            raise RunError(f"{self.path} has no training counts ({COUNTS_FILE}): it was saved without its corpus "
-                           "or by an older bpetopics; train it again to add them")
-        try:
-            counts = sp.load_npz(file).tocsr()  # scipy reads .npz with allow_pickle=False
-        except Exception as exc:
-            raise RunError(f"{file} is corrupted ({_first_line(exc)})") from None
-        expected = (self.config.get("n_data"), self.config.get("n_features"))
-        if counts.shape != expected:
-            raise RunError(f"{file} has shape {counts.shape}, expected {expected}")
-        return counts
-
-    @_damage_is_run_error
-    def doc_topics(self) -> tuple[list[str], np.ndarray]:
-        """(ids, mixtures (N x T)) of the training documents."""
-        if "codes" in self.config:
-            raise RunError(f"{self.path} was trained on a sharded corpus and keeps no {DOC_TOPICS_FILE}: the ids are "
-                           "the corpus's, the mixtures model.code_topic(run.doc_codes())")
-        with np.load(self.path / DOC_TOPICS_FILE, allow_pickle=False) as f:
-            return [str(i) for i in f["ids"]], f["doc_topic"]
-
-    @_damage_is_run_error
-    def doc_times(self) -> np.ndarray | None:
-        """The training documents' timestamps (``float64`` numbers or ``datetime64[s]``
-        dates, in the order of :meth:`doc_topics`'s ids), or None when the corpus had
-        none (trained without ``--time-field``, or on a sharded corpus)."""
-        if "codes" in self.config:
-            return None
-        with np.load(self.path / DOC_TOPICS_FILE, allow_pickle=False) as f:
-            return f["times"] if "times" in f.files else None
-
-
-def _first_line(exc) -> str:
+def first_line(exc) -> str:
+    """The first line of an error's message (its type's name when it has none)."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def json_bytes(obj) -> bytes:
+    """``obj`` as indented UTF-8 JSON, the way run files are written."""
+    return (json.dumps(obj, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def csv_bytes(header, rows) -> bytes:
+    """A CSV file's bytes: the ``header`` row, then ``rows``."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows([header, *rows])
+    return buf.getvalue().encode("utf-8")
+
+
+def read_json(path: Path):
+    """The JSON file ``path`` of a run; RunError (one line) when missing or not JSON."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise RunError(f"{path.parent} is not a complete run ({path.name} is missing)") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunError(f"{path} is corrupted (not valid JSON: {exc}); train the run again") from None

@@ -23,7 +23,8 @@ from bpetopics.text.cleaning import (
 )
 from bpetopics.text.corpus import Corpus, check_destination, is_saved_corpus, load_splits, save_splits
 from bpetopics.text.errors import CorpusError, CorpusWarning
-from bpetopics.text.loaders import RawDocuments, load_20newsgroups, load_folder, load_source
+from bpetopics.text.loaders import RawDocuments, load_20newsgroups, load_folder
+from bpetopics.text.sources import load_source
 from bpetopics.text.pipeline import TextPipeline
 from bpetopics.text.prepare import corpus_from_documents, prepare_corpus
 from bpetopics.text.stopwords import STOPWORD_CHOICES, load_stopwords

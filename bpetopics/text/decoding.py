@@ -20,7 +20,7 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
 _BAD_BYTE_RE = re.compile("[\udc80-\udcff]")
 
 
-def _looks_binary(head: bytes) -> bool:
+def looks_binary(head: bytes) -> bool:
     """True for bytes that are not text: a NUL byte, or over 30% control bytes (text
     starting with a UTF-16/32 byte-order mark is text)."""
     if not head:
@@ -33,7 +33,7 @@ def _looks_binary(head: bytes) -> bool:
     return control > 0.3 * len(head)
 
 
-def _name(path: str) -> str:
+def writable_name(path: str) -> str:
     """A file name as text that can be written anywhere: bytes of a name that is not
     UTF-8 (``os`` gives them as lone surrogates) become ``\\xNN`` escapes, so ids stay
     distinct and a corpus holding them can be saved."""

@@ -1,7 +1,9 @@
-"""Loaders of raw documents: a folder of text files, 20 Newsgroups, or a source by name.
+"""Raw documents (:class:`RawDocuments`) and their loaders: a folder of text files, 20 Newsgroups.
 
 Every loader returns :class:`RawDocuments` (one per split): the raw texts with their
-ids, labels where known, and the split name. :func:`bpetopics.text.prepare_corpus`
+ids, labels where known, and the split name. A JSONL or CSV file is
+:mod:`bpetopics.text.record_loader`'s, a named corpus :mod:`bpetopics.text.named_corpora`'s,
+and a source given by name (any of them) :func:`bpetopics.text.sources.load_source`'s. :func:`bpetopics.text.prepare_corpus`
 cleans and vectorises them into :class:`bpetopics.text.Corpus` objects.
 """
 
@@ -14,11 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bpetopics.text.decoding import _looks_binary, _name, decode_bytes, decode_text  # noqa: F401
+from bpetopics.text.decoding import decode_bytes, looks_binary, writable_name
 from bpetopics.text.errors import CorpusError, CorpusWarning
-from bpetopics.text.records import (MALFORMED, Fields, check_bad_lines, chunks, input_kind, is_record_file,
-                                    no_document_message, parse_chunk, warn_replaced)
-from bpetopics.text.timestamps import time_array
 
 #: Names that mean the 20 Newsgroups corpus (by-date split) as a source.
 NEWSGROUPS_NAMES = ("20newsgroups", "20ng", "20news")
@@ -149,13 +148,13 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
     texts, ids, folder_labels, not_text, bad_files, n_bad = [], [], [], [], [], 0
     for file in files:
         rel = file.relative_to(root)
-        rel_id = _name(rel.as_posix())
+        rel_id = writable_name(rel.as_posix())
         try:
             raw = file.read_bytes()
         except OSError:
             not_text.append(rel_id)
             continue
-        if _looks_binary(raw[:8192]):
+        if looks_binary(raw[:8192]):
             not_text.append(rel_id)
             continue
         text, bad = decode_bytes(raw)
@@ -164,7 +163,7 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
             n_bad += bad
         texts.append(text)
         ids.append(rel_id)
-        folder_labels.append(_name(rel.parts[0]) if len(rel.parts) > 1 else None)
+        folder_labels.append(writable_name(rel.parts[0]) if len(rel.parts) > 1 else None)
     if not texts:
         raise CorpusError(
             f"folder {root} has no text files ({len(not_text)} files skipped as not text): "
@@ -313,62 +312,6 @@ def _fetch(fetch_20newsgroups, data_home, subset, categories, download_if_missin
         socket.setdefaulttimeout(previous)
 
 
-# ------------------------------------------------------------------ JSONL and CSV
-def load_records(path: str | os.PathLike, split: str = "train", *, text_field: str = "text",
-                 id_field: str | None = None, label_field: str | None = None,
-                 skip_bad_lines: bool = False, time_field: str | None = None) -> RawDocuments:
-    """Load a JSONL file (one JSON object a line) or a CSV file (a header row), either
-    compressed or not (``.gz``, ``.bz2``, ``.xz``), one document a record.
-
-    Parameters
-    ----------
-    path : str or path
-        The file; its kind is its name's (``.jsonl``, ``.ndjson``, ``.csv``, then
-        perhaps the compression's suffix).
-    split : str, default="train"
-    text_field, id_field, label_field : str or None
-        The JSONL keys or CSV columns of the text, the id (default ``FILE:LINE``) and
-        the label (default: no labels).
-    time_field : str or None
-        The key or column of each document's timestamp, a date or a number
-        (:mod:`bpetopics.text.timestamps`); a record without one is malformed.
-    skip_bad_lines : bool, default=False
-        Skip malformed lines (recorded in ``skipped``) instead of stopping at the first.
-
-    Returns
-    -------
-    RawDocuments
-        Documents in file order; labels (sorted names) when ``label_field`` is given.
-    """
-    kind = input_kind(path)
-    if not is_record_file(path):
-        raise CorpusError(f"{path} is not a .jsonl or .csv file: give one (or a folder of text files)")
-    fields = Fields(text_field, id_field, label_field, time_field)
-    texts, ids, names, stamps, bad, replaced, replaced_in = [], [], [], [], [], 0, []
-    for chunk, _ in chunks(path, kind, fields, 10_000):
-        records = parse_chunk(chunk, fields)
-        check_bad_lines(records.bad, skip_bad_lines)
-        texts += records.texts
-        ids += records.ids
-        names += records.labels
-        stamps += records.times
-        bad += records.bad
-        replaced += records.replaced
-        replaced_in += records.replaced_in
-    if not texts:
-        raise CorpusError(no_document_message(path, len(bad), bad[0] if bad else None,
-                                              all(reason == bad[0][1] for _, reason in bad)))
-    warn_replaced(path, replaced, len(replaced_in), replaced_in, len(texts))
-    labels = label_names = None
-    if label_field is not None:
-        label_names = sorted(set(names))
-        lookup = {name: i for i, name in enumerate(label_names)}
-        labels = np.array([lookup[name] for name in names], dtype=np.int64)
-    return RawDocuments(texts=texts, ids=ids, split=split, labels=labels, label_names=label_names,
-                        source=str(path), skipped={MALFORMED: [where for where, _ in bad]} if bad else {},
-                        times=None if time_field is None else time_array(stamps, path))
-
-
 # ------------------------------------------------------------------------- by name
 def is_newsgroups(source) -> bool:
     """True when ``source`` names 20 Newsgroups (and is not an existing path)."""
@@ -377,66 +320,3 @@ def is_newsgroups(source) -> bool:
         and source.lower() in NEWSGROUPS_NAMES
         and not Path(source).exists()
     )
-
-
-def load_source(
-    source: str | os.PathLike,
-    data_home: str | os.PathLike | None = None,
-    categories=None,
-    download_if_missing: bool = True,
-    fields: dict | None = None,
-) -> dict[str, RawDocuments]:
-    """Load raw documents from a source given by name: ``20newsgroups``, a named corpus
-    (:data:`~bpetopics.text.named_corpora.NAMED_CORPORA`: abc, state_union, lee,
-    20newsgroups-subjects), a JSONL
-    or CSV file (:func:`load_records`) or a folder.
-
-    Parameters
-    ----------
-    source : str or path
-        ``"20newsgroups"`` (also ``20ng``), a named corpus, or a folder of text files.
-    data_home : str or path, optional
-        Passed to :func:`load_20newsgroups`.
-    categories : list of str, optional
-        Keep only documents with these labels (20 Newsgroups groups, a named corpus's
-        labels, or subfolder names of a folder).
-    download_if_missing : bool, default=True
-        Passed to :func:`load_20newsgroups`.
-    fields : dict, optional
-        :func:`load_records`'s keyword arguments for a JSONL or CSV file (``text_field``,
-        ``id_field``, ``label_field``, ``time_field``, ``skip_bad_lines``).
-
-    Returns
-    -------
-    dict of str to RawDocuments
-        ``{"train": ..., "test": ...}`` for 20 Newsgroups and its subject lines,
-        ``{"train": ...}`` otherwise.
-    """
-    from bpetopics.text.named_corpora import SUBJECTS, is_named_corpus, load_named_corpus  # it imports this module
-
-    if (fields or {}).get("time_field") is not None and not is_record_file(source):
-        raise CorpusError(f"--time-field applies to a .jsonl or .csv source, and {source} is neither: "
-                          "leave it out, or give the records as JSONL or CSV")
-    if is_newsgroups(source):
-        return load_20newsgroups(data_home, categories=categories, download_if_missing=download_if_missing)
-    if is_named_corpus(source) and source.lower() == SUBJECTS:
-        return load_named_corpus(source, data_home, categories, download_if_missing)
-    if is_named_corpus(source):
-        docs = load_named_corpus(source)["train"]
-    elif is_record_file(source):
-        docs = load_records(source, **(fields or {}))
-    else:
-        docs = load_folder(source)
-    if categories is not None:
-        names = docs.label_names or []
-        unknown = [c for c in categories if c not in names]
-        if unknown or not categories:
-            choices = ", ".join(names) or "(none: no label subfolders)"
-            raise CorpusError(f"unknown labels {unknown} in {source}: choose among {choices}")
-        keep_names = sorted(categories)
-        old = np.array([names.index(c) for c in keep_names])
-        rows = np.flatnonzero(np.isin(docs.labels, old))
-        docs = docs.take(rows)
-        docs.labels = np.searchsorted(old, docs.labels)
-        docs.label_names = keep_names
-    return {"train": docs}

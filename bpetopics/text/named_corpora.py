@@ -157,7 +157,7 @@ def load_named_corpus(name: str, data_home=None, categories=None,
     data_home, categories, download_if_missing
         For :data:`SUBJECTS` only, as in :func:`~bpetopics.text.loaders.load_20newsgroups`
         (the other corpora filter their labels in
-        :func:`~bpetopics.text.loaders.load_source`).
+        :func:`~bpetopics.text.sources.load_source`).
     """
     if name.lower() == SUBJECTS:
         return _newsgroups_subjects(data_home, categories, download_if_missing)

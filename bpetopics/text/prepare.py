@@ -12,10 +12,10 @@ from bpetopics.text.corpus import (
     Corpus,
     load_splits,
 )
-from bpetopics.text.loaders import RawDocuments, load_source
+from bpetopics.text.loaders import RawDocuments
 from bpetopics.text.pipeline import TextPipeline
 from bpetopics.text.errors import CorpusError
-from bpetopics.text.sources import NEWSGROUPS, SAVED, SHARDED, source_kind
+from bpetopics.text.sources import NEWSGROUPS, SAVED, SHARDED, load_source, source_kind
 
 
 def _build(docs: RawDocuments, tokens: list[list[str]], pipeline: TextPipeline) -> Corpus:
@@ -104,7 +104,7 @@ def prepare_corpus(
         ``"20newsgroups"`` (by-date train/test split), a named corpus (``"abc"``,
         ``"state_union"``, ``"lee"``: :mod:`bpetopics.text.named_corpora`, one
         ``"train"`` split; ``"20newsgroups-subjects"``, split by date), a JSONL or CSV file, compressed or not (one ``"train"``
-        split, :func:`~bpetopics.text.loaders.load_records`), a folder of text files (one
+        split, :func:`~bpetopics.text.record_loader.load_records`), a folder of text files (one
         ``"train"`` split; first-level subfolders name labels), or a saved corpus folder
         (loaded as saved: the other options are then ignored).
     vocab_size : int or None, default=2000

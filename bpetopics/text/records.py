@@ -5,7 +5,7 @@ texts, ids and labels.
 
 The sharded build streams the chunks (:mod:`bpetopics.text.streaming`, through a pool
 of workers); the in-memory loader reads them all
-(:func:`bpetopics.text.loaders.load_records`). The file's kind is its name's:
+(:func:`bpetopics.text.record_loader.load_records`). The file's kind is its name's:
 ``.jsonl``/``.ndjson`` or ``.csv``, before the compression's suffix
 (``reviews.csv.gz``).
 """
@@ -27,7 +27,7 @@ from pathlib import Path
 from bpetopics.text.corpus import is_saved_corpus
 import warnings
 
-from bpetopics.text.decoding import _looks_binary, _name, decode_bytes, replace_bad_bytes
+from bpetopics.text.decoding import decode_bytes, looks_binary, replace_bad_bytes, writable_name
 from bpetopics.text.errors import CorpusError, CorpusWarning
 from bpetopics.text.sharded import is_sharded_corpus
 from bpetopics.text.timestamps import EXPECTED, parse_time
@@ -214,18 +214,18 @@ def parse_chunk(chunk, fields: Fields) -> Records:
             try:
                 raw = (root / rel_path).read_bytes()
             except OSError:
-                out.not_text.append(_name(rel))
+                out.not_text.append(writable_name(rel))
                 continue
-            if _looks_binary(raw[:8192]):
-                out.not_text.append(_name(rel))
+            if looks_binary(raw[:8192]):
+                out.not_text.append(writable_name(rel))
                 continue
             text, n_bad = decode_bytes(raw)
             out.texts.append(text)
-            out.ids.append(_name(rel))
+            out.ids.append(writable_name(rel))
             if n_bad:
                 out.replaced += n_bad
-                out.replaced_in.append(_name(rel))
-            out.labels.append(_name(rel_path.parts[0]) if len(rel_path.parts) > 1 else None)
+                out.replaced_in.append(writable_name(rel))
+            out.labels.append(writable_name(rel_path.parts[0]) if len(rel_path.parts) > 1 else None)
             out.times.append(None)
     elif kind == JSONL:
         path, first, lines = chunk[1], chunk[2], chunk[3]

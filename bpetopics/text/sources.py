@@ -1,4 +1,5 @@
-"""What a corpus argument names, decided in one place.
+"""What a corpus argument names, decided in one place, and its raw documents
+(:func:`load_source`).
 
 A corpus argument (``bpetopics train CORPUS``, ``corpus``, ``compare``, a run's recorded
 ``corpus.source``) is one of three things, in this order of precedence:
@@ -20,9 +21,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
 from bpetopics.text.corpus import is_saved_corpus
-from bpetopics.text.loaders import is_newsgroups
-from bpetopics.text.named_corpora import is_named_corpus
+from bpetopics.text.errors import CorpusError
+from bpetopics.text.loaders import RawDocuments, is_newsgroups, load_20newsgroups, load_folder
+from bpetopics.text.named_corpora import SUBJECTS, is_named_corpus, load_named_corpus
+from bpetopics.text.record_loader import load_records
 from bpetopics.text.records import is_record_file
 from bpetopics.text.sharded import is_sharded_corpus
 
@@ -96,3 +101,64 @@ def corpus_record(source, settings: dict, splits: dict) -> dict:
     if fingerprints:        # (a sharded corpus has its own checksums)
         record["fingerprints"] = fingerprints
     return record
+
+
+def load_source(
+    source: str | os.PathLike,
+    data_home: str | os.PathLike | None = None,
+    categories=None,
+    download_if_missing: bool = True,
+    fields: dict | None = None,
+) -> dict[str, RawDocuments]:
+    """Load raw documents from a source given by name: ``20newsgroups``, a named corpus
+    (:data:`~bpetopics.text.named_corpora.NAMED_CORPORA`: abc, state_union, lee,
+    20newsgroups-subjects), a JSONL
+    or CSV file (:func:`~bpetopics.text.record_loader.load_records`) or a folder.
+
+    Parameters
+    ----------
+    source : str or path
+        ``"20newsgroups"`` (also ``20ng``), a named corpus, or a folder of text files.
+    data_home : str or path, optional
+        Passed to :func:`~bpetopics.text.loaders.load_20newsgroups`.
+    categories : list of str, optional
+        Keep only documents with these labels (20 Newsgroups groups, a named corpus's
+        labels, or subfolder names of a folder).
+    download_if_missing : bool, default=True
+        Passed to :func:`~bpetopics.text.loaders.load_20newsgroups`.
+    fields : dict, optional
+        :func:`~bpetopics.text.record_loader.load_records`'s keyword arguments for a JSONL or CSV file (``text_field``,
+        ``id_field``, ``label_field``, ``time_field``, ``skip_bad_lines``).
+
+    Returns
+    -------
+    dict of str to RawDocuments
+        ``{"train": ..., "test": ...}`` for 20 Newsgroups and its subject lines,
+        ``{"train": ...}`` otherwise.
+    """
+    if (fields or {}).get("time_field") is not None and not is_record_file(source):
+        raise CorpusError(f"--time-field applies to a .jsonl or .csv source, and {source} is neither: "
+                          "leave it out, or give the records as JSONL or CSV")
+    if is_newsgroups(source):
+        return load_20newsgroups(data_home, categories=categories, download_if_missing=download_if_missing)
+    if is_named_corpus(source) and source.lower() == SUBJECTS:
+        return load_named_corpus(source, data_home, categories, download_if_missing)
+    if is_named_corpus(source):
+        docs = load_named_corpus(source)["train"]
+    elif is_record_file(source):
+        docs = load_records(source, **(fields or {}))
+    else:
+        docs = load_folder(source)
+    if categories is not None:
+        names = docs.label_names or []
+        unknown = [c for c in categories if c not in names]
+        if unknown or not categories:
+            choices = ", ".join(names) or "(none: no label subfolders)"
+            raise CorpusError(f"unknown labels {unknown} in {source}: choose among {choices}")
+        keep_names = sorted(categories)
+        old = np.array([names.index(c) for c in keep_names])
+        rows = np.flatnonzero(np.isin(docs.labels, old))
+        docs = docs.take(rows)
+        docs.labels = np.searchsorted(old, docs.labels)
+        docs.label_names = keep_names
+    return {"train": docs}

@@ -159,7 +159,7 @@ def test_download_path_offline_via_file_urls(data_root, tmp_path, monkeypatch, m
     bad = tmp_path / "bad.gz"
     bad.write_bytes(b"not mnist")
     with pytest.raises(OSError, match="md5"):
-        ds._download([f"file://{bad}"], tmp_path / "out.gz", ds.MNIST_MD5["t10k-labels-idx1-ubyte.gz"])
+        ds.download_file([f"file://{bad}"], tmp_path / "out.gz", ds.MNIST_MD5["t10k-labels-idx1-ubyte.gz"])
     assert not (tmp_path / "out.gz").exists()
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from bpetopics.text import CorpusError, load_splits, prepare_corpus, save_splits
-from bpetopics.text.loaders import load_records
+from bpetopics.text.record_loader import load_records
 from bpetopics.text.timestamps import parse_time, time_array, times_from_json, times_to_json
 
 

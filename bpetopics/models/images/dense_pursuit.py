@@ -65,7 +65,7 @@ def dense_pursuit(decoder, likelihood, batch, log_odds, max_bits=None, budget=DE
     later_step : callable, optional
         ``later_step(x (A, D), codes (A, K), log_odds (K,), prior_score (A,), floor (A,))
         -> (A, K)`` scores of each active image's candidates in the steps after the first
-        (-inf for those not scored); default: every candidate, exactly (``_later_step``).
+        (-inf for those not scored); default: every candidate, exactly (:func:`score_later_step`).
         :mod:`bpetopics.models.images.shortlist_pursuit` passes its shortlisted step.
 
     Returns
@@ -97,8 +97,8 @@ def dense_pursuit(decoder, likelihood, batch, log_odds, max_bits=None, budget=DE
             if step > 0:
                 floor = data[active] + prior_score[active]              # must beat this
                 if later_step is None:
-                    cand = _later_step(decoder, likelihood, x[active], codes[active], log_odds,
-                                       prior_score[active], floor, budget)
+                    cand = score_later_step(decoder, likelihood, x[active], codes[active], log_odds,
+                                            prior_score[active], floor, budget)
                 else:
                     cand = later_step(x[active], codes[active], log_odds, prior_score[active], floor)
             step_taken = accept_best(cand, active, codes, data, prior_score, log_odds)
@@ -129,7 +129,7 @@ def head(decoder, pre, upto=None):
     return h
 
 
-def _later_step(decoder, likelihood, x, codes, log_odds, prior_score, floor, budget, known=None):
+def score_later_step(decoder, likelihood, x, codes, log_odds, prior_score, floor, budget, known=None):
     """Scores (data + prior) of z_n + e_j for each active image n and bit j, (A, K);
     bits already in a code get -inf. Candidates that provably cannot beat ``floor`` (A,)
     or the image's best candidate may be left at -inf (Bernoulli screening), and so may

@@ -44,7 +44,7 @@ import torch
 from torch import nn
 
 from bpetopics.models.images.compiled import relu_moves
-from bpetopics.models.images.dense_pursuit import DEFAULT_BUDGET, _later_step, dense_pursuit, head
+from bpetopics.models.images.dense_pursuit import DEFAULT_BUDGET, dense_pursuit, head, score_later_step
 from bpetopics.bpe.likelihoods import DenseBatch
 
 
@@ -188,8 +188,8 @@ def _shortlist_step(decoder, likelihood, x, codes, log_odds, prior_score, floor,
             # Bernoulli on the CPU: the exact step over all K, whose bound screens most
             # candidates out; those scored already are not scored again
             scored = cand[stuck]
-            later = _later_step(decoder, likelihood, x[stuck], codes[stuck], log_odds, prior_score[stuck],
-                                floor[stuck], budget, known=scored > -torch.inf)
+            later = score_later_step(decoder, likelihood, x[stuck], codes[stuck], log_odds,
+                                     prior_score[stuck], floor[stuck], budget, known=scored > -torch.inf)
             cand[stuck] = torch.maximum(scored, later)
         else:
             # the exact step over the ranks not scored yet (width..K): those scored gain

@@ -209,8 +209,8 @@ def test_fused_pursuit_on_two_threads_equals_the_reference(monkeypatch):
         pytest.skip("numba is not installed")
     monkeypatch.setattr(fused_pursuit, "MIN_PARALLEL_WORK", 0)
     pools = []
-    real = fused_pursuit._thread_pool
-    monkeypatch.setattr(fused_pursuit, "_thread_pool", lambda size: pools.append(size) or real(size))
+    real = fused_pursuit.thread_pool
+    monkeypatch.setattr(fused_pursuit, "thread_pool", lambda size: pools.append(size) or real(size))
     monkeypatch.setattr(table_pursuit_module, "kernel_threads", lambda: 2)
     decoder, lik = text_case(5)
     batch = lik.batch(zipf_corpus(50, 300, seed=5), "cpu")
@@ -238,10 +238,10 @@ def test_a_forked_child_gets_its_own_pursuit_threads(monkeypatch):
 
     if kernels.numba is None or not hasattr(os, "fork"):
         pytest.skip("numba is not installed or no fork")
-    parent = fused_pursuit._thread_pool(1)
+    parent = fused_pursuit.thread_pool(1)
     monkeypatch.setattr(fused_pursuit, "_workers", (os.getpid() + 1,) + fused_pursuit._workers[1:])
-    assert fused_pursuit._thread_pool(1) is not parent          # as a child (another pid) sees it
-    assert fused_pursuit._thread_pool(1) is fused_pursuit._thread_pool(1)
+    assert fused_pursuit.thread_pool(1) is not parent          # as a child (another pid) sees it
+    assert fused_pursuit.thread_pool(1) is fused_pursuit.thread_pool(1)
 
 
 def test_pursuit_threads_each_get_a_share_worth_the_hand_over(monkeypatch):
@@ -255,8 +255,8 @@ def test_pursuit_threads_each_get_a_share_worth_the_hand_over(monkeypatch):
     work = batch.cols.shape[0] * 12 * 6                           # non-zeros x K x T
     monkeypatch.setattr(fused_pursuit, "MIN_PARALLEL_WORK", 2 * (work // 3))
     pools = []
-    real = fused_pursuit._thread_pool
-    monkeypatch.setattr(fused_pursuit, "_thread_pool", lambda size: pools.append(size) or real(size))
+    real = fused_pursuit.thread_pool
+    monkeypatch.setattr(fused_pursuit, "thread_pool", lambda size: pools.append(size) or real(size))
     monkeypatch.setattr(table_pursuit_module, "kernel_threads", lambda: 16)
     log_odds = -torch.rand(12, generator=torch.Generator().manual_seed(5))
     codes = table_pursuit(decoder, lik, batch, log_odds)
@@ -310,14 +310,14 @@ def test_candidate_bounds_are_upper_bounds_on_the_exact_scores():
 
 @pytest.mark.skipif(kernels.numba is None, reason="numba kernels")
 def test_wide_word_rates_are_the_word_rates_bit_for_bit():
-    """pursuit_loops._wide_word_rates (4 words a pass, the first step's table and every
+    """pursuit_loops.wide_word_rates (4 words a pass, the first step's table and every
     bit scored) sums each rate in _word_rates' order: the same float32 values, for every
     remainder of words (n % 4) and of topics (T % 8, T % 4), at any start."""
     from numba import njit
 
     from bpetopics.models.poissbpe.compiled import pursuit_loops
 
-    narrow, wide = pursuit_loops._word_rates, pursuit_loops._wide_word_rates
+    narrow, wide = pursuit_loops._word_rates, pursuit_loops.wide_word_rates
 
     @njit
     def both(start, n, cols, beta, mix, out_narrow, out_wide):

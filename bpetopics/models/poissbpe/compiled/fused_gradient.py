@@ -47,16 +47,16 @@ def data_gradient(rows, local, vals, beta_u, mix, tokens: float):
         N, the loss's normaliser.
     """
     d_mix, d_beta_u = torch.zeros_like(mix), torch.zeros_like(beta_u)
-    _data_gradient(rows.numpy(), local.numpy(), vals.float().numpy(),
-                   beta_u.contiguous().numpy(), mix.contiguous().numpy(),
-                   np.float32(1.0 / tokens), d_mix.numpy(), d_beta_u.numpy())
+    data_gradient_kernel(rows.numpy(), local.numpy(), vals.float().numpy(),
+                         beta_u.contiguous().numpy(), mix.contiguous().numpy(),
+                         np.float32(1.0 / tokens), d_mix.numpy(), d_beta_u.numpy())
     return d_mix, d_beta_u
 
 
 if numba is not None:
     @numba.njit(cache=True, nogil=True)
-    def _data_gradient(rows, local, vals, beta_u, mix, inv_tokens, d_mix,
-                       d_beta_u):  # pragma: no cover - compiled
+    def data_gradient_kernel(rows, local, vals, beta_u, mix, inv_tokens, d_mix,
+                             d_beta_u):  # pragma: no cover - compiled
         """The module's sums into d_mix (P, T) and d_beta_u (U, T), zero on entry; phi
         floored at 1e-30 as the torch path."""
         n_topics = mix.shape[1]

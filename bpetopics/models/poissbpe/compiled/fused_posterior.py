@@ -88,7 +88,7 @@ def local_mean(decoder, likelihood, batch: PackedCounts, codes: torch.Tensor,
         threads = 1 if work < fused_pursuit.MIN_PARALLEL_WORK else max(1, min(threads, len(batch)))
         order, bounds = fused_pursuit.thread_slots(np.diff(args[0]), threads)
         slots = [order[bounds[s]:bounds[s + 1]] for s in range(threads)]
-        others = [fused_pursuit._thread_pool(threads - 1).submit(_local_mean, *args, docs)
+        others = [fused_pursuit.thread_pool(threads - 1).submit(_local_mean, *args, docs)
                   for docs in slots[1:]]
         _local_mean(*args, slots[0])
         for other in others:
@@ -99,7 +99,7 @@ def local_mean(decoder, likelihood, batch: PackedCounts, codes: torch.Tensor,
 if numba is not None:
     from numba import njit
 
-    from bpetopics.models.poissbpe.compiled.pursuit_loops import _factored_softmax, _score_candidates
+    from bpetopics.models.poissbpe.compiled.pursuit_loops import factored_softmax, score_candidates
 
     def _local_mean_py(indptr, cols, vals, beta, bit_w, up, down, bias, log_odds, codes,
                        max_bits, n_flips, out, docs):  # pragma: no cover - compiled
@@ -152,7 +152,7 @@ if numba is not None:
                     factor[t, j + 1] = down[t, j] if codes[d, j] else up[t, j]
                 for c in range(width, padded):
                     factor[t, c] = 0.0
-            _factored_softmax(exp_pre, factor, totals, inverse, mix)   # softmax(a + s_j w_j)
+            factored_softmax(exp_pre, factor, totals, inverse, mix)   # softmax(a + s_j w_j)
             for c in range(1, width):                           # direct, where not normal
                 if inverse[c] == np.float32(0.0):
                     j = c - 1
@@ -168,7 +168,7 @@ if numba is not None:
                         mix[t, c] /= total
             # L(c) = sum_i x_i ln max(phi_ic, 1e-30) + the prior's score
             start, n = indptr[d], indptr[d + 1] - indptr[d]
-            _score_candidates(start, n, cols, vals, beta, mix, phi, scratch, score)
+            score_candidates(start, n, cols, vals, beta, mix, phi, scratch, score)
             best = -np.inf
             for c in range(width):
                 value = np.float64(score[c]) + prior
@@ -251,7 +251,7 @@ if numba is not None:
         for t in range(n_topics):
             for c in range(p, mix.shape[1]):
                 mix[t, c] = 0.0
-        _score_candidates(start, n, cols, vals, beta, mix, phi, scratch, score)
+        score_candidates(start, n, cols, vals, beta, mix, phi, scratch, score)
         for c in range(p):
             weight[width + c] += score[c]
 

@@ -24,7 +24,7 @@ The softmax is factored, ``exp(a_t + w_jt) = exp(a_t - max a) exp(w_jt - max_t w
 const_j``: T + K T exponentials per minibatch-step become T per document-step, and a
 candidate whose factored sum under- or overflows is recomputed directly. The codes are
 those of :func:`bpetopics.bpe.pursuit.reference_pursuit` up to float rounding (the
-logarithm is Cephes' logf, :func:`bpetopics.models.poissbpe.compiled.pursuit_loops._log_inplace`, and the
+logarithm is Cephes' logf, :func:`bpetopics.models.poissbpe.compiled.pursuit_loops.log_inplace`, and the
 exponential LLVM's: each within one unit in the last place of torch's).
 """
 
@@ -56,7 +56,7 @@ def usable(decoder, device) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.models.poissbpe.compiled.pursuit_loops import _factored_softmax, _first_step, _score_wide_candidates
+    from bpetopics.models.poissbpe.compiled.pursuit_loops import factored_softmax, first_step, score_wide_candidates
 
     def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds, codes,
                     data, prior, max_steps, docs):  # pragma: no cover - compiled
@@ -84,15 +84,15 @@ if numba is not None:
         scratch = np.empty(longest * n_bits, dtype=np.float32)
         for q in range(docs.shape[0]):
             d = docs[q]
-            if _first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data,
-                           prior, first, pre) < 0:
+            if first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data,
+                          prior, first, pre) < 0:
                 continue
             taken = 1
             while taken < max_steps:
                 top = pre.max()
                 for t in range(n_topics):
                     exp_pre[t] = np.exp(pre[t] - top)
-                _factored_softmax(exp_pre, exp_w_t, totals, inverse, mix)   # softmax(a + w_j)
+                factored_softmax(exp_pre, exp_w_t, totals, inverse, mix)   # softmax(a + w_j)
                 for j in range(n_bits):
                     if codes[d, j]:
                         for t in range(n_topics):
@@ -107,8 +107,8 @@ if numba is not None:
                             total += mix[t, j]
                         for t in range(n_topics):
                             mix[t, j] /= total
-                _score_wide_candidates(indptr[d], indptr[d + 1] - indptr[d], cols, vals, beta, mix,
-                                       phi, scratch, score)         # sum_i x_i ln phi_j(w_i)
+                score_wide_candidates(indptr[d], indptr[d + 1] - indptr[d], cols, vals, beta, mix,
+                                      phi, scratch, score)         # sum_i x_i ln phi_j(w_i)
                 best, arg = -np.inf, -1                         # first best, as argmax
                 for j in range(n_bits):
                     if not codes[d, j]:
@@ -124,7 +124,7 @@ if numba is not None:
                     pre[t] += bit_w[arg, t]
                 taken += 1
 
-    _pursuit = njit(cache=True, nogil=True)(_pursuit_py)
+    pursuit_kernel = njit(cache=True, nogil=True)(_pursuit_py)
 
 
 def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
@@ -166,19 +166,19 @@ def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
             bit_w.numpy(), exp_w.t().contiguous().numpy(), bias.numpy(),
             log_odds.float().contiguous().numpy(), codes.numpy().view(np.uint8), data.numpy(),
             prior_score.numpy(), int(max_steps))
-    kernel = _pursuit
+    kernel = pursuit_kernel
     if screened_pursuit.screens(*bit_w.shape):                     # bound, then score
-        kernel = screened_pursuit._screened_pursuit
+        kernel = screened_pursuit.screened_kernel
     order, bounds = thread_slots(np.diff(args[0]), threads)
     slots = [order[bounds[s]:bounds[s + 1]] for s in range(threads)]
-    others = [_thread_pool(threads - 1).submit(kernel, *args, docs) for docs in slots[1:]]
+    others = [thread_pool(threads - 1).submit(kernel, *args, docs) for docs in slots[1:]]
     kernel(*args, slots[0])                                        # this thread's own share
     for other in others:
         other.result()
     return codes, data, prior_score
 
 
-def _thread_pool(size: int):
+def thread_pool(size: int):
     """A pool of at least ``size`` threads for :func:`run`'s other slots, kept for later
     calls; made again when more threads are asked for, or in a forked child (a pool's
     threads do not survive a fork: the child would wait on them for ever)."""

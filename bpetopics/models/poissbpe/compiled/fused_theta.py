@@ -118,7 +118,7 @@ def _decoder_gradients(decoder, batch, codes, beta):
 if numba is not None:
     from numba import njit
 
-    from bpetopics.models.poissbpe.compiled.fused_gradient import _data_gradient
+    from bpetopics.models.poissbpe.compiled.fused_gradient import data_gradient_kernel
 
     @njit(cache=True, nogil=True)
     def _decoder_and_data(codes, weight, bias, rows, local, vals, beta_u,
@@ -145,7 +145,7 @@ if numba is not None:
                 mix[n, t] /= total
         d_mix = np.zeros((n_docs, n_topics), dtype=np.float32)
         d_beta_u = np.zeros(beta_u.shape, dtype=np.float32)
-        _data_gradient(rows, local, vals, beta_u, mix, inv_tokens, d_mix, d_beta_u)
+        data_gradient_kernel(rows, local, vals, beta_u, mix, inv_tokens, d_mix, d_beta_u)
         grad_w = np.zeros((n_topics, n_bits), dtype=np.float32)
         grad_b = np.zeros(n_topics, dtype=np.float32)
         usage = np.zeros(n_topics, dtype=np.float32)

@@ -2,11 +2,11 @@
 scores every bit of a later step, :mod:`bpetopics.models.poissbpe.compiled.screened_pursuit`, which bounds
 them first, and :mod:`bpetopics.models.poissbpe.compiled.fused_posterior`, which scores a code's
 neighbours): step 1 from the batch's shared table, a document's word rates under the
-candidates' mixtures (:func:`_word_rates`; :func:`_wide_word_rates`, the same values, for
+candidates' mixtures (:func:`_word_rates`; :func:`wide_word_rates`, the same values, for
 the wide products of the shared table and of every bit scored) and a vectorised
 logarithm (inlined into the loops that call them, ``inline="always"``), and the
-candidates' data terms over a document's words (:func:`_score_candidates`, and
-:func:`_score_wide_candidates` for every bit: functions of their own); absent without
+candidates' data terms over a document's words (:func:`score_candidates`, and
+:func:`score_wide_candidates` for every bit: functions of their own); absent without
 numba.
 
 After editing this file in a working copy, delete ``bpetopics/models/poissbpe/compiled/__pycache__/*.nbi`` and
@@ -72,7 +72,7 @@ if numba is not None:
             phi[k] = max(phi[k], np.float32(1e-30))
 
     @njit(inline="always", nogil=True)
-    def _wide_word_rates(start, n, cols, beta, mix, phi):  # pragma: no cover - compiled
+    def wide_word_rates(start, n, cols, beta, mix, phi):  # pragma: no cover - compiled
         """:func:`_word_rates`, the same values bit for bit, for wide mixtures (the first
         step's table of K + 1 columns; every bit scored): words are taken 4 at a time, so
         each vectorised pass over j reads 8 rows of mix once for 4 words' 32 products
@@ -141,7 +141,7 @@ if numba is not None:
             phi[k] = max(phi[k], np.float32(1e-30))
 
     @njit(inline="always", nogil=True)
-    def _log_inplace(values, scratch, n):  # pragma: no cover - compiled
+    def log_inplace(values, scratch, n):  # pragma: no cover - compiled
         """values[:n] = ln values[:n] for positive normal float32 values, by Cephes'
         logf (exponent and mantissa from the bits, then a degree-9 polynomial): pure
         arithmetic, so the loop is vectorised (libm's logf is one call per value). Within
@@ -171,8 +171,8 @@ if numba is not None:
             values[j] = (m + y) + np.float32(0.693359375) * fe
 
     @njit(inline="always", nogil=True)
-    def _first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data, prior,
-                    first, pre):  # pragma: no cover - compiled
+    def first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data, prior,
+                   first, pre):  # pragma: no cover - compiled
         """Step 1 of document d from the shared table (U, K+1): data[d], prior[d] and, when
         a bit improves on the empty code, that bit in codes[d] and pre = a = b + w_bit (T,).
         first (K+1,) scratch. Returns the bit taken, or -1 (the empty code is final)."""
@@ -198,7 +198,7 @@ if numba is not None:
         return arg
 
     @njit(nogil=True)
-    def _score_candidates(start, n, cols, vals, beta, mix, phi, scratch, score):  # pragma: no cover
+    def score_candidates(start, n, cols, vals, beta, mix, phi, scratch, score):  # pragma: no cover
         """score[b] = sum_i x_i ln max(sum_t beta[w_i, t] mix[t, b], 1e-30) for the
         columns b of mix (T, width), over the document's n non-zeros from ``start``; phi
         keeps the logarithms (n, width), flat. A function of its own: its loops run to
@@ -207,17 +207,17 @@ if numba is not None:
         _sum_log_rates(start, n, vals, mix.shape[1], phi, scratch, score)
 
     @njit(nogil=True)
-    def _score_wide_candidates(start, n, cols, vals, beta, mix, phi, scratch,
-                               score):  # pragma: no cover - compiled
-        """:func:`_score_candidates` (the same values) for mixtures of many columns, every
-        bit scored: the rates by :func:`_wide_word_rates`."""
-        _wide_word_rates(start, n, cols, beta, mix, phi)        # phi_b(w_i)
+    def score_wide_candidates(start, n, cols, vals, beta, mix, phi, scratch,
+                              score):  # pragma: no cover - compiled
+        """:func:`score_candidates` (the same values) for mixtures of many columns, every
+        bit scored: the rates by :func:`wide_word_rates`."""
+        wide_word_rates(start, n, cols, beta, mix, phi)        # phi_b(w_i)
         _sum_log_rates(start, n, vals, mix.shape[1], phi, scratch, score)
 
     @njit(inline="always", nogil=True)
     def _sum_log_rates(start, n, vals, width, phi, scratch, score):  # pragma: no cover - compiled
         """phi <- ln phi (n, width), and score[b] = sum_i x_i phi[i, b]."""
-        _log_inplace(phi, scratch, n * width)
+        log_inplace(phi, scratch, n * width)
         for b in range(width):
             score[b] = 0.0
         for ii in range(n):                                     # sum_i x_i ln phi_b(w_i)
@@ -226,7 +226,7 @@ if numba is not None:
                 score[b] += x * phi[row + b]
 
     @njit(nogil=True)
-    def _factored_softmax(exp_pre, factor, totals, inverse, mix):  # pragma: no cover
+    def factored_softmax(exp_pre, factor, totals, inverse, mix):  # pragma: no cover
         """mix[:, c] = softmax(a + v_c) for the columns c of factor (T, width) =
         exp(v_ct - const_c), from exp_pre (T,) = exp(a - max a): mix[t, c] = exp_pre_t
         factor_tc / totals_c, totals_c = sum_t exp_pre_t factor_tc, in loops over the

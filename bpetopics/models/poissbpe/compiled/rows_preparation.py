@@ -14,7 +14,7 @@ numba = kernels.numba
 
 if numba is not None:
     from bpetopics.models.poissbpe.compiled.packed import distinct_in_range
-    from bpetopics.models.poissbpe.compiled.pursuit_loops import _log_inplace, _wide_word_rates
+    from bpetopics.models.poissbpe.compiled.pursuit_loops import log_inplace, wide_word_rates
 
     @numba.njit(cache=True, nogil=True)
     def prepare_into(indptr_in, indices, counts, beta_t, weight, bias, indptr, cols, vals, rows,
@@ -63,8 +63,8 @@ if numba is not None:
                 exp_w_t[t, j] = np.exp(weight[t, j] - top)
         width = n_bits + 1
         flat = table[:used * width]
-        _wide_word_rates(0, used, np.arange(used), beta_u[:used], mix, flat)
-        _log_inplace(flat, np.empty(used * width, dtype=np.float32), used * width)
+        wide_word_rates(0, used, np.arange(used), beta_u[:used], mix, flat)
+        log_inplace(flat, np.empty(used * width, dtype=np.float32), used * width)
         return used, k
 
     @numba.njit(cache=True, nogil=True)

@@ -248,9 +248,9 @@ if numba is not None:
     from numba import njit
 
     from bpetopics.models.poissbpe.compiled.atomics import cpu_relax, fetch_add, load_acquire, store_release
-    from bpetopics.models.poissbpe.compiled.fused_pursuit import _pursuit
+    from bpetopics.models.poissbpe.compiled.fused_pursuit import pursuit_kernel
     from bpetopics.models.poissbpe.compiled.rows_preparation import guided_bounds, prepare_into
-    from bpetopics.models.poissbpe.compiled.screened_pursuit import _screened_pursuit
+    from bpetopics.models.poissbpe.compiled.screened_pursuit import screened_kernel
 
     @njit(cache=True, nogil=True)
     def _claim_and_pursue(indptr_in, indices, counts, beta_t, weight, bias, log_odds, max_steps,
@@ -298,11 +298,11 @@ if numba is not None:
             docs = order[bounds[share]:bounds[share + 1]]
             try:
                 if screened:
-                    _screened_pursuit(indptr, local[:nnz], vals[:nnz], beta_u[:used], grid, bit_w,
-                                      exp_w_t, bias, log_odds, codes, data, prior, max_steps, docs)
+                    screened_kernel(indptr, local[:nnz], vals[:nnz], beta_u[:used], grid, bit_w,
+                                    exp_w_t, bias, log_odds, codes, data, prior, max_steps, docs)
                 else:
-                    _pursuit(indptr, local[:nnz], vals[:nnz], beta_u[:used], grid, bit_w, exp_w_t,
-                             bias, log_odds, codes, data, prior, max_steps, docs)
+                    pursuit_kernel(indptr, local[:nnz], vals[:nnz], beta_u[:used], grid, bit_w, exp_w_t,
+                                   bias, log_odds, codes, data, prior, max_steps, docs)
             except Exception:  # noqa: BLE001 - counted as done, so no thread waits for ever
                 store_release(state, _FAILED, 1)
             fetch_add(state, _DONE_SHARES, 1)

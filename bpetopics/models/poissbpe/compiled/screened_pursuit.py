@@ -53,7 +53,7 @@ def screens(n_bits: int, n_topics: int) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.models.poissbpe.compiled.pursuit_loops import _first_step, _log_inplace, _score_candidates
+    from bpetopics.models.poissbpe.compiled.pursuit_loops import first_step, log_inplace, score_candidates
 
     @njit(nogil=True)
     def _candidate_bounds(start, n, cols, vals, beta, exp_pre, exp_w_t, log_odds, code,
@@ -134,7 +134,7 @@ if numba is not None:
         for j in range(n_bits):                                 # ln of positive normals only
             if not ratio[j] > np.float32(1e-30):
                 ratio[j] = np.float32(1.0)
-        _log_inplace(ratio, scratch, n_bits)
+        log_inplace(ratio, scratch, n_bits)
         for j in range(n_bits):
             if code[j]:
                 bound[j] = -np.inf
@@ -171,8 +171,8 @@ if numba is not None:
         log_phi_best = np.empty(longest, dtype=np.float32)      # ... of the best candidate
         for q in range(docs.shape[0]):
             d = docs[q]
-            arg = _first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data,
-                              prior, first, pre)
+            arg = first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data,
+                             prior, first, pre)
             if arg < 0:
                 continue
             n = indptr[d + 1] - indptr[d]
@@ -219,7 +219,7 @@ if numba is not None:
                             total += mix[t, b]
                         for t in range(n_topics):
                             mix[t, b] /= total
-                _score_candidates(indptr[d], n, cols, vals, beta, mix, phi, scratch, score)
+                score_candidates(indptr[d], n, cols, vals, beta, mix, phi, scratch, score)
                 best, arg, chosen = -np.inf, -1, 0
                 for b in range(width):                          # first best, as argmax
                     j = block[b]
@@ -238,4 +238,4 @@ if numba is not None:
                 log_phi0, log_phi_best = log_phi_best, log_phi0
                 taken += 1
 
-    _screened_pursuit = njit(cache=True, nogil=True)(_screened_pursuit_py)
+    screened_kernel = njit(cache=True, nogil=True)(_screened_pursuit_py)

@@ -4,7 +4,7 @@ numba turns ``np.exp`` on a float32 into one call to libm's ``expf`` per value, 
 stops LLVM from vectorising the loop around it. :func:`expf` is Cephes' ``expf`` in pure
 arithmetic (range reduction, a degree-5 polynomial, the power of two put in the exponent
 bits), so a loop of them runs in the machine's vector width. The logarithm's counterpart
-is :func:`bpetopics.models.poissbpe.compiled.pursuit_loops._log_inplace`.
+is :func:`bpetopics.models.poissbpe.compiled.pursuit_loops.log_inplace`.
 """
 
 from __future__ import annotations

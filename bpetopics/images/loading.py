@@ -1,4 +1,6 @@
-"""Helpers shared by the image loaders: data root, seeded streams, subsets, downloads."""
+"""What the image loaders (:mod:`bpetopics.images.datasets`, :mod:`bpetopics.images.cifar`)
+share: the data root, one seeded stream per split and use, class-balanced subsets,
+downloads checked by md5, and the one error a data file raises."""
 
 from __future__ import annotations
 
@@ -59,13 +61,14 @@ def default_data_root(data_root=None) -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "bpetopics"
 
 
-def _check_split(split: str) -> int:
+def check_split(split: str) -> int:
+    """The index of ``split`` ('train' 0, 'test' 1); ValueError for any other."""
     if split not in SPLITS:
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
     return SPLITS[split]
 
 
-def _rng(random_state, split: str, use: int) -> np.random.Generator:
+def split_rng(random_state, split: str, use: int) -> np.random.Generator:
     """Independent stream per (seed, split, use); ``None`` gives fresh entropy."""
     if random_state is None:
         return np.random.default_rng()
@@ -112,7 +115,7 @@ def _md5(path: Path) -> str:
     return h.hexdigest()
 
 
-def _download(urls, dest: Path, md5: str | None) -> Path:
+def download_file(urls, dest: Path, md5: str | None) -> Path:
     """Fetch the first URL that works into ``dest`` (atomically), checking md5."""
     errors = []
     for url in urls:
