@@ -349,8 +349,7 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
             out = self.decoder_.linear_forward(z)
             self.decoder_.set_linear_grad(z, self.likelihood_.theta_gradient(out, batch, params))
             self._penalty_backward(out, params)
-        self.optimizer_.step()
-        self.step_ += 1
+        self._adam_step()
 
     #: The topics' softmax shift (T,) that each theta step of an epoch hands the next
     #: (:mod:`bpetopics.models.poissbpe.compiled.topic_step`); None outside an epoch's steps.
