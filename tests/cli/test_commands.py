@@ -118,6 +118,7 @@ def test_info(runner, trained_run):
     assert "topic overlap" in history[0] and all(len(row.split()) == 5 for row in history[1:])
     data = json.loads(runner.invoke(main, ["info", str(out), "--format", "json"]).output)
     assert data["config"]["n_data"] == 300 and data["summary"]["n_topics"] == 5
+    assert f"Backend: {data['config']['training']['backend']}" in text.splitlines()
 
 
 
@@ -130,7 +131,9 @@ def test_info_shows_the_defaults_computed_for_the_run(runner, trained_run):
     out, _ = trained_run      # trained with alpha, gamma, topic_smoothing left to their defaults (None)
     run = load_run(out)
     shown = _shown_params(runner.invoke(main, ["info", str(out)]).output)
-    assert not any(value.startswith("None") for name, value in shown.items() if name != "max_bits"), shown
+    # None is a value of its own for max_bits (no cap) and seed_words (no guided topics)
+    assert not any(value.startswith("None") for name, value in shown.items()
+                   if name not in ("max_bits", "seed_words")), shown
     alpha, gamma = run.model.prior_hyperparameters()
     assert float(shown["alpha"].split()[0]) == pytest.approx(alpha) and alpha == 300
     assert float(shown["gamma"].split()[0]) == pytest.approx(gamma) and gamma == 8 / 4
