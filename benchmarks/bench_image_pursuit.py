@@ -33,7 +33,7 @@ import torch
 
 from bpetopics.baselines.gsvae import GumbelSoftmaxVAE
 from bpetopics.baselines.vae import GaussianVAE
-from bpetopics.bpe import model as model_module
+from bpetopics.bpe import training_step as step_module
 from bpetopics.experiments.image_table import load_split
 from bpetopics.models import BernBPE, GaussBPE
 
@@ -55,7 +55,7 @@ class _PursuitClock:
 
     def __init__(self, generic=False):
         self.seconds, self.generic = 0.0, generic
-        self._inner = model_module.greedy_pursuit
+        self._inner = step_module.greedy_pursuit
 
     def __call__(self, decoder, likelihood, *args, **kwargs):
         start = time.process_time()
@@ -69,13 +69,13 @@ class _PursuitClock:
 def _epoch(model, X, generic=False):
     """One epoch (``partial_fit``): (CPU seconds, pursuit seconds, history record)."""
     clock = _PursuitClock(generic)
-    model_module.greedy_pursuit = clock
+    step_module.greedy_pursuit = clock
     try:
         start = time.process_time()
         model.partial_fit(X)
         return time.process_time() - start, clock.seconds, model.history_[-1]
     finally:
-        model_module.greedy_pursuit = clock._inner
+        step_module.greedy_pursuit = clock._inner
 
 
 def _setup(model, X):

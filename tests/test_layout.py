@@ -41,6 +41,16 @@ def test_the_command_line_starts_without_torch():
     assert out.stdout.strip() == "False"
 
 
+
+def test_the_top_level_entry_points_load_only_when_used():
+    import bpetopics
+    from bpetopics.runs import load_run, save_run
+    from bpetopics.text import prepare_corpus
+
+    assert (bpetopics.prepare_corpus, bpetopics.save_run, bpetopics.load_run) == (prepare_corpus, save_run, load_run)
+    assert set(bpetopics.__all__) >= {"prepare_corpus", "save_run", "load_run", "PoissBPE"}
+    assert _loaded("bpetopics", ["torch", "bpetopics.runs", "bpetopics.text"]) == []
+
 # ------------------------------------------------------------------ the import graph
 def _module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts

@@ -1,11 +1,8 @@
 """The shared estimator: MAP-EM training of a BPE model by minibatches.
 
-One training step on a minibatch S (docs/model.md, "One training step on a minibatch")::
-
-    1. z_S  <- greedy pursuit with the current theta and q(pi)
-    2. q(pi) <- natural-gradient step from z_S
-    3. q(lambda) for S (inside the likelihood's theta loss; Poisson's is fixed)
-    4. one Adam step on theta (decoder, and beta for text) at the codes z_S
+Each minibatch takes one training step (docs/model.md, "One training step on a minibatch"): pursuit, q(pi)'s
+step, theta's step, written once in :mod:`bpetopics.bpe.training_step` (the
+:class:`~bpetopics.bpe.training_step.TrainingStep` half of :class:`BPEBase`).
 
 The variants (PoissBPE, GaussBPE, BernBPE in :mod:`bpetopics.models`) only choose a
 likelihood (:class:`~bpetopics.bpe.likelihoods.Likelihood`), its defaults and how
@@ -31,14 +28,14 @@ from bpetopics.bpe.prior import BetaProcessPrior, check_prior
 from bpetopics.bpe.saved_state import SavedState
 from bpetopics.bpe.size_checks import SizeChecks
 from bpetopics.bpe.encoding import Encoding
-from bpetopics.bpe.pursuit import greedy_pursuit
-from bpetopics.bpe.step_group import LOCAL, shared_step
+from bpetopics.bpe.step_group import LOCAL
+from bpetopics.bpe.training_step import TrainingStep
 from bpetopics.bpe import sizes
 
 __all__ = ["BPEBase", "resolve_device"]
 
 
-class BPEBase(SizeChecks, P.HyperParameters, SavedState, Encoding):
+class BPEBase(SizeChecks, P.HyperParameters, SavedState, Encoding, TrainingStep):
     """Beta-Bernoulli-process sparse coding with a deep decoder (shared machinery).
 
     Hyperparameters are stored unchanged by ``__init__`` (scikit-learn's contract:
@@ -95,6 +92,12 @@ class BPEBase(SizeChecks, P.HyperParameters, SavedState, Encoding):
 
     def _init_params(self, X, generator: torch.Generator) -> None:
         """Called once after the modules exist; default keeps torch's initialisation."""
+
+    def _pursuit_options(self, training: bool = False) -> dict:
+        """Extra keyword arguments of :func:`~bpetopics.bpe.pursuit.greedy_pursuit` for
+        this model, in a training step or (``training=False``) encoding; the image
+        models' ``shortlist``."""
+        return {}
 
     def _check_X(self, X):
         return X
@@ -331,59 +334,3 @@ class BPEBase(SizeChecks, P.HyperParameters, SavedState, Encoding):
             total_score += score
             total_bits += bits
         return total_score, total_bits
-
-    def _train_step(self, X_batch):
-        """Pursuit, q(pi) step, one Adam step. Returns (summed score, summed bits), of the
-        whole minibatch when processes share the step (:func:`shared_step`)."""
-        weight = self.prior_weight()
-        # What the pursuit and the theta step share (PoissBPE: beta, one softmax per
-        # minibatch), computed once with autograd; the pursuit reads it detached.
-        params = self.likelihood_.minibatch_params()
-        batch, codes, score = self._pursue(X_batch, params, weight)
-        if self.step_group.size == 1:
-            self._prior_step(codes)
-            self._theta_step(X_batch, batch, codes, params, weight)
-            return float(score.sum()), float(codes.sum())
-        # several processes: their sums, then the same step everywhere
-        self.optimizer_.zero_grad()
-        totals = shared_step(self, codes, score, self.decoder_(codes.float()), batch, params)
-        self.optimizer_.step()
-        self.step_ += 1
-        return totals
-
-    def _pursue(self, X_batch, params, weight):
-        """Step 1 of a training step: the likelihood's batch of ``X_batch`` and its codes
-        (P, K) and scores (P,) by greedy pursuit, with the prior's log-odds times
-        ``weight``. A subclass may pursue otherwise (the same codes)."""
-        batch = self.likelihood_.batch(X_batch, self.device_)
-        # The decoder has no mode-dependent layer (no dropout, no batch norm): it stays in
-        # one mode (toggling eval()/train() on every step cost 3% of an epoch).
-        codes, score = greedy_pursuit(self.decoder_, self.likelihood_, batch,
-                                      weight * self.prior_.bit_log_odds(), self.max_bits,
-                                      return_score=True, params=params,
-                                      **self._pursuit_options(training=True))
-        return batch, codes, score
-
-    def _prior_step(self, codes) -> None:
-        """Step 2 of a training step (one process): q(pi)'s natural-gradient step from the
-        minibatch's codes."""
-        self.prior_.step(codes)
-
-    def _pursuit_options(self, training: bool = False) -> dict:
-        """Extra keyword arguments of :func:`greedy_pursuit` for this model, in a training
-        step or (``training=False``) encoding; the image models' ``shortlist``."""
-        return {}
-
-    def _theta_step(self, X_batch, batch, codes, params, weight) -> None:
-        """One Adam step on theta at the minibatch's codes (steps 3-4 of a training step,
-        one process): the likelihood's data gradient, the penalty's, Adam."""
-        self.optimizer_.zero_grad()
-        out = self.decoder_(codes.float())
-        self.likelihood_.theta_backward(*self._theta_data(X_batch, batch, codes, out, weight, params), params)
-        self._penalty_backward(out, params)
-        self.optimizer_.step()
-        self.step_ += 1
-
-    def _theta_data(self, X_batch, batch, codes, out, weight, params):
-        """(decoder outputs, batch) the theta step fits: the pursued codes' (MAP-EM)."""
-        return out, batch

@@ -15,19 +15,22 @@ would take), and the step must be the one a single process takes on S::
               added once, by process 0
 
 So a shared step sums, across the processes, one vector: the gradients of each share's
-*summed* loss and the step's totals (:func:`shared_step`); every process then takes the
-same Adam step and keeps the same theta. :class:`LocalGroup` (one process) sums
+*summed* loss and the step's totals (:func:`sum_shares`); every process then takes the
+same update (:meth:`~bpetopics.bpe.model.BPEBase._shared_update`: q(pi)'s step, the
+penalty's gradient, Adam) and keeps the same theta. :class:`LocalGroup` (one process) sums
 nothing and keeps the single-process step exactly as it was; the torch.distributed group
 lives in ``runs/distributed.py``, so core knows only this protocol.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import torch
 
 from bpetopics.bpe.batches import BatchSource, InMemoryBatches, RowStore
+from bpetopics.bpe.prior import CodeStatistics
 
 
 @runtime_checkable
@@ -82,19 +85,39 @@ class LocalGroup:
 LOCAL = LocalGroup()
 
 
-def shared_step(model, codes: torch.Tensor, score: torch.Tensor, out: torch.Tensor, batch, params):
-    """The q(pi) step and theta's gradients of a step that ``model.step_group`` shares,
-    with one sum across the processes.
+@dataclass
+class StepSums:
+    """What the processes sharing a step summed (:func:`sum_shares`), for the update
+    that every process then takes alike.
 
-    Each process backpropagates the *sum* of its share's theta loss, sum_{n in S_p} l_n,
-    then sums across the processes, in one vector: those gradients, the prior's
+    Attributes
+    ----------
+    statistics : CodeStatistics
+        q(pi)'s statistics of z_S (bit counts and |S|).
+    mean_usage : torch.Tensor or None
+        What the theta penalty reads, averaged over S (PoissBPE: u, the (T,) mean
+        mixture); None when the penalty reads nothing.
+    score, bits : float
+        The summed scores and active bits of S.
+    """
+
+    statistics: CodeStatistics
+    mean_usage: torch.Tensor | None
+    score: float
+    bits: float
+
+
+def sum_shares(model, codes: torch.Tensor, score: torch.Tensor, out: torch.Tensor, batch) -> StepSums:
+    """The sums of a step that ``model.step_group`` shares, with one sum across the
+    processes; theta's gradients left as those of loss_S.
+
+    Each process has backpropagated the *sum* of its share's theta loss,
+    sum_{n in S_p} l_n; this sums, in one vector, those gradients, the prior's
     statistics of its codes (K bit counts and |S_p|), the loss's normaliser c_{S_p}, its
     scores and active bits, and what the theta penalty reads
     (``model._penalty_statistics``, e.g. (T,) summed mixtures). The summed gradients over
-    c_S are those of loss_S; q(pi) steps from the summed statistics; the penalty (its
-    use u over the whole S) is differentiated after, by every process alike (theta is
-    the same everywhere), and its gradient added. Leaves ``.grad`` ready for the
-    optimiser and returns the summed (score, bits) of S.
+    c_S are those of loss_S (left in ``.grad``); the rest is returned for the update
+    (:meth:`bpetopics.bpe.model.BPEBase._shared_update`).
 
     Parameters
     ----------
@@ -102,11 +125,10 @@ def shared_step(model, codes: torch.Tensor, score: torch.Tensor, out: torch.Tens
     score : torch.Tensor, shape (|S_p|,)
     out : torch.Tensor, shape (|S_p|, n_out)
         The decoder's outputs at the codes (with autograd).
-    batch, params
-        The likelihood's batch of the share and the step's ``minibatch_params()``.
+    batch
+        The likelihood's batch of the share.
     """
     group, prior, likelihood = model.step_group, model.prior_, model.likelihood_
-    likelihood.theta_backward(out, batch, params, normaliser=1.0)
     parameters = model._parameters()
     dtype = parameters[0].dtype
     stats = prior.statistics(codes)
@@ -130,9 +152,5 @@ def shared_step(model, codes: torch.Tensor, score: torch.Tensor, out: torch.Tens
         offset += p.numel()
     stats.on = totals[begin:begin + n_bits].to(stats.on.dtype)
     stats.n_codes = int(round(n_codes))
-    prior.apply(stats)
-    # the priors on theta (PoissBPE: the diversity prior, from the summed use, and the
-    # topics' Dirichlet prior), once, on the summed gradient
-    mean_usage = None if usage is None else totals[begin + n_bits + 4:] / max(n_codes, 1.0)
-    model._penalty_backward(None, params, usage=mean_usage)
-    return total_score, total_bits
+    mean_usage = None if usage is None else totals[begin + n_bits + 4:] / max(n_codes, 1.0)  # u = sum / |S|
+    return StepSums(stats, mean_usage, total_score, total_bits)

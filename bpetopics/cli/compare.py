@@ -85,7 +85,7 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
     from bpetopics.experiments.text_comparison import (FILES, TEXT_MODELS, choose_reference, compare_models,
                                                        model_names, write_comparison)
     from bpetopics.experiments.text_setup import comparison_data, describe_comparison
-    from bpetopics.text.sources import corpus_settings
+    from bpetopics.text.settings import CorpusSettings
 
     try:
         names = model_names(models)
@@ -97,9 +97,10 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
         raise UserError(f"{out} already holds a comparison: pass --overwrite to replace it, or choose another --out")
     if device not in ("cpu", "auto") and not device.startswith("cuda"):
         raise UserError(f"--device must be cpu, cuda or auto; got {device!r}")
-    settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
-                               corpus_seed, text_field=text_field, id_field=id_field, label_field=label_field,
-                               skip_bad_lines=skip_bad_lines, time_field=time_field)
+    settings = CorpusSettings.from_options(
+        vocab_size=vocab_size, min_df=min_df, max_df=max_df, stopwords=stopwords, data_home=data_home,
+        categories=categories, max_docs=max_docs, seed=corpus_seed, text_field=text_field, id_field=id_field,
+        label_field=label_field, skip_bad_lines=skip_bad_lines, time_field=time_field).keywords()
     with corpus_errors():
         try:
             data = comparison_data(corpus, settings, corpus_seed)

@@ -92,14 +92,14 @@ def format_sharded(manifest: dict, summary: dict) -> str:
             f"stop words: {p['stopwords'] if isinstance(p['stopwords'], str) else 'custom'}")
 
 
-def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field, label_field,
-                   skip_bad_lines, overwrite, quiet):
+def _build_sharded(source, out, settings, jobs, shard_docs, overwrite, quiet):
+    """Build the sharded corpus of ``source`` with ``settings`` (CorpusSettings) in ``out``."""
     from bpetopics.text import TextPipeline
     from bpetopics.text.sharded import open_sharded
     from bpetopics.text.streaming import build_sharded, usable_cpus
 
     unused = [flag for flag, key in (("--data-home", "data_home"), ("--categories", "categories"),
-                                     ("--max-docs", "max_docs")) if settings[key] is not None]
+                                     ("--max-docs", "max_docs")) if getattr(settings, key) is not None]
     if unused:
         raise UserError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to --format sharded: "
                         "leave it out")
@@ -107,12 +107,13 @@ def _build_sharded(source, out, settings, jobs, shard_docs, text_field, id_field
         click.echo(f"Note: --nproc {jobs} is more than the {usable_cpus()} CPUs this process may use; using "
                    f"{usable_cpus()}", err=True)
         jobs = usable_cpus()
-    pipeline = TextPipeline(vocab_size=settings["vocab_size"], min_df=settings["min_df"],
-                            max_df=settings["max_df"], stopwords=settings["stopwords"])
+    pipeline = TextPipeline(vocab_size=settings.vocab_size, min_df=settings.min_df,
+                            max_df=settings.max_df, stopwords=settings.stopwords)
     with corpus_errors():
         try:
-            manifest = build_sharded(source, out, pipeline, jobs=jobs, shard_docs=shard_docs, text_field=text_field,
-                                     id_field=id_field, label_field=label_field, skip_bad_lines=skip_bad_lines,
+            manifest = build_sharded(source, out, pipeline, jobs=jobs, shard_docs=shard_docs,
+                                     text_field=settings.text_field, id_field=settings.id_field,
+                                     label_field=settings.label_field, skip_bad_lines=settings.skip_bad_lines,
                                      overwrite=overwrite, progress=not quiet)
         except OSError as exc:  # e.g. a full disk: the build's temporary folder is removed, --out untouched
             raise UserError(describe_os_error(exc, "build again, or choose another --out (nothing was written)",
@@ -173,12 +174,13 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
       bpetopics corpus reviews.csv --format sharded --text-field review --label-field stars --out corpora/reviews
     """
     from bpetopics.text import check_destination, prepare_corpus, save_splits
-    from bpetopics.text.sources import SAVED, SHARDED, corpus_settings, source_kind
+    from bpetopics.text.settings import CorpusSettings
+    from bpetopics.text.sources import SAVED, SHARDED, source_kind
 
-    fields = {"text_field": text_field, "id_field": id_field, "label_field": label_field,
-              "skip_bad_lines": skip_bad_lines, "time_field": time_field}
-    settings = corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed,
-                               **fields)
+    settings = CorpusSettings.from_options(
+        vocab_size=vocab_size, min_df=min_df, max_df=max_df, stopwords=stopwords, data_home=data_home,
+        categories=categories, max_docs=max_docs, seed=seed, text_field=text_field, id_field=id_field,
+        label_field=label_field, skip_bad_lines=skip_bad_lines, time_field=time_field)
     sharded_only = [flag for flag, value in (("--nproc", jobs), ("--shard-docs", shard_docs)) if value is not None]
     if format_ is None:     # --nproc and --shard-docs only apply to a sharded build: they ask for one
         format_ = "sharded" if sharded_only else "memory"
@@ -198,8 +200,8 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
         raise UserError("--time-field applies to an in-memory corpus: leave out --format sharded (and --nproc, "
                         "--shard-docs)")
     if format_ == "sharded":
-        _build_sharded(source, out or _default_out(source), settings, jobs or 1, shard_docs or 100_000, text_field,
-                       id_field, label_field, skip_bad_lines, overwrite, quiet)
+        _build_sharded(source, out or _default_out(source), settings, jobs or 1, shard_docs or 100_000, overwrite,
+                       quiet)
         return
     saved = source_kind(source) == SAVED
     if out is None and not saved:
@@ -207,7 +209,7 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
     with corpus_errors():
         if out is not None:
             check_destination(out, overwrite)
-        splits = prepare_corpus(source, **settings)
+        splits = prepare_corpus(source, **settings.keywords())
         if out is not None:
             save_splits(splits, out, overwrite=overwrite)
     if out is None:

@@ -63,6 +63,9 @@ def _version_lines(cfg) -> list[str]:
     if machine:   # which reproducibility promise a rerun gets (docs/reproducibility.md)
         lines += ["", f"Trained on: {machine.get('cpu')} ({machine.get('architecture')}, "
                       f"{machine.get('vector_unit')}, {machine.get('cores')} cores)"]
+    backend = (cfg.get("training") or {}).get("backend")
+    if backend:   # where the speed paths ran: numba's compiled kernels or their torch twins
+        lines += [f"Backend: {backend}"]
     return lines
 
 

@@ -194,6 +194,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, voc
     """
     from bpetopics.runs.launch import world_from_env
     from bpetopics.seed_topics import read_seed_topics
+    from bpetopics.text.settings import CorpusSettings
 
     try:
         seed_topics = read_seed_topics(seed_file) if seed_file is not None and not resume else None
@@ -220,9 +221,11 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, voc
     resume_hint = f"bpetopics train --out {shlex.quote(str(out))} --resume" + (f" --nproc {nproc}" if nproc > 1 else "")
     resume_hint = resume_hint if world is None else f"the same torchrun command with `{resume_hint}`"
     options = dict(corpus=corpus, out=out, resume=resume, overwrite=overwrite, quiet=quiet, top=top,
-                   settings=(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed),
-                   fields={"text_field": text_field, "id_field": id_field, "label_field": label_field,
-                           "skip_bad_lines": skip_bad_lines, "time_field": time_field},
+                   settings=CorpusSettings.from_options(
+                       vocab_size=vocab_size, min_df=min_df, max_df=max_df, stopwords=stopwords, data_home=data_home,
+                       categories=categories, max_docs=max_docs, seed=corpus_seed, text_field=text_field,
+                       id_field=id_field, label_field=label_field, skip_bad_lines=skip_bad_lines,
+                       time_field=time_field),
                    params=params, seed_topics=seed_topics, explicit=explicit, resume_hint=resume_hint, summary=True,
                    device_given=ctx.get_parameter_source("device") is ParameterSource.COMMANDLINE)
     if nproc > 1:
@@ -371,7 +374,7 @@ def _train(ctx, o: dict, group=None) -> None:
             check_run_destination(out, overwrite)
         from bpetopics.runs import job as jobs
         from bpetopics.text.prepare import prepare_training_corpus
-        from bpetopics.text.sources import corpus_record, corpus_settings
+        from bpetopics.text.sources import corpus_record
 
         lock = _lock(out, ctx)
 
@@ -400,9 +403,9 @@ def _train(ctx, o: dict, group=None) -> None:
                 jobs.check_job_destination(out, overwrite, lock=lock)
             params["progress"] = False
             check_model_params(params)
-            settings = corpus_settings(*o["settings"], **o.get("fields", {}))
+            settings = o["settings"]
             with corpus_errors():
-                splits = prepare_training_corpus(corpus, **settings)
+                splits = prepare_training_corpus(corpus, settings)
             train_corpus = splits["train"]
             if train_corpus.n_docs == 0:
                 raise UserError(f"the corpus {corpus} has no training document with a word of its vocabulary")

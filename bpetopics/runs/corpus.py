@@ -24,7 +24,8 @@ def run_splits(run) -> dict:
     did); otherwise a :class:`RunError` (one line) says why.
     """
     from bpetopics.text import CorpusError, CorpusWarning, TextPipeline, corpus_from_documents, load_source, load_splits
-    from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, record_fields, source_kind
+    from bpetopics.text.settings import CorpusSettings
+    from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, source_kind
 
     cfg = run.config.get("corpus") or {}
     source = cfg.get("source")
@@ -51,10 +52,11 @@ def run_splits(run) -> dict:
                                    "record paths relative to where `bpetopics train` ran): run from that "
                                    "folder, or restore it")
                 pipeline = TextPipeline.from_dict(cfg["pipeline"])
-                raw = load_source(source, data_home=settings.get("data_home"),
-                                  categories=settings.get("categories"), fields=record_fields(settings))
-                raw = {name: docs.sample(settings.get("max_docs"), settings.get("random_state", 0))
-                       for name, docs in raw.items()}
+                recorded = CorpusSettings.from_record(settings)
+                categories = None if recorded.categories is None else list(recorded.categories)
+                raw = load_source(source, data_home=recorded.data_home, categories=categories,
+                                  fields=recorded.record_fields())
+                raw = {name: docs.sample(recorded.max_docs, recorded.random_state) for name, docs in raw.items()}
                 splits = corpus_from_documents(raw, pipeline)
     except CorpusError as exc:
         raise RunError(f"cannot rebuild the corpus of {run.path}: {exc}") from None

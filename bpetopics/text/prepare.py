@@ -15,6 +15,7 @@ from bpetopics.text.corpus import (
 from bpetopics.text.loaders import RawDocuments
 from bpetopics.text.pipeline import TextPipeline
 from bpetopics.text.errors import CorpusError
+from bpetopics.text.settings import CorpusSettings
 from bpetopics.text.sources import NEWSGROUPS, SAVED, SHARDED, load_source, source_kind
 
 
@@ -174,13 +175,14 @@ def prepare_corpus(
     return corpus_from_documents(raw, pipeline)
 
 
-def prepare_training_corpus(source, **settings) -> dict:
-    """What ``bpetopics train`` trains on: :func:`prepare_corpus`'s splits, or for a
-    sharded corpus ``{"train": ShardedCorpus}``, opened (memory-mapped, not loaded) and
-    verified against its checksums (:meth:`~bpetopics.text.sharded.ShardedCorpus.verify`:
-    one read of the files, a fraction of an epoch), the other settings unused."""
+def prepare_training_corpus(source, settings: CorpusSettings) -> dict:
+    """What ``bpetopics train`` trains on: :func:`prepare_corpus`'s splits with
+    ``settings``, or for a sharded corpus ``{"train": ShardedCorpus}``, opened
+    (memory-mapped, not loaded) and verified against its checksums
+    (:meth:`~bpetopics.text.sharded.ShardedCorpus.verify`: one read of the files, a
+    fraction of an epoch), the settings unused."""
     if source_kind(source) == SHARDED:
         from bpetopics.text.sharded import open_sharded
 
         return {"train": open_sharded(source, verify=True)}
-    return prepare_corpus(source, **settings)
+    return prepare_corpus(source, **settings.keywords())

@@ -29,15 +29,11 @@ from bpetopics.text.loaders import RawDocuments, is_newsgroups, load_20newsgroup
 from bpetopics.text.named_corpora import SUBJECTS, is_named_corpus, load_named_corpus
 from bpetopics.text.record_loader import load_records
 from bpetopics.text.records import is_record_file
+from bpetopics.text.settings import CorpusSettings
 from bpetopics.text.sharded import is_sharded_corpus
 
 NEWSGROUPS, NAMED, SHARDED, SAVED, RECORDS, FOLDER = ("20newsgroups", "named", "sharded", "saved", "records",
                                                       "folder")
-#: The settings of a JSONL or CSV source (``prepare_corpus``'s keywords) and their defaults.
-RECORD_FIELDS = {"text_field": "text", "id_field": None, "label_field": None, "skip_bad_lines": False,
-                 "time_field": None}
-
-
 def source_kind(source) -> str:
     """``"20newsgroups"``, ``"named"`` (a corpus of :data:`NAMED_CORPORA`), ``"sharded"`` (a
     sharded corpus folder), ``"saved"`` (a saved corpus folder), ``"records"`` (a JSONL or
@@ -62,33 +58,14 @@ def recorded_source(source) -> str:
     return source if source_kind(source) in (NEWSGROUPS, NAMED) else os.path.abspath(source)
 
 
-def corpus_settings(vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed,
-                    **fields) -> dict:
-    """The shared corpus options as ``prepare_corpus`` keyword arguments (0 words means
-    all of them; ``categories`` a comma-separated string, split on commas); ``fields``,
-    those of :data:`RECORD_FIELDS` that differ from their defaults, are kept (a JSONL or
-    CSV source's text, id and label fields)."""
-    settings = {"vocab_size": vocab_size or None, "min_df": min_df, "max_df": max_df,
-                "stopwords": stopwords, "data_home": data_home, "max_docs": max_docs,
-                "random_state": seed,
-                "categories": None if categories is None
-                else [c.strip() for c in categories.split(",") if c.strip()]}
-    settings.update({k: v for k, v in fields.items() if k in RECORD_FIELDS and v != RECORD_FIELDS[k]})
-    return settings
-
-
-def record_fields(settings: dict) -> dict:
-    """The :data:`RECORD_FIELDS` of ``settings`` (defaults where missing)."""
-    return {k: settings.get(k, default) for k, default in RECORD_FIELDS.items()}
-
-
-def corpus_record(source, settings: dict, splits: dict) -> dict:
+def corpus_record(source, settings: CorpusSettings | dict, splits: dict) -> dict:
     """What a run records about its corpus (``config["corpus"]``): the source, the
-    settings that rebuild it (for a saved corpus only its path: the options played no
-    part), each split's summary and, for an in-memory corpus, each split's
-    :meth:`~bpetopics.text.Corpus.fingerprint` (checked when the corpus is rebuilt)."""
+    settings that rebuild it (:meth:`CorpusSettings.keywords`; for a saved corpus only
+    its path: the options played no part), each split's summary and, for an in-memory
+    corpus, each split's :meth:`~bpetopics.text.Corpus.fingerprint` (checked when the
+    corpus is rebuilt)."""
     recorded = recorded_source(source)
-    settings = dict(settings)
+    settings = settings.keywords() if isinstance(settings, CorpusSettings) else dict(settings)
     data_home = settings.get("data_home")
     settings["data_home"] = None if data_home is None else os.path.abspath(data_home)
     if source_kind(source) == SAVED:

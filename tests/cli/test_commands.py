@@ -118,6 +118,7 @@ def test_info(runner, trained_run):
     assert "topic overlap" in history[0] and all(len(row.split()) == 5 for row in history[1:])
     data = json.loads(runner.invoke(main, ["info", str(out), "--format", "json"]).output)
     assert data["config"]["n_data"] == 300 and data["summary"]["n_topics"] == 5
+    assert f"Backend: {data['config']['training']['backend']}" in text.splitlines()
 
 
 

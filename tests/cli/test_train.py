@@ -14,6 +14,7 @@ import torch
 from click.testing import CliRunner
 
 import bpetopics.runs as run_io
+from bpetopics.models.poissbpe.compiled import kernels
 from bpetopics.cli import main
 from tests.cli.conftest import TINY, one_line_error
 
@@ -39,7 +40,9 @@ def test_train_writes_a_complete_run(trained_run, saved_corpus):
     assert config["corpus"]["source"] == str(saved_corpus)
     assert config["corpus"]["settings"] == {"saved_corpus": str(saved_corpus)}
     assert config["corpus"]["pipeline"]["format"] == "bpetopics.text_pipeline"
-    assert {"torch", "numpy", "safetensors", "bpetopics"} <= set(config["versions"])
+    assert {"torch", "numpy", "safetensors", "bpetopics", "numba"} <= set(config["versions"])
+    # the backend the run trained on (the CPU: numba's kernels where numba imports)
+    assert config["training"]["backend"] == ("numba" if kernels.AVAILABLE else "torch")
     with open(out / "history.csv") as f:
         history = list(csv.DictReader(f))
     assert [h["epoch"] for h in history] == ["1", "2"]

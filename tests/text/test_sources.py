@@ -4,6 +4,7 @@ from bpetopics.text import Corpus, save_splits
 from bpetopics.text.sources import FOLDER, NEWSGROUPS, SAVED, corpus_record, recorded_source, source_kind
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 
@@ -33,3 +34,24 @@ def test_corpus_record(tmp_path, monkeypatch):
     assert recorded_source("20newsgroups") == "20newsgroups"
     record = corpus_record("20newsgroups", {"data_home": "sk"}, {})
     assert record["settings"]["data_home"] == str(tmp_path / "sk")
+
+
+def test_corpus_settings_keep_the_recorded_format_and_read_it_back():
+    """The command line's options as one record: config.json's corpus.settings keep their
+    keys (record fields only when changed), and a run's settings read back the same."""
+    from bpetopics.text.settings import CorpusSettings
+
+    settings = CorpusSettings.from_options(vocab_size=0, min_df=2, max_df=0.9, stopwords="none", data_home=None,
+                                           categories="sci.space, rec.autos,", max_docs=50, seed=3,
+                                           label_field="group")
+    assert settings.vocab_size is None and settings.categories == ("sci.space", "rec.autos")
+    assert settings.keywords() == {"vocab_size": None, "min_df": 2, "max_df": 0.9, "stopwords": "none",
+                                   "data_home": None, "max_docs": 50, "random_state": 3,
+                                   "categories": ["sci.space", "rec.autos"], "label_field": "group"}
+    assert CorpusSettings.from_record(settings.keywords()) == settings
+    # an older run's record: what it lacks takes the default, other keys are left out
+    old = CorpusSettings.from_record({"max_docs": 300, "saved_corpus": "/x"})
+    assert old.max_docs == 300 and old.random_state == 0 and old.record_fields()["text_field"] == "text"
+    with pytest.raises(TypeError, match="unknown corpus settings: txt_field"):
+        CorpusSettings.from_options(vocab_size=1, min_df=1, max_df=1.0, stopwords="none", data_home=None,
+                                    categories=None, max_docs=None, seed=0, txt_field="body")

@@ -349,8 +349,7 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
             out = self.decoder_.linear_forward(z)
             self.decoder_.set_linear_grad(z, self.likelihood_.theta_gradient(out, batch, params))
             self._penalty_backward(out, params)
-        self.optimizer_.step()
-        self.step_ += 1
+        self._adam_step()
 
     #: The topics' softmax shift (T,) that each theta step of an epoch hands the next
     #: (:mod:`bpetopics.models.poissbpe.compiled.topic_step`); None outside an epoch's steps.
@@ -385,14 +384,12 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
     def _train(self, X, n_epochs):
         if self._topic_smoothing() and getattr(self, "n_tokens_", None) is None:
             self.n_tokens_ = self._corpus_tokens(X)        # a loaded model, trained further
-        self.backend_ = kernels.resolve_backend(self.backend, self.device_)
-        with kernels.backend_in_use(self.backend_):
+        with kernels.model_backend(self):
             return super()._train(X, n_epochs)
 
     def _encode(self, X, batch_size):
         """Encoding on the model's backend (resolved again for a model loaded from disk)."""
-        self.backend_ = kernels.resolve_backend(self.backend, self.device_)
-        with kernels.backend_in_use(self.backend_):
+        with kernels.model_backend(self):
             return super()._encode(X, batch_size)
 
     def _end_of_epoch(self, X) -> dict:

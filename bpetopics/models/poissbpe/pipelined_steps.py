@@ -10,6 +10,10 @@ next pursuit needs that. The pipelined schedule starts the next pursuit from the
     start:       the pursuit of S_{b+1} with theta_b and this q(pi)  (second thread)
     theta_{b+1} <- one Adam step at z_b                              (this thread)
 
+Only the order changes: each step's update is the one step's
+(:meth:`~bpetopics.bpe.training_step.TrainingStep._update`, the log-odds handed over
+between q(pi)'s step and theta's), the epoch's first pursuit its ``_pursue``.
+
 Each code is still the greedy pursuit's for the theta it was pursued with; that theta is
 one step older (as in asynchronous SGD with a delay of one step; an Adam step moves
 each coordinate by about ``lr``). The first minibatch of each epoch is pursued with the
@@ -35,6 +39,8 @@ model (CPU, linear decoder, numba) and one process trains (PoissBPE's ``pipeline
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 from bpetopics.models.poissbpe.compiled.rows_pursuit import RowsPursuit, ThetaCopy, helper
 
@@ -74,19 +80,21 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
     X_batch = next(iterator, None)
     if X_batch is None:
         return 0.0, 0.0
+    # the epoch's first minibatch: the step's own pursuit, with the current theta
     params = likelihood.minibatch_params()
-    batch, codes, score = RowsPursuit(X_batch, ThetaCopy.of_model(model, params, model.step_)).finish().result()
+    batch, codes, score = model._pursue(X_batch, params, model.prior_weight())
     second = helper() if threads > 1 else None
     upcoming = following = _ahead(model, next(iterator, None), params, second)
     total_score, total_bits = 0.0, 0.0
     try:
         while True:
-            total_score += float(score.sum())
-            total_bits += float(codes.sum())
-            model._prior_step(codes)
-            if upcoming is not None:          # its log-odds: the prior after this step's codes
-                upcoming.release(model.prior_weight(model.step_ + 1) * model.prior_.bit_log_odds())
-            model._theta_step(X_batch, batch, codes, params, model.prior_weight())
+            # steps 2-4 of the step (BPEBase._update); between q(pi)'s step and theta's, the
+            # next pursuit gets its log-odds: the prior after this step's codes
+            release = None if upcoming is None else partial(_release, model, upcoming)
+            score_sum, bits_sum = model._update(X_batch, batch, codes, score, params, model.prior_weight(),
+                                                between=release)
+            total_score += score_sum
+            total_bits += bits_sum
             if upcoming is None:
                 return total_score, total_bits
             # the next topics, and the pursuit after the next handed ahead (queued for the
@@ -102,6 +110,12 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
         for pursuit in (upcoming, following):  # either pursuit handed to it
             if pursuit is not None:
                 pursuit.abandon()
+
+
+def _release(model, pursuit) -> None:
+    """Give ``pursuit`` (the next step's) its log-odds: the prior's after this step's
+    q(pi) step, times its weight at the next step, w_{t+1} (psi(a_k) - psi(b_k))."""
+    pursuit.release(model.prior_weight(model.step_ + 1) * model.prior_.bit_log_odds())
 
 
 def _ahead(model, X_next, params, second):

@@ -1,14 +1,15 @@
 """What a fitted PoissBPE says about topics and documents: the topics (``topic_word_``,
 ``top_words``), documents' mixtures (``code_topic``, ``doc_topic``, ``posterior_topic``)
 and perplexity. A mixin of :class:`~bpetopics.models.poissbpe.PoissBPE` (needs its fitted
-``likelihood_``, ``decoder_``, ``prior_``, ``current_topics_`` and its ``transform``)."""
+``likelihood_``, ``decoder_``, ``prior_``, ``current_topics_`` and its ``transform``).
+Each output runs on the model's backend (``backend``, :func:`kernels.model_backend`)."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from bpetopics.models.poissbpe.compiled import fused_pursuit
+from bpetopics.models.poissbpe.compiled import fused_pursuit, kernels
 from bpetopics.models.poissbpe.code_posterior import PAIR_FLIPS, local_mean
 from bpetopics.models.poissbpe.packed import PackedCounts, PaddedCounts
 from bpetopics.topwords import top_word_ids
@@ -46,10 +47,11 @@ class TopicOutputs:
         if posterior not in ("local", "map"):
             raise ValueError(f"posterior must be 'local' or 'map', not {posterior!r}")
         X = self._check_X(X)
-        codes = self.transform(X, batch_size)
-        if posterior == "map":
-            return self.code_topic(codes)
-        return self.posterior_topic(X, codes, batch_size or POSTERIOR_BATCH_SIZE, pair_flips)
+        with kernels.model_backend(self):
+            codes = self.transform(X, batch_size)
+            if posterior == "map":
+                return self.code_topic(codes)
+            return self.posterior_topic(X, codes, batch_size or POSTERIOR_BATCH_SIZE, pair_flips)
 
     def posterior_topic(self, X, codes, batch_size=POSTERIOR_BATCH_SIZE, pair_flips=PAIR_FLIPS) -> np.ndarray:
         """The posterior mean of f(z) over each document's pursued code, its K one-bit
@@ -73,10 +75,15 @@ class TopicOutputs:
         if codes.shape != (X.shape[0], self.code_length()):
             raise ValueError(f"codes must be ({X.shape[0]}, {self.code_length()}), one code of each row "
                              f"of X (transform(X)); got {codes.shape}")
+        with kernels.model_backend(self):
+            return self._posterior_means(X, codes, batch_size, pair_flips)
+
+    def _posterior_means(self, X, codes, batch_size, pair_flips) -> np.ndarray:
+        """:meth:`posterior_topic`'s loop over batches, on the backend in use."""
         out = np.zeros((X.shape[0], self.current_topics_), dtype=np.float32)
         order = self.likelihood_.batch_order(X)
         log_odds = self.prior_.bit_log_odds()
-        # packed rows for the compiled path (core/fused_posterior.py); else padded rows
+        # packed rows for the compiled path (compiled/fused_posterior.py); else padded rows
         # (sorted by length, so little padding): the candidates' rates are then one
         # batched product per document, (L, T) @ (T, K + 1)
         rows_of = (PackedCounts if fused_pursuit.usable(self.decoder_, self.device_)
@@ -110,12 +117,13 @@ class TopicOutputs:
         figure use document completion (:mod:`bpetopics.evaluation`).
         """
         X = self._check_X(X)
-        codes = self.transform(X)
-        with torch.no_grad():
+        with kernels.model_backend(self):
+            codes = self.transform(X)
             total = 0.0
-            for begin in range(0, X.shape[0], 1024):
-                batch = self.likelihood_.batch(X[begin:begin + 1024], self.device_)
-                z = torch.as_tensor(codes[begin:begin + 1024], dtype=torch.float32,
-                                    device=self.device_)
-                total += float(self.likelihood_.data_term(self.decoder_(z), batch).sum())
+            with torch.no_grad():
+                for begin in range(0, X.shape[0], 1024):
+                    batch = self.likelihood_.batch(X[begin:begin + 1024], self.device_)
+                    z = torch.as_tensor(codes[begin:begin + 1024], dtype=torch.float32,
+                                        device=self.device_)
+                    total += float(self.likelihood_.data_term(self.decoder_(z), batch).sum())
         return float(np.exp(-total / max(X.sum(), 1)))

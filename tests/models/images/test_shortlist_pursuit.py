@@ -123,7 +123,7 @@ def test_the_fast_stop_epochs_warm_up_and_then_stop_exactly(shared_data, monkeyp
     epoch 3 and every encoding (the training images' codes_, transform) take the exact
     stop (None: no training step does); the same model trained with exact_stop=False and switched to the exact stop
     after epoch 2 (the way docs/defaults.md's figures were first measured) is the same model."""
-    from bpetopics.bpe import encoding, model as model_module
+    from bpetopics.bpe import encoding, training_step
     from bpetopics.images import load_mnist
     from bpetopics.models import GaussBPE
 
@@ -138,7 +138,7 @@ def test_the_fast_stop_epochs_warm_up_and_then_stop_exactly(shared_data, monkeyp
             return inner(*args, **kwargs)
         return pursue
 
-    monkeypatch.setattr(model_module, "greedy_pursuit", recorder("train", model_module.greedy_pursuit))
+    monkeypatch.setattr(training_step, "greedy_pursuit", recorder("train", training_step.greedy_pursuit))
     monkeypatch.setattr(encoding, "greedy_pursuit", recorder("encode", encoding.greedy_pursuit))
     warm = GaussBPE(fast_stop_epochs=2, **common).fit(X)
     assert calls == [("train", False)] * 6 + [("train", True)] * 3 + [("encode", True)]

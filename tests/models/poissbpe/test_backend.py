@@ -45,3 +45,53 @@ def test_numba_where_it_cannot_run_is_one_clear_error(monkeypatch):
         kernels.resolve_backend("numba", "cpu")
     with pytest.raises(ValueError, match="backend"):
         PoissBPE(backend="fortran", progress=False).fit(_corpus())
+
+
+def _count_compiled_calls(monkeypatch) -> list:
+    """Replace every numba function of the compiled package (module attributes, and the
+    serial/parallel pairs) by one that records its name, then runs it: the list of names."""
+    import importlib
+    import pkgutil
+
+    from numba.core.dispatcher import Dispatcher
+
+    calls = []
+
+    def counted(name, function):
+        def call(*args, **kwargs):
+            calls.append(name)
+            return function(*args, **kwargs)
+        return call
+
+    package = importlib.import_module("bpetopics.models.poissbpe.compiled")
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        for name, value in list(vars(module).items()):
+            if isinstance(value, Dispatcher):
+                monkeypatch.setattr(module, name, counted(name, value))
+            elif isinstance(value, tuple) and value and all(isinstance(v, Dispatcher) for v in value):
+                monkeypatch.setattr(module, name, tuple(counted(name, v) for v in value))
+    return calls
+
+
+def test_the_torch_backend_calls_no_compiled_kernel_anywhere(monkeypatch):
+    """backend="torch" is torch in training, encoding and every topic output; the numba
+    backend's model calls the compiled functions in the same outputs (the count sees them)."""
+    if not kernels.available("cpu"):
+        pytest.skip("numba is not installed")
+    X = _corpus(1)
+    params = dict(n_topics=4, n_bits=12, epochs=2, batch_size=40, random_state=0, device="cpu",
+                  progress=False)
+    fast = PoissBPE(**params).fit(X)
+    calls = _count_compiled_calls(monkeypatch)
+    model = PoissBPE(backend="torch", **params).fit(X)
+    codes = model.transform(X)
+    model.doc_topic(X)
+    model.doc_topic(X, posterior="map")
+    model.posterior_topic(X, codes)
+    model.perplexity(X)
+    model.score(X)
+    assert model.backend_ == "torch" and calls == []
+    fast.posterior_topic(X, fast.transform(X))
+    fast.perplexity(X)
+    assert calls                                  # the count does see compiled calls

@@ -142,6 +142,32 @@ def test_pipelined_training_is_the_same_on_one_thread_and_two():
     assert not np.array_equal(one.topic_word_, _fit(X, 1, False).topic_word_)   # a schedule of its own
 
 
+@pytest.mark.parametrize("pipeline", [False, True])
+def test_both_schedules_take_the_one_steps_parts(pipeline):
+    """Every minibatch's update is the model's _update, whose q(pi) and theta steps are the
+    model's own; the pipelined schedule pursues only each epoch's first minibatch with
+    _pursue (the rest ahead), the steps in order every minibatch."""
+    X = _corpus(n_docs=160)
+    model = PoissBPE(n_topics=4, n_bits=10, epochs=2, batch_size=40, pipeline=pipeline, random_state=0,
+                     device="cpu", progress=False)
+    calls = {"_pursue": 0, "_update": 0, "_prior_step": 0, "_theta_step": 0}
+
+    def counting(name):
+        real = getattr(PoissBPE, name)
+
+        def part(self, *args, **kwargs):
+            calls[name] += 1
+            return real(self, *args, **kwargs)
+        return part.__get__(model)
+
+    for name in calls:
+        setattr(model, name, counting(name))
+    model.fit(X, encode=False)
+    steps = 2 * model._steps_per_epoch()
+    assert calls["_update"] == calls["_prior_step"] == calls["_theta_step"] == steps == model.step_
+    assert calls["_pursue"] == (2 if pipeline else steps)
+
+
 def test_topic_checks_sharing_their_pursuit_with_the_helper_change_nothing(monkeypatch):
     """The end-of-epoch topic checks pursue their sample with the helper thread on two
     threads (every pursuit shared here, however small): the same model as on one."""

@@ -124,6 +124,18 @@ def backend_in_use(backend: str):
         _torch_only.pop()
 
 
+@contextmanager
+def model_backend(model):
+    """The block on ``model``'s backend: ``model.backend`` resolved for its ``device_``
+    (again each time: a model loaded from disk, or moved, resolves where it now runs),
+    kept in ``model.backend_`` and in use (:func:`backend_in_use`) until the block ends.
+    PoissBPE opens it around training, encoding and its topic outputs, so that
+    ``backend="torch"`` runs no compiled kernel anywhere."""
+    model.backend_ = resolve_backend(model.backend, model.device_)
+    with backend_in_use(model.backend_):
+        yield
+
+
 def available(device) -> bool:
     """Whether the compiled kernels serve tensors on ``device`` (never inside a
     ``backend_in_use("torch")`` block)."""
