@@ -13,21 +13,29 @@ than memory :mod:`~bpetopics.text.sharded` (the memory-mapped on-disk format) an
 :mod:`~bpetopics.text.streaming` (its chunked two-pass build on worker processes).
 """
 
-from bpetopics.text.cleaning import (
-    clean_message,
-    strip_binary,
-    strip_footer,
-    strip_headers,
-    strip_quotes,
-    tokenize,
-)
-from bpetopics.text.corpus import Corpus, check_destination, is_saved_corpus, load_splits, save_splits
-from bpetopics.text.errors import CorpusError, CorpusWarning
-from bpetopics.text.loaders import RawDocuments, load_20newsgroups, load_folder
-from bpetopics.text.sources import load_source
-from bpetopics.text.pipeline import TextPipeline
-from bpetopics.text.prepare import corpus_from_documents, prepare_corpus
-from bpetopics.text.stopwords import STOPWORD_CHOICES, load_stopwords
+import importlib
+
+# Imported on first use: a command that only reads one light module (its settings, its
+# errors) must not load the corpus readers, and with them numba, before it checks its
+# arguments.
+_EXPORTS = {
+    "clean_message": "cleaning", "strip_binary": "cleaning", "strip_footer": "cleaning",
+    "strip_headers": "cleaning", "strip_quotes": "cleaning", "tokenize": "cleaning",
+    "Corpus": "corpus", "check_destination": "corpus", "is_saved_corpus": "corpus",
+    "load_splits": "corpus", "save_splits": "corpus",
+    "CorpusError": "errors", "CorpusWarning": "errors",
+    "RawDocuments": "loaders", "load_20newsgroups": "loaders", "load_folder": "loaders",
+    "load_source": "sources", "TextPipeline": "pipeline",
+    "corpus_from_documents": "prepare", "prepare_corpus": "prepare",
+    "STOPWORD_CHOICES": "stopwords", "load_stopwords": "stopwords",
+}
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"bpetopics.text.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'bpetopics.text' has no attribute {name!r}")
+
 
 __all__ = [
     "Corpus",
