@@ -15,6 +15,8 @@ import runpy
 import sys
 from pathlib import Path
 
+from bpetopics.bpe.machine import cpu_model
+
 HERE = Path(__file__).resolve().parent
 
 #: Arguments that make each benchmark small enough to check that it starts and finishes
@@ -46,19 +48,9 @@ def scripts() -> dict:
     return found
 
 
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return " ".join(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def header() -> str:
     """The machine and the software a benchmark ran on, in words."""
-    lines = [f"machine: {_cpu_name()} ({platform.machine()}), {os.cpu_count()} logical cores, "
+    lines = [f"machine: {cpu_model()} ({platform.machine()}), {os.cpu_count()} logical cores, "
              f"{platform.system()} {platform.release()}, Python {platform.python_version()}"]
     versions = []
     for name in ("torch", "numba", "numpy"):
