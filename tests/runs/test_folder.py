@@ -336,12 +336,23 @@ def test_every_parameter_is_documented(name):
 
 
 def test_a_run_with_the_default_code_length_round_trips(corpus, tmp_path):
-    """n_bits=None (K from T: 80 bits at T = 30) is saved as None and rebuilt with K = 80."""
+    """n_bits=None (K from T: 64 bits at T = 30) is saved as None and rebuilt with K = 64."""
     model = PoissBPE(n_topics=30, epochs=1, device="cpu", progress=False).fit(corpus.counts)
     out = save_run(tmp_path / "run", model, corpus)
     config = json.loads((out / "config.json").read_text())
     assert config["params"]["n_bits"] is None
-    assert json.loads((out / run_io.SUMMARY_FILE).read_text())["n_bits"] == 80
+    assert json.loads((out / run_io.SUMMARY_FILE).read_text())["n_bits"] == 64
+    run = load_run(out)
+    assert run.model.code_length() == 64 and run.model.codes_.shape == (corpus.counts.shape[0], 64)
+    np.testing.assert_array_equal(run.model.transform(corpus.counts[:50]), model.transform(corpus.counts[:50]))
+
+
+def test_a_run_saved_under_another_default_code_length_keeps_its_bits(corpus, tmp_path):
+    """A run saved with n_bits=None when the default K for its T was another (80 bits at
+    T = 30 before K grew as sqrt(T)) loads with the K it was trained with."""
+    model = PoissBPE(n_topics=30, n_bits=80, epochs=1, device="cpu", progress=False).fit(corpus.counts)
+    out = save_run(tmp_path / "run", model, corpus)
+    _rewrite_config(out, **{"params.n_bits": None})
     run = load_run(out)
     assert run.model.code_length() == 80 and run.model.codes_.shape == (corpus.counts.shape[0], 80)
     np.testing.assert_array_equal(run.model.transform(corpus.counts[:50]), model.transform(corpus.counts[:50]))

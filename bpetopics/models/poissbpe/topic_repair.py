@@ -20,6 +20,11 @@ SPLIT_SMOOTHING = 0.1
 #: The bit a split move gives the topic that takes the documents: +this on its logit,
 #: -this on the split topic's (e^4 = 55 times the split topic's weight).
 SPLIT_BIT_STRENGTH = 2.0
+#: Split moves are made until this share of the epochs.
+LAST_MOVE = 0.9
+#: The check samples this many documents per topic (at least 1,000): a topic that leads a
+#: few percent of the documents must lead some of the sample's, whatever T.
+CHECK_DOCS_PER_TOPIC = 50
 
 
 def corpus_frequencies(X) -> np.ndarray:
@@ -61,7 +66,7 @@ class TopicRepair:
         reset is cleared.
         """
         early = self.epoch_ <= self.total_epochs() // 2
-        late = self.split_moves and self.epoch_ <= int(0.9 * self.total_epochs())
+        late = self.split_moves and self.epoch_ <= int(LAST_MOVE * self.total_epochs())
         # with split moves the check runs about 20 times in all, so that on a small corpus
         # with 150 short epochs it costs little, and at most every fourth epoch: on 20
         # Newsgroups (15 epochs of 0.35 CPU s) a check costs 0.13 s
@@ -69,12 +74,13 @@ class TopicRepair:
         if self.reseed_similarity is None or not (early or late) or (self.epoch_ - 1) % stride:
             return {"restarted_topics": 0}
         gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + self.epoch_)
-        sample = torch.randperm(X.shape[0], generator=gen)[:1000].numpy()
+        n_check = max(1000, CHECK_DOCS_PER_TOPIC * self.current_topics_)
+        sample = torch.randperm(X.shape[0], generator=gen)[:n_check].numpy()
         with torch.no_grad():
             beta = self.likelihood_.topic_word()                            # once
             batch, codes = self._check_codes(X[sample], beta)
             out = self.decoder_(codes.float())
-            mixes = self.likelihood_.link(out)                              # (1000, T)
+            mixes = self.likelihood_.link(out)                              # (n_check, T)
             usage = mixes.sum(0).cpu().numpy()                              # (T,)
             never_top = np.bincount(mixes.argmax(1).cpu().numpy(), minlength=mixes.shape[1]) == 0
             per_token = (self.likelihood_.data_term(out, batch, beta)

@@ -167,6 +167,24 @@ def test_dead_and_duplicated_topics_are_restarted():
     assert len(np.unique(model.doc_topic(X).argmax(1))) == 6
 
 
+def test_the_check_samples_fifty_documents_a_topic():
+    """The end-of-epoch check pursues max(1,000, 50 T) sampled documents (all when fewer):
+    with 1,000 at T = 200 a topic that leads 0.5% of the documents leads none of the sample
+    one check in 150, and 40% of the topics were restarted over and over."""
+    X, _, _ = planted_corpus(n_docs=1600, n_topics=6)
+    seen = []
+
+    class Spied(PoissBPE):
+        def _check_codes(self, X_sample, beta):
+            seen.append(X_sample.shape[0])
+            return super()._check_codes(X_sample, beta)
+
+    Spied(n_topics=24, n_bits=8, epochs=2, device="cpu", progress=False).fit(X)
+    Spied(n_topics=30, n_bits=8, epochs=2, device="cpu", progress=False).fit(X)
+    Spied(n_topics=40, n_bits=8, epochs=2, initial_topics=40, device="cpu", progress=False).fit(X)
+    assert seen == [1200, 1500, 1600]
+
+
 def test_split_moves_off_restart_from_badly_explained_documents():
     """split_moves=False keeps the restart of before issue #14: the dead topic starts from
     the documents explained worst and takes the most used topic's decoder row."""
@@ -203,8 +221,9 @@ def test_default_epochs_give_small_corpora_enough_steps():
 
 
 def test_the_default_code_length_grows_with_the_topics():
-    """K = 64, or 2.5 T rounded up to a multiple of 8 when more; an explicit n_bits wins."""
-    assert [PoissBPE(n_topics=t).code_length() for t in (5, 20, 26, 30, 50, 100)] == [64, 64, 72, 80, 128, 256]
+    """K = 64, or sqrt(20 T) rounded up to a multiple of 8 when more; an explicit n_bits wins."""
+    assert [PoissBPE(n_topics=t).code_length() for t in (5, 20, 50, 200, 204, 205, 500, 1000)] == \
+        [64, 64, 64, 64, 64, 72, 104, 144]
     assert PoissBPE(n_topics=50, n_bits=12).code_length() == 12
 
 
