@@ -128,3 +128,35 @@ def test_planted_clusters_are_found_at_least_as_precisely_as_by_exhaustive_cosin
     precision = (labels[shared] == labels[:, None]).mean()
     baseline = (labels[exhaustive] == labels[:, None]).mean()
     assert precision >= baseline and precision > 0.85, (precision, baseline)
+
+
+def test_ties_among_every_document_go_to_the_lower_rows():
+    """An empty code is compared with every document; its k most similar tie with many
+    more, spread over the blocks the comparison passes over, and the lowest rows win."""
+    rng = np.random.default_rng(7)
+    n = 400
+    mixtures = rng.dirichlet(np.ones(5), size=n)
+    twins = np.sort(rng.choice(n, size=60, replace=False))
+    mixtures[twins] = [0.1, 0.2, 0.3, 0.2, 0.2]
+    codes = np.zeros((n, 12), dtype=np.uint8)
+    codes[rng.random(n) < 0.5, 3] = 1
+    codes[twins] = 0
+    index = MixtureIndex(codes, mixtures)
+    rows, sims = index.nearest(np.zeros(12), mixtures[twins[0]], k=10)
+    assert rows[0].tolist() == twins[:10].tolist() and (sims == sims[0, 0]).all()
+    rows, _ = index.nearest_rows([twins[0]], k=10)                # the query itself left out
+    assert rows[0].tolist() == twins[1:11].tolist()
+
+
+def test_a_document_on_several_of_the_query_lists_is_answered_once():
+    codes = np.zeros((30, 8), dtype=np.uint8)
+    codes[:, 1] = 1
+    codes[:20, 5] = 1                                    # on both of the query's lists
+    mixtures = np.random.default_rng(8).dirichlet(np.ones(4), size=30)
+    query = mixtures[:1] + 0.01
+    rows, _ = MixtureIndex(codes, mixtures).nearest(codes[:1], query, k=12)
+    assert len(set(rows[0].tolist())) == 12
+    want = nearest_reference(unit_mixtures(mixtures), MixtureIndex(codes, mixtures).words,
+                             MixtureIndex(codes[:1], query).words, unit_mixtures(query), np.array([-1]), 12)
+    np.testing.assert_array_equal(rows, want[0])
+

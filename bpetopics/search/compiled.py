@@ -1,17 +1,22 @@
 """The compiled loops of :class:`bpetopics.search.mixtures.MixtureIndex` (numba, CPU).
 
 :func:`nearest_sharing_bits` answers a batch of queries in one call: for each query, the
-documents on the inverted lists of its code's active bits (each once), scored by the dot
-product of unit mixtures and kept in a top-k, ties by the lower row. The queries with
-fewer than k such documents are compared with every document afterwards, all at once
-(one matrix product). The mixtures are rounded to a grid on which every product and
-partial sum is exact in float64 (:func:`bpetopics.search.mixtures.unit_mixtures`), so the
-order of a sum does not matter: the loops may be vectorised (``fastmath``
-reassociation), the matrix product may sum in any order, and the similarities are those
-of :func:`bpetopics.search.mixtures.nearest_reference` bit for bit.
+documents on the inverted lists of its code's active bits, scored by the dot product of
+unit mixtures and kept in a top-k, ties by the lower row. Each list keeps its documents'
+mixtures beside each other, topic by topic (:func:`topic_major_lists`), so a list is
+scored in a few passes over contiguous memory that the compiler vectorises; only the
+scores that can enter the top-k are looked at one by one. A document on several of a query's
+lists enters the top-k once: a score that can enter it is checked against the rows it
+holds (a row offered earlier and left out, or pushed out, cannot enter it again, since
+the bar only rises). The queries with fewer than k such documents are compared with every
+document afterwards, a chunk of them at once (one matrix product); the blocks of
+documents whose largest similarity is below the k-th largest block's are passed over.
 
-Documents are scored a block at a time; a block whose best similarity cannot enter the
-full top-k is passed over without looking at its rows one by one.
+The mixtures are rounded to a grid on which every product and partial sum is exact in
+float64 (:func:`bpetopics.search.mixtures.unit_mixtures`), so the order of a sum does
+not matter: the loops may be vectorised (``fastmath`` reassociation), the matrix product
+may sum in any order, and the similarities are those of
+:func:`bpetopics.search.mixtures.nearest_reference` bit for bit.
 """
 
 from __future__ import annotations
@@ -26,14 +31,28 @@ except ImportError:                                   # pragma: no cover - numba
 #: Whether numba imports: the compiled loops exist.
 AVAILABLE = numba is not None
 
-#: Documents scored before the block is compared with the top-k.
-BLOCK = 8
+#: Documents a block in the comparison with every document: the blocks whose largest
+#: similarity cannot enter the top-k are passed over.
+BLOCK = 16
 
 #: Similarities held at once by the comparison with every document (queries x documents).
-ALL_CELLS = 1 << 22
+ALL_CELLS = 1 << 20
+
+
+def topic_major_lists(unit, list_start, list_rows) -> np.ndarray:
+    """The inverted lists' mixtures (float64, flat, length L * T): list b's, a (T, n_b)
+    block of its documents' mixtures topic by topic, from ``list_start[b] * T``."""
+    n_topics = unit.shape[1]
+    out = np.empty(len(list_rows) * n_topics)
+    for b in range(len(list_start) - 1):
+        begin, end = int(list_start[b]), int(list_start[b + 1])
+        out[begin * n_topics:end * n_topics] = unit[list_rows[begin:end]].T.astype(np.float64).ravel()
+    return out
+
 
 if numba is not None:
     _EXACT_SUMS = {"reassoc", "contract"}     # exact arithmetic: any order, same result
+    _EXACT_MAXIMA = {"reassoc", "nnan", "nsz"}  # the largest of numbers, none NaN: any order
 
     @numba.njit(cache=True, nogil=True)
     def offer(sim, row, best_sim, best_row, size, k):  # pragma: no cover - compiled
@@ -55,105 +74,128 @@ if numba is not None:
         return size
 
     @numba.njit(cache=True, nogil=True, fastmath=_EXACT_SUMS)
-    def score_block(vectors, begin, end, query, sims):  # pragma: no cover - compiled
-        """sims[j - begin] = vectors[j] . query for j in [begin, end); returns the largest."""
-        top = -np.inf
-        for j in range(begin, end):
-            row = vectors[j]
-            total = 0.0
-            for t in range(query.shape[0]):
-                total += query[t] * row[t]
-            sims[j - begin] = total
-            top = max(top, total)
-        return top
+    def score_list(list_unit_t, begin, end, query, sims):  # pragma: no cover - compiled
+        """sims[:end - begin] = the dot products of ``query`` with the mixtures of the
+        list entries [begin, end) (:func:`topic_major_lists`), four topics a pass."""
+        n, n_topics = end - begin, query.shape[0]
+        block = list_unit_t[begin * n_topics:end * n_topics]
+        for j in range(n):
+            sims[j] = 0.0
+        for t in range(0, n_topics - 3, 4):
+            a, b, c, d = block[t * n:(t + 1) * n], block[(t + 1) * n:(t + 2) * n], \
+                block[(t + 2) * n:(t + 3) * n], block[(t + 3) * n:(t + 4) * n]
+            wa, wb, wc, wd = query[t], query[t + 1], query[t + 2], query[t + 3]
+            for j in range(n):
+                sims[j] += wa * a[j] + wb * b[j] + wc * c[j] + wd * d[j]
+        for t in range(n_topics - n_topics % 4, n_topics):
+            column, weight = block[t * n:(t + 1) * n], query[t]
+            for j in range(n):
+                sims[j] += weight * column[j]
 
     @numba.njit(cache=True, nogil=True)
-    def scan_list(vectors, rows, begin, end, query, exclude, words, earlier, best_sim, best_row, size, k,
+    def scan_list(list_unit_t, list_rows, begin, end, query, exclude, best_sim, best_row, size, k,
                   sims):  # pragma: no cover - compiled
-        """Offer the documents ``rows[begin:end]`` (mixtures ``vectors[begin:end]``) to the
-        top-k, leaving out the row ``exclude`` and any whose code shares a bit with
-        ``earlier`` (offered already). Returns the new size."""
-        check = False
-        for w in range(earlier.shape[0]):
-            if earlier[w]:
-                check = True
-        for block in range(begin, end, BLOCK):
-            stop = min(end, block + BLOCK)
-            top = score_block(vectors, block, stop, query, sims)
-            if size == k and top < best_sim[k - 1]:
+        """Offer the documents ``list_rows[begin:end]`` to the top-k holding ``size``
+        entries, leaving out the row ``exclude`` and the rows it holds already; returns
+        the new size."""
+        score_list(list_unit_t, begin, end, query, sims)
+        check = size > 0                               # rows of earlier lists are held
+        for j in range(end - begin):
+            sim = sims[j]
+            if size == k and sim < best_sim[k - 1]:
                 continue
-            for j in range(block, stop):
-                row = rows[j]
-                if row == exclude:
-                    continue
-                if check:
-                    seen = False
-                    for w in range(earlier.shape[0]):
-                        if words[row, w] & earlier[w]:
-                            seen = True
-                    if seen:
-                        continue
-                size = offer(sims[j - block], row, best_sim, best_row, size, k)
+            row = list_rows[begin + j]
+            if row == exclude:
+                continue
+            held = False
+            if check:
+                for i in range(size):
+                    if best_row[i] == row:
+                        held = True
+            if not held:
+                size = offer(sim, row, best_sim, best_row, size, k)
         return size
 
+    @numba.njit(cache=True, nogil=True, fastmath=_EXACT_MAXIMA)
+    def block_maxima(sims, tops):  # pragma: no cover - compiled
+        """tops[i] = the largest of ``sims[i * BLOCK:(i + 1) * BLOCK]``."""
+        whole = sims.shape[0] // BLOCK
+        for i in range(whole):
+            block = sims[i * BLOCK:(i + 1) * BLOCK]
+            top = block[0]
+            for j in range(1, BLOCK):
+                top = block[j] if block[j] > top else top
+            tops[i] = top
+        if whole < tops.shape[0]:
+            top = -np.inf
+            for j in range(whole * BLOCK, sims.shape[0]):
+                top = sims[j] if sims[j] > top else top
+            tops[whole] = top
+
     @numba.njit(cache=True, nogil=True)
-    def select_all(sims, exclude, best_sim, best_row, k):  # pragma: no cover - compiled
-        """The top-k of one row of similarities to every document, ``exclude`` left out;
-        returns its size."""
+    def select_all(sims, exclude, best_sim, best_row, k, tops):  # pragma: no cover - compiled
+        """The top-k of one row of similarities to every document, ``exclude`` left out
+        (its similarity set to -inf in ``sims``); returns its size. ``tops``: room for
+        the largest similarity of each block of documents. The k-th largest of those is
+        at most the k-th largest similarity, so the blocks below it are passed over."""
+        n = sims.shape[0]
+        if 0 <= exclude < n:
+            sims[exclude] = -np.inf
+        block_maxima(sims, tops)
         size = 0
-        for block in range(0, sims.shape[0], BLOCK):
-            stop = min(sims.shape[0], block + BLOCK)
-            if size == k:
-                top = sims[block]
-                for j in range(block + 1, stop):
-                    top = max(top, sims[j])
-                if top < best_sim[k - 1]:
-                    continue
-            for j in range(block, stop):
-                if j != exclude:
+        for i in range(tops.shape[0]):
+            size = offer(tops[i], i, best_sim, best_row, size, k)
+        bar = best_sim[k - 1] if size == k else -np.inf
+        size = 0
+        for i in range(tops.shape[0]):
+            if tops[i] < bar or (size == k and tops[i] < best_sim[k - 1]):
+                continue
+            for j in range(i * BLOCK, min(n, (i + 1) * BLOCK)):
+                if j != exclude and (size < k or sims[j] >= best_sim[k - 1]):
                     size = offer(sims[j], j, best_sim, best_row, size, k)
         return size
 
     @numba.njit(cache=True, nogil=True)
-    def nearest_sharing_bits(words, list_rows, list_unit, list_start, unit_t, query_words, query_unit, exclude,
+    def nearest_sharing_bits(list_start, list_rows, list_unit_t, unit_t, query_words, query_unit, exclude,
                              out_rows, out_sims):  # pragma: no cover - compiled
         """The top-k of each query (k: ``out_rows.shape[1]``) into ``out_rows`` and
         ``out_sims``.
 
-        words (N, B) uint64: the documents' packed codes; list_start (K + 1,), list_rows
-        (L,): the inverted lists (the rows holding bit b are
-        ``list_rows[list_start[b]:list_start[b + 1]]``, ascending); list_unit (L, T)
-        float64: their rounded unit mixtures; unit_t (T, N) float64: every document's;
-        query_words (Q, B), query_unit (Q, T) float32; exclude (Q,) int64: a row to
-        leave out of each answer, -1 for none.
+        list_start (K + 1,), list_rows (L,): the inverted lists (the rows holding bit b
+        are ``list_rows[list_start[b]:list_start[b + 1]]``); list_unit_t (L * T,)
+        float64: their rounded unit mixtures (:func:`topic_major_lists`); unit_t (T, N)
+        float64: every document's; query_words (Q, B) uint64: the packed query codes;
+        query_unit (Q, T) float32; exclude (Q,) int64: a row to leave out of each
+        answer, -1 for none.
         """
-        n_topics, n_words, n_docs = query_unit.shape[1], words.shape[1], unit_t.shape[1]
+        n_topics, n_words, n_docs = query_unit.shape[1], query_words.shape[1], unit_t.shape[1]
+        n_bits = list_start.shape[0] - 1
         k = out_rows.shape[1]
         best_sim = np.empty(k)
         best_row = np.empty(k, dtype=np.int64)
-        sims = np.empty(BLOCK)
+        longest = 1
+        for b in range(n_bits):
+            longest = max(longest, list_start[b + 1] - list_start[b])
+        sims = np.empty(longest)
         query = np.empty(n_topics)
-        earlier = np.zeros(n_words, dtype=np.uint64)
         one = np.uint64(1)
         unanswered = np.empty(query_words.shape[0], dtype=np.int64)
         n_unanswered = 0
         for q in range(query_words.shape[0]):
             for t in range(n_topics):
                 query[t] = query_unit[q, t]
-            earlier[:] = 0
             size = 0
             for w in range(n_words):
                 word = query_words[q, w]
-                if not word:
-                    continue
-                for bit in range(64):
-                    mask = one << np.uint64(bit)
-                    if not word & mask:
-                        continue
-                    b = w * 64 + bit
-                    size = scan_list(list_unit, list_rows, list_start[b], list_start[b + 1], query, exclude[q],
-                                     words, earlier, best_sim, best_row, size, k, sims)
-                    earlier[w] |= mask
+                bit = 0
+                while word:
+                    if word & one:
+                        b = w * 64 + bit
+                        if b < n_bits:
+                            size = scan_list(list_unit_t, list_rows, list_start[b], list_start[b + 1], query,
+                                             exclude[q], best_sim, best_row, size, k, sims)
+                    word >>= one
+                    bit += 1
             if size < k:                               # too few share a bit: every document, below
                 unanswered[n_unanswered] = q
                 n_unanswered += 1
@@ -162,6 +204,7 @@ if numba is not None:
                 out_rows[q, i] = best_row[i]
                 out_sims[q, i] = best_sim[i]
         chunk = max(1, ALL_CELLS // max(n_docs, 1))
+        tops = np.empty((n_docs + BLOCK - 1) // BLOCK)
         for begin in range(0, n_unanswered, chunk):
             stop = min(n_unanswered, begin + chunk)
             queries = np.empty((stop - begin, n_topics))
@@ -171,7 +214,7 @@ if numba is not None:
             all_sims = np.dot(queries, unit_t)         # exact: any order of summation
             for i in range(stop - begin):
                 q = unanswered[begin + i]
-                size = select_all(all_sims[i], exclude[q], best_sim, best_row, k)
+                size = select_all(all_sims[i], exclude[q], best_sim, best_row, k, tops)
                 for j in range(k):
                     out_rows[q, j] = best_row[j] if j < size else -1
                     out_sims[q, j] = best_sim[j] if j < size else -np.inf

@@ -90,7 +90,7 @@ class MixtureIndex:
         self.words = pack_codes(codes)
         self.unit = unit_mixtures(mixtures)
         self.list_start, self.list_rows = inverted_lists(codes)
-        self.list_unit = np.ascontiguousarray(self.unit[self.list_rows], dtype=np.float64)
+        self.list_unit_t = compiled.topic_major_lists(self.unit, self.list_start, self.list_rows)
         self.unit_t = np.ascontiguousarray(self.unit.T, dtype=np.float64)
 
     def __len__(self) -> int:
@@ -138,7 +138,8 @@ class MixtureIndex:
             return nearest_reference(self.unit, self.words, query_words, query_unit, exclude, k)
         rows = np.empty((len(query_unit), k), dtype=np.int64)
         sims = np.empty((len(query_unit), k))
-        compiled.nearest_sharing_bits(self.words, self.list_rows, self.list_unit, self.list_start, self.unit_t,
+        compiled.nearest_sharing_bits(self.list_start, self.list_rows, self.list_unit_t, self.unit_t,
                                       np.ascontiguousarray(query_words), np.ascontiguousarray(query_unit),
                                       np.ascontiguousarray(exclude), rows, sims)
         return rows, sims
+
