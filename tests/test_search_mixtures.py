@@ -160,3 +160,19 @@ def test_a_document_on_several_of_the_query_lists_is_answered_once():
                              MixtureIndex(codes[:1], query).words, unit_mixtures(query), np.array([-1]), 12)
     np.testing.assert_array_equal(rows, want[0])
 
+
+@pytest.mark.skipif(not compiled.AVAILABLE, reason="numba is not installed")
+def test_after_compile_search_loops_a_search_compiles_nothing():
+    """What ``bpetopics compile`` runs covers the argument types a search passes: codes
+    of any 0/1 type (dense or sparse), float32 or float64 mixtures, any k."""
+    import scipy.sparse as sp
+
+    from bpetopics.bpe.compile_clock import CompileClock
+    from bpetopics.search import compile_search_loops
+
+    compile_search_loops()
+    codes, mixtures = _planted(n=120, n_bits=130, duplicates=10, seed=9)
+    with CompileClock().listening() as clock:
+        MixtureIndex(sp.csr_matrix(codes.astype(bool)), mixtures.astype(np.float32)).nearest_rows(np.arange(9), 3)
+        MixtureIndex(codes, mixtures).nearest(codes[:4].astype(np.int64), mixtures[:4], k=11)
+    assert clock.seconds == 0.0

@@ -11,7 +11,7 @@ docs/results/search.md measures them.
 """
 
 from bpetopics.search.codes import QUERY_CHUNK_CELLS, CodeIndex, cosine_nearest, normalized, pack_codes, rerank
-from bpetopics.search.mixtures import MixtureIndex, unit_mixtures
+from bpetopics.search.mixtures import MixtureIndex, compile_search_loops, unit_mixtures
 
-__all__ = ["CodeIndex", "MixtureIndex", "QUERY_CHUNK_CELLS", "cosine_nearest", "normalized", "pack_codes", "rerank",
-           "unit_mixtures"]
+__all__ = ["CodeIndex", "MixtureIndex", "QUERY_CHUNK_CELLS", "compile_search_loops", "cosine_nearest", "normalized",
+           "pack_codes", "rerank", "unit_mixtures"]

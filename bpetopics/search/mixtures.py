@@ -143,3 +143,13 @@ class MixtureIndex:
                                       np.ascontiguousarray(exclude), rows, sims)
         return rows, sims
 
+
+def compile_search_loops() -> None:
+    """Compile (or load from numba's cache) :class:`MixtureIndex`'s loops for this
+    machine, by searching a small planted index (``bpetopics compile`` runs it);
+    nothing without numba."""
+    if not compiled.AVAILABLE:
+        return
+    rng = np.random.default_rng(0)
+    codes = (rng.random((64, 16)) < 0.1).astype(np.uint8)
+    MixtureIndex(codes, rng.dirichlet(np.full(4, 0.5), size=64)).nearest_rows(np.arange(64), 5)
