@@ -176,3 +176,28 @@ def test_after_compile_search_loops_a_search_compiles_nothing():
         MixtureIndex(sp.csr_matrix(codes.astype(bool)), mixtures.astype(np.float32)).nearest_rows(np.arange(9), 3)
         MixtureIndex(codes, mixtures).nearest(codes[:4].astype(np.int64), mixtures[:4], k=11)
     assert clock.seconds == 0.0
+
+
+def test_every_document_is_ranked_by_the_exact_similarity_below_float32s_resolution():
+    """Empty codes compare with every document through float32 similarities first;
+    documents a few grid steps apart, closer than float32 tells, each in a block of its
+    own, still come in the exact order of the reference."""
+    rng = np.random.default_rng(10)
+    base = rng.dirichlet(np.ones(6))
+    mixtures = rng.dirichlet(np.ones(6), size=1600)
+    near = np.arange(0, 1600, 16)
+    mixtures[near] = base
+    mixtures[near, rng.integers(0, 6, size=len(near))] += rng.integers(-40, 40, size=len(near)) * 2.0 ** -24
+    codes = np.zeros((len(mixtures), 10), dtype=np.uint8)
+    index = MixtureIndex(codes, mixtures)
+    query = base + 3 * 2.0 ** -24
+    for k in (1, 10, 30):
+        got = index.nearest(np.zeros(10), query, k=k)
+        want = nearest_reference(index.unit, index.words, np.zeros((1, 1), np.uint64), unit_mixtures(query),
+                                 np.array([-1]), k)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    rows, sims = index.nearest_rows(near, 10)
+    want = nearest_reference(index.unit, index.words, index.words[near], index.unit[near], near, 10)
+    np.testing.assert_array_equal(rows, want[0])
+    np.testing.assert_array_equal(sims, want[1])

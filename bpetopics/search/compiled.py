@@ -8,15 +8,20 @@ scored in a few passes over contiguous memory that the compiler vectorises; only
 scores that can enter the top-k are looked at one by one. A document on several of a query's
 lists enters the top-k once: a score that can enter it is checked against the rows it
 holds (a row offered earlier and left out, or pushed out, cannot enter it again, since
-the bar only rises). The queries with fewer than k such documents are compared with every
-document afterwards, a chunk of them at once (one matrix product); the blocks of
-documents whose largest similarity is below the k-th largest block's are passed over.
+the bar only rises). The lists are ordered most central first
+(:func:`bpetopics.search.mixtures.central_first`), so the bar rises early.
+
+The queries with fewer than k such documents are compared with every document
+afterwards, a chunk of them at once: one float32 matrix product, whose similarities are
+within :func:`float32_margin` of the exact ones, picks the documents that can be in the
+answer (the blocks of documents whose largest is far enough below the k-th largest
+block's are passed over), and those alone are scored exactly.
 
 The mixtures are rounded to a grid on which every product and partial sum is exact in
 float64 (:func:`bpetopics.search.mixtures.unit_mixtures`), so the order of a sum does
-not matter: the loops may be vectorised (``fastmath`` reassociation), the matrix product
-may sum in any order, and the similarities are those of
-:func:`bpetopics.search.mixtures.nearest_reference` bit for bit.
+not matter: the loops may be vectorised (``fastmath`` reassociation), and the
+similarities are those of :func:`bpetopics.search.mixtures.nearest_reference` bit for
+bit.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ AVAILABLE = numba is not None
 #: similarity cannot enter the top-k are passed over.
 BLOCK = 16
 
-#: Similarities held at once by the comparison with every document (queries x documents).
+#: Float32 similarities held at once by the comparison with every document (queries x
+#: documents).
 ALL_CELLS = 1 << 20
 
 
@@ -100,9 +106,10 @@ if numba is not None:
         the new size."""
         score_list(list_unit_t, begin, end, query, sims)
         check = size > 0                               # rows of earlier lists are held
+        bar = best_sim[k - 1] if size == k else -np.inf
         for j in range(end - begin):
             sim = sims[j]
-            if size == k and sim < best_sim[k - 1]:
+            if sim < bar:
                 continue
             row = list_rows[begin + j]
             if row == exclude:
@@ -114,7 +121,16 @@ if numba is not None:
                         held = True
             if not held:
                 size = offer(sim, row, best_sim, best_row, size, k)
+                if size == k:
+                    bar = best_sim[k - 1]
         return size
+
+    @numba.njit(cache=True, nogil=True)
+    def float32_margin(n_topics):  # pragma: no cover - compiled
+        """A bound on how far a float32 dot product of two (rounded) unit mixtures of
+        ``n_topics`` entries, summed in any order, is from the exact one: n_topics
+        roundings of at most 2^-24 of a sum of products below 1 in all (with room)."""
+        return 3.0 * n_topics * 2.0 ** -24
 
     @numba.njit(cache=True, nogil=True, fastmath=_EXACT_MAXIMA)
     def block_maxima(sims, tops):  # pragma: no cover - compiled
@@ -133,38 +149,48 @@ if numba is not None:
             tops[whole] = top
 
     @numba.njit(cache=True, nogil=True)
-    def select_all(sims, exclude, best_sim, best_row, k, tops):  # pragma: no cover - compiled
-        """The top-k of one row of similarities to every document, ``exclude`` left out
-        (its similarity set to -inf in ``sims``); returns its size. ``tops``: room for
-        the largest similarity of each block of documents. The k-th largest of those is
-        at most the k-th largest similarity, so the blocks below it are passed over."""
-        n = sims.shape[0]
+    def select_all(approx, exclude, query, unit, best_sim, best_row, k, tops):  # pragma: no cover - compiled
+        """The top-k of ``query`` (float64) among every document (``unit`` (N, T)),
+        ``exclude`` left out, from ``approx``: its float32 similarities to them, within
+        :func:`float32_margin` of the exact ones (the excluded row's set to -inf).
+        Returns the top-k's size; ``tops``: room for the largest of each block.
+
+        At least k documents reach the k-th largest block maximum ``bar`` in float32, so
+        the k-th largest exact similarity is at least ``bar - margin`` and every
+        document of the answer at least ``bar - 2 margin`` in float32: only those are
+        scored exactly."""
+        n, n_topics = approx.shape[0], query.shape[0]
         if 0 <= exclude < n:
-            sims[exclude] = -np.inf
-        block_maxima(sims, tops)
+            approx[exclude] = -np.inf
+        block_maxima(approx, tops)
         size = 0
         for i in range(tops.shape[0]):
             size = offer(tops[i], i, best_sim, best_row, size, k)
-        bar = best_sim[k - 1] if size == k else -np.inf
+        cut = best_sim[k - 1] - 2.0 * float32_margin(n_topics) if size == k else -np.inf
         size = 0
         for i in range(tops.shape[0]):
-            if tops[i] < bar or (size == k and tops[i] < best_sim[k - 1]):
+            if tops[i] < cut:
                 continue
             for j in range(i * BLOCK, min(n, (i + 1) * BLOCK)):
-                if j != exclude and (size < k or sims[j] >= best_sim[k - 1]):
-                    size = offer(sims[j], j, best_sim, best_row, size, k)
+                if j == exclude or approx[j] < cut:
+                    continue
+                sim = 0.0
+                for t in range(n_topics):
+                    sim += query[t] * unit[j, t]
+                if size < k or sim >= best_sim[k - 1]:
+                    size = offer(sim, j, best_sim, best_row, size, k)
         return size
 
     @numba.njit(cache=True, nogil=True)
-    def nearest_sharing_bits(list_start, list_rows, list_unit_t, unit_t, query_words, query_unit, exclude,
+    def nearest_sharing_bits(list_start, list_rows, list_unit_t, unit, unit_t, query_words, query_unit, exclude,
                              out_rows, out_sims):  # pragma: no cover - compiled
         """The top-k of each query (k: ``out_rows.shape[1]``) into ``out_rows`` and
         ``out_sims``.
 
         list_start (K + 1,), list_rows (L,): the inverted lists (the rows holding bit b
         are ``list_rows[list_start[b]:list_start[b + 1]]``); list_unit_t (L * T,)
-        float64: their rounded unit mixtures (:func:`topic_major_lists`); unit_t (T, N)
-        float64: every document's; query_words (Q, B) uint64: the packed query codes;
+        float64: their rounded unit mixtures (:func:`topic_major_lists`); unit (N, T) and
+        unit_t (T, N) float32: every document's; query_words (Q, B) uint64: the packed query codes;
         query_unit (Q, T) float32; exclude (Q,) int64: a row to leave out of each
         answer, -1 for none.
         """
@@ -207,14 +233,15 @@ if numba is not None:
         tops = np.empty((n_docs + BLOCK - 1) // BLOCK)
         for begin in range(0, n_unanswered, chunk):
             stop = min(n_unanswered, begin + chunk)
-            queries = np.empty((stop - begin, n_topics))
+            queries = np.empty((stop - begin, n_topics), dtype=np.float32)
             for i in range(stop - begin):
                 for t in range(n_topics):
                     queries[i, t] = query_unit[unanswered[begin + i], t]
-            all_sims = np.dot(queries, unit_t)         # exact: any order of summation
+            approx = np.dot(queries, unit_t)            # float32: within float32_margin
             for i in range(stop - begin):
                 q = unanswered[begin + i]
-                size = select_all(all_sims[i], exclude[q], best_sim, best_row, k, tops)
+                query[:] = queries[i]
+                size = select_all(approx[i], exclude[q], query, unit, best_sim, best_row, k, tops)
                 for j in range(k):
                     out_rows[q, j] = best_row[j] if j < size else -1
                     out_sims[q, j] = best_sim[j] if j < size else -np.inf

@@ -69,6 +69,19 @@ def nearest_reference(unit, words, query_words, query_unit, exclude, k) -> tuple
     return rows, sims
 
 
+def central_first(unit, list_start, list_rows) -> np.ndarray:
+    """Each inverted list's rows ordered by the cosine of their mixtures (N, T) to the
+    list's mean mixture, the most central first (ties by the lower row)."""
+    rows = np.array(list_rows, dtype=np.int64)
+    for b in range(len(list_start) - 1):
+        members = rows[list_start[b]:list_start[b + 1]]
+        if len(members) < 2:
+            continue
+        centre = unit[members].astype(np.float64).mean(axis=0)
+        members[:] = members[np.argsort(-(unit[members].astype(np.float64) @ centre), kind="stable")]
+    return rows
+
+
 class MixtureIndex:
     """Documents' codes and topic mixtures, for similar-document search.
 
@@ -90,8 +103,9 @@ class MixtureIndex:
         self.words = pack_codes(codes)
         self.unit = unit_mixtures(mixtures)
         self.list_start, self.list_rows = inverted_lists(codes)
+        self.list_rows = central_first(self.unit, self.list_start, self.list_rows)
         self.list_unit_t = compiled.topic_major_lists(self.unit, self.list_start, self.list_rows)
-        self.unit_t = np.ascontiguousarray(self.unit.T, dtype=np.float64)
+        self.unit_t = np.ascontiguousarray(self.unit.T)
 
     def __len__(self) -> int:
         return len(self.unit)
@@ -138,7 +152,7 @@ class MixtureIndex:
             return nearest_reference(self.unit, self.words, query_words, query_unit, exclude, k)
         rows = np.empty((len(query_unit), k), dtype=np.int64)
         sims = np.empty((len(query_unit), k))
-        compiled.nearest_sharing_bits(self.list_start, self.list_rows, self.list_unit_t, self.unit_t,
+        compiled.nearest_sharing_bits(self.list_start, self.list_rows, self.list_unit_t, self.unit, self.unit_t,
                                       np.ascontiguousarray(query_words), np.ascontiguousarray(query_unit),
                                       np.ascontiguousarray(exclude), rows, sims)
         return rows, sims
