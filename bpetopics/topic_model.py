@@ -331,12 +331,15 @@ class TopicModel:
         self._check_fitted()
         return self._search.find_topics(query, top_n)
 
-    def similar_documents(self, doc, k: int = 10, *, pool: int | None = 1000) -> tuple[np.ndarray, np.ndarray]:
+    def similar_documents(self, doc, k: int = 10, *, pool: int | str | None = "shared",
+                          ) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` training documents most like ``doc``: a training document (its row
         in ``document_ids_``, an int) or a text (a str).
 
-        The Hamming-nearest ``pool`` by binary code (a bit-packed index), re-ranked by
-        the cosine similarity of their posterior mixtures (``pool=None``: Hamming alone).
+        The documents sharing an active bit with its binary code, ranked by the cosine
+        similarity of their posterior mixtures, ties by the lower row (every document
+        when fewer than ``k`` share one). ``pool=0`` (or None): Hamming distance alone;
+        a positive ``pool`` (deprecated) re-ranks that many Hamming-nearest documents.
         Returns (rows (k,), scores (k,)): cosine similarities, or Hamming distances.
         """
         self._check_fitted()

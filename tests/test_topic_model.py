@@ -78,9 +78,15 @@ def test_find_topics_and_similar_documents_follow_the_themes(fitted):
     assert topics[0] == space_topic and weights[0] > weights[1]
     with pytest.raises(ValueError, match="no word of the query"):
         model.find_topics("nothing known")
-    for pool in (1000, None):
+    for pool in ("shared", 0, None):
         rows, _ = model.similar_documents(0, k=5, pool=pool)
         assert 0 not in rows and (themes[rows] == themes[0]).all()
+    with pytest.warns(DeprecationWarning, match="pool=1000"):
+        rows, _ = model.similar_documents(0, k=5, pool=1000)
+    assert 0 not in rows and (themes[rows] == themes[0]).all()
+    for bad in (-1, "wide", True, 2.5):
+        with pytest.raises(ValueError, match="pool must be"):
+            model.similar_documents(0, k=5, pool=bad)
     rows, sims = model.similar_documents("hockey goal", k=5)
     assert (themes[rows] == list(THEMES).index("hockey")).all() and np.all(np.diff(sims) <= 1e-6)
 

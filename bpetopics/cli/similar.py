@@ -1,10 +1,11 @@
 """``bpetopics similar RUN DOC``: the training documents most like a document or a text
-(the work is :mod:`bpetopics.runs.search`: Hamming search over the bit-packed codes,
-re-ranked by the posterior mixtures)."""
+(the work is :mod:`bpetopics.runs.search`: the documents sharing an active bit of the
+query's code, ranked by the posterior mixtures)."""
 
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import click
@@ -17,9 +18,9 @@ from bpetopics.cli import IntRange, UserError, main, open_run, run_errors
 @click.argument("doc", required=False)
 @click.option("--text", default=None, help="Find documents like this text instead of a training document.")
 @click.option("--top-docs", "-k", "k", type=IntRange(min=1), default=10, show_default=True, help="Documents shown.")
-@click.option("--pool", type=IntRange(min=0), default=1000, show_default=True,
-              help="Re-rank the Hamming-nearest this many documents by the cosine similarity of their "
-                   "topic mixtures (0: Hamming distance alone).")
+@click.option("--pool", type=IntRange(min=0), default=None,
+              help="0: rank by the Hamming distance of the codes alone. A positive number (deprecated) "
+                   "re-ranks that many Hamming-nearest documents by their topic mixtures instead.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="table (for people) or json.")
 def similar(run, doc, text, k, pool, fmt):
@@ -27,8 +28,9 @@ def similar(run, doc, text, k, pool, fmt):
     `bpetopics encode` output and doc_topics.npz, e.g. sci.space/61422) or its index
     (0, 1, ...), or, with --text, like a text encoded as a document.
 
-    Documents are compared by their binary codes (Hamming distance, bit-packed), the
-    nearest --pool of them then by their topic mixtures (cosine similarity).
+    The documents sharing an active bit with the query's binary code (all of them when
+    fewer than -k do) are ranked by the cosine similarity of their topic mixtures, ties
+    by the lower index. The training documents' mixtures are computed once a call.
 
     \b
     Examples:
@@ -50,7 +52,12 @@ def similar(run, doc, text, k, pool, fmt):
     with run_errors():
         found = DocumentSearch.from_run(loaded)
         try:
-            rows, scores = found.similar(doc, text=text, k=k, pool=pool)
+            if pool:
+                click.echo("Note: --pool N is deprecated and will be removed: leave it out for the default "
+                           "search.", err=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                rows, scores = found.similar(doc, text=text, k=k, pool="shared" if pool is None else pool)
         except EmptyQueryError as exc:
             raise UserError(f"--text: {exc}") from None
         except ValueError as exc:
@@ -59,6 +66,7 @@ def similar(run, doc, text, k, pool, fmt):
             raise UserError(str(exc)) from None
         labels = topic_labels(loaded)
         topics = found.mixtures_of(rows).argmax(axis=1) if len(rows) else []
+    pool = "shared" if pool is None else pool
     score = "similarity" if pool else "hamming"
     out = [{"rank": r + 1, "index": int(i), "id": found.ids[i], score: round(float(s), 6) if pool else int(s),
             "topic": int(t), "label": labels[t]} for r, (i, s, t) in enumerate(zip(rows, scores, topics))]

@@ -4,23 +4,29 @@
 documents (codes, and counts or mixtures); ``bpetopics search`` / ``bpetopics similar``
 build one from a run (:meth:`DocumentSearch.from_run`), :class:`bpetopics.TopicModel`
 from what it fitted. A query is counted and encoded like a document; its mixture is the
-posterior mean of f(z) (``PoissBPE.posterior_topic``). Similar documents are the
-Hamming-nearest ``pool`` by code (:class:`bpetopics.search.CodeIndex`), re-ranked by
-the cosine similarity of the posterior mixtures (docs/results/search.md measures it).
+posterior mean of f(z) (``PoissBPE.posterior_topic``). Similar documents are those
+sharing an active bit of the query's code, ranked by the exact cosine similarity of
+the posterior mixtures (:class:`bpetopics.search.MixtureIndex`; every document when fewer
+than k share one); ``pool=0`` gives the Hamming-nearest by code alone
+(:class:`bpetopics.search.CodeIndex`). docs/results/search.md measures them.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from bpetopics.runs.run import RunError
-from bpetopics.search import CodeIndex, rerank
+from bpetopics.search import CodeIndex, MixtureIndex, rerank
 
-__all__ = ["DocumentSearch", "EmptyQueryError", "find_topics", "similar_documents", "POOL"]
+__all__ = ["DocumentSearch", "EmptyQueryError", "find_topics", "similar_documents", "POOL", "SHARED_BITS"]
 
-#: Hamming-nearest documents re-ranked by their mixtures (docs/results/search.md).
+#: ``pool``'s default: the documents sharing an active bit, ranked by their mixtures.
+SHARED_BITS = "shared"
+
+#: The pool of the re-ranking search that was the default before :data:`SHARED_BITS`.
 POOL = 1000
 
 
@@ -54,6 +60,7 @@ class DocumentSearch:
     mixtures: np.ndarray | None = None
     ids: list | None = None
     _index: CodeIndex | None = field(default=None, repr=False)
+    _mixture_index: tuple | None = field(default=None, repr=False)
 
     @classmethod
     def from_run(cls, run) -> "DocumentSearch":
@@ -74,6 +81,17 @@ class DocumentSearch:
         if self._index is None:
             self._index = CodeIndex.from_codes(self.codes)
         return self._index
+
+    @property
+    def mixture_index(self) -> MixtureIndex:
+        """The training codes and posterior mixtures, indexed (built on first use, and
+        again when :attr:`mixtures` is replaced; the mixtures are computed from the
+        counts when not held, once)."""
+        if self.mixtures is None:
+            self.mixtures = self.mixtures_of(np.arange(len(self.codes)))
+        if self._mixture_index is None or self._mixture_index[0] is not self.mixtures:
+            self._mixture_index = (self.mixtures, MixtureIndex(self.codes, self.mixtures))
+        return self._mixture_index[1]
 
     # ------------------------------------------------------------------ queries
     def encode(self, texts) -> tuple[object, np.ndarray, np.ndarray]:
@@ -134,17 +152,32 @@ class DocumentSearch:
         distinct, back = np.unique(rows, return_inverse=True)
         return self.model.posterior_topic(self.counts[distinct], self.codes[distinct])[back]
 
-    def similar(self, doc=None, *, text: str | None = None, k: int = 10, pool: int | None = POOL,
+    def similar(self, doc=None, *, text: str | None = None, k: int = 10, pool: int | str | None = SHARED_BITS,
                 ) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` training documents most like a training document ``doc`` (itself
         left out) or a ``text``.
 
-        ``pool``: the Hamming-nearest documents re-ranked by the cosine similarity of
-        their posterior mixtures (None or 0: Hamming distance alone). Returns (rows
-        (k,), scores (k,)): cosine similarities when re-ranked, else Hamming distances.
+        ``pool``: ``"shared"`` (the default) ranks the documents sharing an active bit
+        with the query's code by the cosine similarity of their posterior mixtures (all
+        documents when fewer than ``k`` share one); 0 or None: Hamming distance alone; a
+        positive number (deprecated) re-ranks that many
+        Hamming-nearest documents by their mixtures. Returns (rows (k,), scores (k,)):
+        cosine similarities, or Hamming distances for ``pool=0``.
         """
         if (doc is None) == (text is None):
             raise ValueError("give a training document or a text, not both")
+        pool = _checked_pool(pool)
+        if pool == SHARED_BITS:
+            if text is not None:
+                code, mixture = self.encode_query(text)
+                rows, sims = self.mixture_index.nearest(code, mixture, k)
+            else:
+                rows, sims = self.mixture_index.nearest_rows([self.document_row(doc)], k)
+            return rows[0], sims[0]
+        if pool:
+            warnings.warn(f"pool={pool} (re-ranking the Hamming-nearest) is deprecated and will be removed: leave "
+                          f"pool out for the default search (docs/results/search.md compares them)",
+                          DeprecationWarning, stacklevel=2)
         if text is not None:
             code, mixture, exclude = (*self.encode_query(text), -1)
         else:
@@ -159,6 +192,15 @@ class DocumentSearch:
         return rows[0], sims[0]
 
 
+def _checked_pool(pool):
+    """``pool`` as :meth:`DocumentSearch.similar` takes it; ValueError (one line) otherwise."""
+    if pool is None or (isinstance(pool, str) and pool == SHARED_BITS):
+        return pool
+    if isinstance(pool, (int, np.integer)) and not isinstance(pool, bool) and pool >= 0:
+        return int(pool)
+    raise ValueError(f"pool must be {SHARED_BITS!r}, 0 (Hamming distance alone) or a positive number; got {pool!r}")
+
+
 def _shorten(text: str, n: int = 40) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[:n - 3] + "..."
@@ -169,6 +211,6 @@ def find_topics(run, query: str, top_n: int = 5):
     return DocumentSearch(run.model, run.pipeline, np.zeros((0, 0), np.uint8)).find_topics(query, top_n)
 
 
-def similar_documents(run, doc=None, *, text=None, k: int = 10, pool: int | None = POOL):
+def similar_documents(run, doc=None, *, text=None, k: int = 10, pool: int | str | None = SHARED_BITS):
     """:meth:`DocumentSearch.similar` over a loaded run's training documents."""
     return DocumentSearch.from_run(run).similar(doc, text=text, k=k, pool=pool)

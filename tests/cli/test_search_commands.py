@@ -49,6 +49,9 @@ def test_similar_by_index_id_and_text(runner, trained_run):
     assert first_id["documents"]
     by_text = runner.invoke(main, ["similar", run, "--text", "hockey game players", "-k", "3"])
     assert by_text.exit_code == 0 and len(by_text.output.splitlines()) == 4
+    deprecated = runner.invoke(main, ["similar", run, "0", "-k", "4", "--pool", "50", "--format", "json"])
+    assert deprecated.exit_code == 0 and "--pool N is deprecated" in deprecated.stderr
+    assert len(json.loads(deprecated.stdout)["documents"]) == 4
     one_line_error(runner.invoke(main, ["similar", run, "99999"]), "out of range")
     one_line_error(runner.invoke(main, ["similar", run, "no/such-id"]), "no training document has the id")
     one_line_error(runner.invoke(main, ["similar", run]), "give a DOC")

@@ -5,8 +5,9 @@ word) and finds each query code's nearest documents by Hamming distance, the pop
 the words' XOR (``np.bitwise_count``), ties broken by the lower document index. PoissBPE's
 codes are short and sparse, so many documents tie; :func:`rerank` orders the
 Hamming-nearest ``pool`` by the cosine similarity of the documents' topic mixtures
-(docs/topic-model.md measures both against cosine over the mixtures alone).
-:func:`cosine_nearest` is that exhaustive search, for comparison.
+(docs/results/search.md measures both against cosine over the mixtures alone).
+:func:`cosine_nearest` is that exhaustive search, for comparison;
+:class:`bpetopics.search.mixtures.MixtureIndex` is what similar-document search uses.
 
 An index is saved as one ``.npy`` file of its words (read back with ``allow_pickle=False``).
 """

@@ -1,0 +1,247 @@
+"""The compiled loops of :class:`bpetopics.search.mixtures.MixtureIndex` (numba, CPU).
+
+:func:`nearest_sharing_bits` answers a batch of queries in one call: for each query, the
+documents on the inverted lists of its code's active bits, scored by the dot product of
+unit mixtures and kept in a top-k, ties by the lower row. Each list keeps its documents'
+mixtures beside each other, topic by topic (:func:`topic_major_lists`), so a list is
+scored in a few passes over contiguous memory that the compiler vectorises; only the
+scores that can enter the top-k are looked at one by one. A document on several of a query's
+lists enters the top-k once: a score that can enter it is checked against the rows it
+holds (a row offered earlier and left out, or pushed out, cannot enter it again, since
+the bar only rises). The lists are ordered most central first
+(:func:`bpetopics.search.mixtures.central_first`), so the bar rises early.
+
+The queries with fewer than k such documents are compared with every document
+afterwards, a chunk of them at once: one float32 matrix product, whose similarities are
+within :func:`float32_margin` of the exact ones, picks the documents that can be in the
+answer (the blocks of documents whose largest is far enough below the k-th largest
+block's are passed over), and those alone are scored exactly.
+
+The mixtures are rounded to a grid on which every product and partial sum is exact in
+float64 (:func:`bpetopics.search.mixtures.unit_mixtures`), so the order of a sum does
+not matter: the loops may be vectorised (``fastmath`` reassociation), and the
+similarities are those of :func:`bpetopics.search.mixtures.nearest_reference` bit for
+bit.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    import numba
+except ImportError:                                   # pragma: no cover - numba optional
+    numba = None
+
+#: Whether numba imports: the compiled loops exist.
+AVAILABLE = numba is not None
+
+#: Documents a block in the comparison with every document: the blocks whose largest
+#: similarity cannot enter the top-k are passed over.
+BLOCK = 16
+
+#: Float32 similarities held at once by the comparison with every document (queries x
+#: documents).
+ALL_CELLS = 1 << 20
+
+
+def topic_major_lists(unit, list_start, list_rows) -> np.ndarray:
+    """The inverted lists' mixtures (float64, flat, length L * T): list b's, a (T, n_b)
+    block of its documents' mixtures topic by topic, from ``list_start[b] * T``."""
+    n_topics = unit.shape[1]
+    out = np.empty(len(list_rows) * n_topics)
+    for b in range(len(list_start) - 1):
+        begin, end = int(list_start[b]), int(list_start[b + 1])
+        out[begin * n_topics:end * n_topics] = unit[list_rows[begin:end]].T.astype(np.float64).ravel()
+    return out
+
+
+if numba is not None:
+    _EXACT_SUMS = {"reassoc", "contract"}     # exact arithmetic: any order, same result
+    _EXACT_MAXIMA = {"reassoc", "nnan", "nsz"}  # the largest of numbers, none NaN: any order
+
+    @numba.njit(cache=True, nogil=True)
+    def offer(sim, row, best_sim, best_row, size, k):  # pragma: no cover - compiled
+        """Insert (sim, row) into the top-k (most similar first, ties by the lower row)
+        holding ``size`` entries; returns the new size."""
+        if size == k:
+            if sim < best_sim[k - 1] or (sim == best_sim[k - 1] and row > best_row[k - 1]):
+                return size
+            i = k - 1
+        else:
+            i = size
+            size += 1
+        while i > 0 and (best_sim[i - 1] < sim or (best_sim[i - 1] == sim and best_row[i - 1] > row)):
+            best_sim[i] = best_sim[i - 1]
+            best_row[i] = best_row[i - 1]
+            i -= 1
+        best_sim[i] = sim
+        best_row[i] = row
+        return size
+
+    @numba.njit(cache=True, nogil=True, fastmath=_EXACT_SUMS)
+    def score_list(list_unit_t, begin, end, query, sims):  # pragma: no cover - compiled
+        """sims[:end - begin] = the dot products of ``query`` with the mixtures of the
+        list entries [begin, end) (:func:`topic_major_lists`), four topics a pass."""
+        n, n_topics = end - begin, query.shape[0]
+        block = list_unit_t[begin * n_topics:end * n_topics]
+        for j in range(n):
+            sims[j] = 0.0
+        for t in range(0, n_topics - 3, 4):
+            a, b, c, d = block[t * n:(t + 1) * n], block[(t + 1) * n:(t + 2) * n], \
+                block[(t + 2) * n:(t + 3) * n], block[(t + 3) * n:(t + 4) * n]
+            wa, wb, wc, wd = query[t], query[t + 1], query[t + 2], query[t + 3]
+            for j in range(n):
+                sims[j] += wa * a[j] + wb * b[j] + wc * c[j] + wd * d[j]
+        for t in range(n_topics - n_topics % 4, n_topics):
+            column, weight = block[t * n:(t + 1) * n], query[t]
+            for j in range(n):
+                sims[j] += weight * column[j]
+
+    @numba.njit(cache=True, nogil=True)
+    def scan_list(list_unit_t, list_rows, begin, end, query, exclude, best_sim, best_row, size, k,
+                  sims):  # pragma: no cover - compiled
+        """Offer the documents ``list_rows[begin:end]`` to the top-k holding ``size``
+        entries, leaving out the row ``exclude`` and the rows it holds already; returns
+        the new size."""
+        score_list(list_unit_t, begin, end, query, sims)
+        check = size > 0                               # rows of earlier lists are held
+        bar = best_sim[k - 1] if size == k else -np.inf
+        for j in range(end - begin):
+            sim = sims[j]
+            if sim < bar:
+                continue
+            row = list_rows[begin + j]
+            if row == exclude:
+                continue
+            held = False
+            if check:
+                for i in range(size):
+                    if best_row[i] == row:
+                        held = True
+            if not held:
+                size = offer(sim, row, best_sim, best_row, size, k)
+                if size == k:
+                    bar = best_sim[k - 1]
+        return size
+
+    @numba.njit(cache=True, nogil=True)
+    def float32_margin(n_topics):  # pragma: no cover - compiled
+        """A bound on how far a float32 dot product of two (rounded) unit mixtures of
+        ``n_topics`` entries, summed in any order, is from the exact one: n_topics
+        roundings of at most 2^-24 of a sum of products below 1 in all (with room)."""
+        return 3.0 * n_topics * 2.0 ** -24
+
+    @numba.njit(cache=True, nogil=True, fastmath=_EXACT_MAXIMA)
+    def block_maxima(sims, tops):  # pragma: no cover - compiled
+        """tops[i] = the largest of ``sims[i * BLOCK:(i + 1) * BLOCK]``."""
+        whole = sims.shape[0] // BLOCK
+        for i in range(whole):
+            block = sims[i * BLOCK:(i + 1) * BLOCK]
+            top = block[0]
+            for j in range(1, BLOCK):
+                top = block[j] if block[j] > top else top
+            tops[i] = top
+        if whole < tops.shape[0]:
+            top = -np.inf
+            for j in range(whole * BLOCK, sims.shape[0]):
+                top = sims[j] if sims[j] > top else top
+            tops[whole] = top
+
+    @numba.njit(cache=True, nogil=True)
+    def select_all(approx, exclude, query, unit, best_sim, best_row, k, tops):  # pragma: no cover - compiled
+        """The top-k of ``query`` (float64) among every document (``unit`` (N, T)),
+        ``exclude`` left out, from ``approx``: its float32 similarities to them, within
+        :func:`float32_margin` of the exact ones (the excluded row's set to -inf).
+        Returns the top-k's size; ``tops``: room for the largest of each block.
+
+        At least k documents reach the k-th largest block maximum ``bar`` in float32, so
+        the k-th largest exact similarity is at least ``bar - margin`` and every
+        document of the answer at least ``bar - 2 margin`` in float32: only those are
+        scored exactly."""
+        n, n_topics = approx.shape[0], query.shape[0]
+        if 0 <= exclude < n:
+            approx[exclude] = -np.inf
+        block_maxima(approx, tops)
+        size = 0
+        for i in range(tops.shape[0]):
+            size = offer(tops[i], i, best_sim, best_row, size, k)
+        cut = best_sim[k - 1] - 2.0 * float32_margin(n_topics) if size == k else -np.inf
+        size = 0
+        for i in range(tops.shape[0]):
+            if tops[i] < cut:
+                continue
+            for j in range(i * BLOCK, min(n, (i + 1) * BLOCK)):
+                if j == exclude or approx[j] < cut:
+                    continue
+                sim = 0.0
+                for t in range(n_topics):
+                    sim += query[t] * unit[j, t]
+                if size < k or sim >= best_sim[k - 1]:
+                    size = offer(sim, j, best_sim, best_row, size, k)
+        return size
+
+    @numba.njit(cache=True, nogil=True)
+    def nearest_sharing_bits(list_start, list_rows, list_unit_t, unit, unit_t, query_words, query_unit, exclude,
+                             out_rows, out_sims):  # pragma: no cover - compiled
+        """The top-k of each query (k: ``out_rows.shape[1]``) into ``out_rows`` and
+        ``out_sims``.
+
+        list_start (K + 1,), list_rows (L,): the inverted lists (the rows holding bit b
+        are ``list_rows[list_start[b]:list_start[b + 1]]``); list_unit_t (L * T,)
+        float64: their rounded unit mixtures (:func:`topic_major_lists`); unit (N, T) and
+        unit_t (T, N) float32: every document's; query_words (Q, B) uint64: the packed query codes;
+        query_unit (Q, T) float32; exclude (Q,) int64: a row to leave out of each
+        answer, -1 for none.
+        """
+        n_topics, n_words, n_docs = query_unit.shape[1], query_words.shape[1], unit_t.shape[1]
+        n_bits = list_start.shape[0] - 1
+        k = out_rows.shape[1]
+        best_sim = np.empty(k)
+        best_row = np.empty(k, dtype=np.int64)
+        longest = 1
+        for b in range(n_bits):
+            longest = max(longest, list_start[b + 1] - list_start[b])
+        sims = np.empty(longest)
+        query = np.empty(n_topics)
+        one = np.uint64(1)
+        unanswered = np.empty(query_words.shape[0], dtype=np.int64)
+        n_unanswered = 0
+        for q in range(query_words.shape[0]):
+            for t in range(n_topics):
+                query[t] = query_unit[q, t]
+            size = 0
+            for w in range(n_words):
+                word = query_words[q, w]
+                bit = 0
+                while word:
+                    if word & one:
+                        b = w * 64 + bit
+                        if b < n_bits:
+                            size = scan_list(list_unit_t, list_rows, list_start[b], list_start[b + 1], query,
+                                             exclude[q], best_sim, best_row, size, k, sims)
+                    word >>= one
+                    bit += 1
+            if size < k:                               # too few share a bit: every document, below
+                unanswered[n_unanswered] = q
+                n_unanswered += 1
+                continue
+            for i in range(k):
+                out_rows[q, i] = best_row[i]
+                out_sims[q, i] = best_sim[i]
+        chunk = max(1, ALL_CELLS // max(n_docs, 1))
+        tops = np.empty((n_docs + BLOCK - 1) // BLOCK)
+        for begin in range(0, n_unanswered, chunk):
+            stop = min(n_unanswered, begin + chunk)
+            queries = np.empty((stop - begin, n_topics), dtype=np.float32)
+            for i in range(stop - begin):
+                for t in range(n_topics):
+                    queries[i, t] = query_unit[unanswered[begin + i], t]
+            approx = np.dot(queries, unit_t)            # float32: within float32_margin
+            for i in range(stop - begin):
+                q = unanswered[begin + i]
+                query[:] = queries[i]
+                size = select_all(approx[i], exclude[q], query, unit, best_sim, best_row, k, tops)
+                for j in range(k):
+                    out_rows[q, j] = best_row[j] if j < size else -1
+                    out_sims[q, j] = best_sim[j] if j < size else -np.inf
