@@ -51,7 +51,7 @@ class TopicRepair:
         duplicated) in the first half of training, and make split moves until 90% of it
         (with split moves: at epochs 1, 1 + s, 1 + 2s, ..., s = max(4, epochs // 20)).
 
-        On a seeded sample of 1,000 documents: a topic is *dead* when its total mixture
+        On a seeded sample of max(1,000, 50 T) documents: a topic is *dead* when its total mixture
         weight is under a tenth of the average, *duplicated* when its word distribution
         has cosine similarity above ``reseed_similarity`` with a more used topic. With
         ``split_moves`` such a topic, or one that is no sampled document's top topic (at
