@@ -24,7 +24,7 @@ from bpetopics.cli.options import DEVICE_HELP, device_option, option  # noqa: F4
 
 # Modules that define commands; each does ``@main.command()``.
 COMMAND_MODULES = ["corpus", "train", "topics", "encode", "search", "similar", "info", "evaluate", "compare",
-                   "graph", "ldavis", "over_time", "explore", "compile", "images", "update"]
+                   "graph", "ldavis", "over_time", "explore", "compile", "images", "image_table", "update"]
 
 
 class OneLine:
@@ -302,6 +302,21 @@ def main():
       bpetopics corpus 20newsgroups --out corpora/20ng
       bpetopics train 20newsgroups --out runs/20ng
       bpetopics topics runs/20ng
+    """
+
+
+# The group of `bpetopics images`: here, because two command modules register on it
+# (images: train, encode, show; image_table: table).
+@main.group("images")
+def image_commands():
+    """Image runs (GaussBPE, BernBPE, the VAE baselines) and the paper's Table 1.
+
+    \b
+    Examples:
+      bpetopics images train mnist --model gaussbpe --out runs/mnist --max-images 2000 --epochs 4
+      bpetopics images encode runs/mnist mnist --out codes.npz
+      bpetopics images show runs/mnist --out bits.png
+      bpetopics images table --data-root ../shared/data --out runs/table1
     """
 
 
