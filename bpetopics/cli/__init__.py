@@ -5,8 +5,9 @@ listed in ``COMMAND_MODULES``) and registers itself on ``main``. Command modules
 import each other: what two commands share is either library code (``bpetopics.runs``,
 ``bpetopics.text``, ...) or one of the click-level helpers here (option types, the corpus
 options, PoissBPE's parameters as ``train``'s options) and the ones re-exported from the
-helper modules :mod:`bpetopics.cli.errors` (one-line errors, :func:`open_run`) and
-:mod:`bpetopics.cli.options` (options that mean the same in every command). Errors a
+helper modules :mod:`bpetopics.cli.errors` (one-line errors, :func:`open_run`),
+:mod:`bpetopics.cli.options` (options that mean the same in every command) and
+:mod:`bpetopics.cli.training_progress` (``train``'s progress bar and interruptions). Errors a
 user can fix are raised as :class:`click.UsageError` / :class:`UserError` (one line,
 exit code 2, no traceback).
 """
@@ -21,6 +22,8 @@ from bpetopics import __version__
 from bpetopics.cli.errors import (UserError, corpus_errors, describe_os_error, is_full_disk,  # noqa: F401
                                   open_run, refuse_existing, run_errors)                      # (re-exported)
 from bpetopics.cli.options import DEVICE_HELP, device_option, option  # noqa: F401 (re-exported)
+from bpetopics.cli.training_progress import (fit_with_progress, launcher_interruption_message,  # noqa: F401
+                                             planned_epochs, warn_threads)                     # (re-exported)
 
 # Modules that define commands; each does ``@main.command()``.
 COMMAND_MODULES = ["corpus", "train", "topics", "encode", "search", "similar", "info", "evaluate", "compare",
