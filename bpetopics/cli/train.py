@@ -3,21 +3,21 @@
 Every parameter of :class:`bpetopics.PoissBPE` is an option whose default is read from
 its signature and whose rule is the estimator's own (``_parameter_rules``), so the two
 never drift (:func:`bpetopics.cli.model_options`). The job itself (a checkpoint after every epoch in ``RUN.partial/``, resume,
-``RUN`` written only when training has finished) is :mod:`bpetopics.runs.job`.
+``RUN`` written only when training has finished) is :mod:`bpetopics.runs.job`; its
+progress bar and what an interruption prints, :mod:`bpetopics.cli.training_progress`.
 """
 
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 
 import click
 from click.core import ParameterSource
 
 from bpetopics.cli import (IntRange, TrainCommand, UserError, option_flag, check_model_params, corpus_errors,
-                           describe_os_error, main, open_run, option, record_options, run_errors,
-                           vocabulary_options)
+                           describe_os_error, fit_with_progress, launcher_interruption_message, main, open_run,
+                           option, planned_epochs, record_options, run_errors, vocabulary_options, warn_threads)
 
 #: Below this many training documents LDA by Gibbs sampling (tomotopy) measured ahead of
 #: PoissBPE on every measure (docs/results/text-comparison.md: 20 Newsgroups cut to 400
@@ -58,83 +58,6 @@ def _check_sizes(params: dict, corpus) -> None:
         raise UserError(exc.message(option_flag(exc.param))) from None
     except ValueError as exc:       # e.g. --initial-topics above --topics
         raise UserError(str(exc).splitlines()[0]) from None
-
-
-def _warn_threads(saved) -> None:
-    """One warning line when the checkpoint was written with another torch thread count."""
-    import torch
-
-    if isinstance(saved, int) and saved != torch.get_num_threads():
-        click.echo(f"Warning: the checkpoint was trained with {saved} torch threads and this process uses "
-                   f"{torch.get_num_threads()}: on CPU the result may differ from an uninterrupted run "
-                   f"(set OMP_NUM_THREADS={saved} to match)", err=True)
-
-
-def _planned_epochs(model):
-    """The epochs training will run, once the model is built; before, ``epochs`` (None:
-    decided from the corpus size, see ``BPEBase.total_epochs``)."""
-    return model.total_epochs() if hasattr(model, "n_data_") else model.epochs
-
-
-def _interruption(saved, planned, partial, resume_hint: str) -> str:
-    """What ``train`` prints when it was stopped: where the checkpoint stands (``saved``,
-    the epoch it holds, None for none) and how to resume."""
-    where = ("no epoch had finished; resuming starts from the beginning" if saved is None
-             else f"the checkpoint after epoch {saved} of {planned} is in {partial}")
-    return f"\nInterrupted: {where}. Resume with:\n  {resume_hint}"
-
-
-def _fit(job, quiet: bool, resume_hint: str, ctx, launched: bool = False) -> None:
-    """Run the job with a progress bar after every epoch; Ctrl-C or SIGTERM leaves the
-    last checkpoint and exits with 130 or 143 (a process ``launched`` by ``--nproc``
-    leaves the report to the launcher); a failed checkpoint write (a full disk) is one
-    line."""
-    import contextlib
-
-    from tqdm import tqdm
-
-    from bpetopics.runs import job as jobs
-    from bpetopics.runs.folder import RunError
-    from bpetopics.runs.launch import stop_on_signals
-
-    model = job.model
-    bar = tqdm(total=_planned_epochs(model), initial=getattr(model, "epoch_", 0), desc="training", unit="epoch", disable=quiet,
-               dynamic_ncols=True)
-
-    def after_epoch(m, info):
-        bar.total = m.total_epochs()           # known once the model is built (epochs=None)
-        bar.set_postfix_str(f"objective {info['objective']:.2f}, mean active bits {info['active_bits']:.2f}",
-                            refresh=False)
-        bar.update(1)
-
-    from bpetopics.runs.launch import RankLostError
-
-    from bpetopics.bpe.compile_clock import CompileClock
-
-    announce = None if quiet else (lambda message: tqdm.write(message, file=sys.stderr))
-    try:
-        with contextlib.nullcontext() if launched else stop_on_signals(), CompileClock(announce).listening():
-            jobs.run_job(job, after_epoch)
-    except RankLostError as exc:   # another training process died: the last checkpoint is kept
-        raise UserError(f"{exc}; {jobs.interrupted_note(job.out)}: resume with `{resume_hint}`") from None
-    except OSError as exc:  # e.g. a full disk: the previous checkpoint is intact, the temp file gone
-        raise UserError(describe_os_error(exc, f"continue from the last checkpoint, which is kept: "
-                                               f"{resume_hint}", job.checkpoint)) from None
-    except KeyboardInterrupt as exc:
-        if launched:
-            raise
-        bar.close()
-        code = getattr(exc, "exit_code", 130)       # 143 after SIGTERM
-        try:  # check that the last checkpoint loads, and say how far it got
-            saved = jobs.checkpoint_epoch(job)
-        except RunError as error:
-            click.echo(f"\nInterrupted, and the checkpoint is unusable ({error}): start again with --overwrite",
-                       err=True)
-            ctx.exit(code)
-        click.echo(_interruption(saved, _planned_epochs(model), job.partial, resume_hint), err=True)
-        ctx.exit(code)
-    finally:
-        bar.close()
 
 
 @main.command(cls=TrainCommand)
@@ -282,7 +205,7 @@ def _launch(options, nproc: int) -> None:
     outcome = launch(_train_rank, (dict(options, summary=False, launched=True),), nproc,
                      max(1, torch.get_num_threads() // nproc))
     if outcome.stopped is not None and not outcome.ok:
-        click.echo(_launcher_interruption(options["out"], options["resume_hint"]), err=True)
+        click.echo(launcher_interruption_message(options["out"], options["resume_hint"]), err=True)
         raise click.exceptions.Exit(128 + outcome.stopped)
     if not outcome.ok and outcome.exitcodes[0] == 0 and Path(options["out"], "config.json").is_file():
         click.echo(f"Note: {outcome.error()} after the last training step; the run was saved", err=True)
@@ -292,24 +215,6 @@ def _launch(options, nproc: int) -> None:
             message += f"; {interrupted_note(options['out'])}: resume with `{options['resume_hint']}`"
         raise UserError(message)
     _print_summary(options["out"], options["top"])
-
-
-def _launcher_interruption(out, resume_hint: str) -> str:
-    """What ``--nproc``'s launcher prints once its processes stopped on its SIGTERM or
-    SIGINT: as one process after Ctrl-C, from what ``RUN.partial`` holds."""
-    from bpetopics.runs import job as jobs
-    from bpetopics.runs.folder import RunError, partial_path
-
-    partial = partial_path(out)
-    if not (partial / jobs.JOB_FILE).is_file():
-        return ("\nInterrupted after the run was saved" if Path(out, "config.json").is_file() and not partial.exists()
-                else "\nInterrupted before training started: nothing to resume")
-    try:
-        progress = jobs.checkpoint_progress(out)
-    except RunError as exc:
-        return f"\nInterrupted, and the checkpoint is unusable ({exc}): start again with --overwrite"
-    saved, planned = progress or (None, None)
-    return _interruption(saved, planned, partial, resume_hint)
 
 
 def _check_processes(params: dict, out, resume: bool, n_processes: int, device_given: bool,
@@ -391,10 +296,10 @@ def _train(ctx, o: dict, group=None) -> None:
             check_model_params(record["params"])
             with run_errors():
                 job = jobs.resume_job(out, record=record, lock=lock)
-            _warn_threads(job.saved_threads)
+            warn_threads(job.saved_threads)
             if not quiet:
                 click.echo(f"Resuming {out} at epoch {getattr(job.model, 'epoch_', 0)} of "
-                           f"{_planned_epochs(job.model)}", err=True)
+                           f"{planned_epochs(job.model)}", err=True)
         else:
             if corpus is None:
                 raise UserError("give a CORPUS to train on (20newsgroups, a folder of texts or a saved corpus), "
@@ -439,7 +344,7 @@ def _train(ctx, o: dict, group=None) -> None:
     if group is not None:
         job.model.step_group = group
     try:
-        _fit(job, quiet, o["resume_hint"], ctx, launched=o.get("launched", False))
+        fit_with_progress(job, quiet, o["resume_hint"], ctx, launched=o.get("launched", False))
     finally:
         vars(job.model).pop("step_group", None)    # saving the run is rank 0's alone
     try:

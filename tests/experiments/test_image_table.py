@@ -124,10 +124,10 @@ def test_table_command_override_is_part_of_the_table(data_root, tmp_path, datase
 
 def test_on_a_gpu_the_table_keeps_the_budgets_pursuit(data_root, tmp_path, monkeypatch):
     """The pursuit does not depend on the device (earlier versions took the exact one on a GPU)."""
-    import bpetopics.cli.images as cli_images
+    import bpetopics.cli.image_table as table_command
     from bpetopics.cli import main
 
-    monkeypatch.setattr(cli_images, "_on_gpu", lambda device: True)   # faked: trains on the CPU
+    monkeypatch.setattr(table_command, "_on_gpu", lambda device: True)   # faked: trains on the CPU
     out = tmp_path / "table"
     result = CliRunner().invoke(main, ["images", "table", "--data-root", str(data_root), "--out", str(out),
                                        "--budget", "tiny", "--datasets", "binary_mnist", "--models", "bernbpe",
