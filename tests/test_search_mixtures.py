@@ -201,3 +201,41 @@ def test_every_document_is_ranked_by_the_exact_similarity_below_float32s_resolut
     want = nearest_reference(index.unit, index.words, index.words[near], index.unit[near], near, 10)
     np.testing.assert_array_equal(rows, want[0])
     np.testing.assert_array_equal(sims, want[1])
+
+
+@pytest.mark.skipif(not compiled.AVAILABLE, reason="numba is not installed")
+def test_lists_scored_for_several_queries_at_once_equal_the_reference():
+    """The queries of a call are grouped by bit and each list scored once for all that
+    hold its bit (a matrix product), in chunks when their scores would be many; one
+    query alone has its lists scored one after the other. Every way gives the
+    reference's rows and similarities, bit for bit, ties included."""
+    rng = np.random.default_rng(11)
+    n, n_bits = 3000, 6
+    codes = (rng.random((n, n_bits)) < 0.25).astype(np.uint8)
+    mixtures = rng.dirichlet(np.full(5, 0.5), size=n)
+    mixtures[1::7] = mixtures[0]                                 # many exact ties
+    index = MixtureIndex(codes, mixtures)
+    rows = np.arange(n)
+    list_length = np.diff(index.list_start)
+    assert (codes @ list_length).sum() > 4 * compiled.SCORE_CELLS    # several chunks
+    want_rows, want_sims = _reference(index, rows, 10)
+    got_rows, got_sims = index.nearest_rows(rows, 10)
+    np.testing.assert_array_equal(got_rows, want_rows)
+    np.testing.assert_array_equal(got_sims, want_sims)
+    for batch in (rows[:1], rows[5:12], rows[::97], rows[codes.sum(1) == 0][:3]):
+        got = index.nearest_rows(batch, 10)
+        np.testing.assert_array_equal(got[0], want_rows[batch])
+        np.testing.assert_array_equal(got[1], want_sims[batch])
+
+
+@pytest.mark.skipif(not compiled.AVAILABLE, reason="numba is not installed")
+def test_queries_are_grouped_by_the_bits_they_hold():
+    codes, _ = _planted(n=50, n_bits=70, duplicates=0, seed=12)
+    words = MixtureIndex(codes, np.ones((50, 3))).words
+    held_start, held_bit = compiled.active_bits(70, words)
+    for q in range(50):
+        assert held_bit[held_start[q]:held_start[q + 1]].tolist() == np.flatnonzero(codes[q]).tolist()
+    holder_start, holder = compiled.group_by_bit(held_start, held_bit, 70, 10, 40)
+    for b in range(70):
+        want = [q for q in range(10, 40) if codes[q, b]]
+        assert holder[holder_start[b]:holder_start[b + 1]].tolist() == want

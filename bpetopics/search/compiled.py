@@ -2,14 +2,18 @@
 
 :func:`nearest_sharing_bits` answers a batch of queries in one call: for each query, the
 documents on the inverted lists of its code's active bits, scored by the dot product of
-unit mixtures and kept in a top-k, ties by the lower row. Each list keeps its documents'
-mixtures beside each other, topic by topic (:func:`topic_major_lists`), so a list is
-scored in a few passes over contiguous memory that the compiler vectorises; only the
-scores that can enter the top-k are looked at one by one. A document on several of a query's
-lists enters the top-k once: a score that can enter it is checked against the rows it
-holds (a row offered earlier and left out, or pushed out, cannot enter it again, since
-the bar only rises). The lists are ordered most central first
-(:func:`bpetopics.search.mixtures.central_first`), so the bar rises early.
+unit mixtures and kept in a top-k, ties by the lower row. The batch's queries are
+grouped by bit (:func:`group_by_bit`), and each inverted list is scored once for all the
+queries holding its bit (:func:`score_lists`): one matrix product (queries x topics
+times topics x the list's documents; BLAS), since each list keeps its documents'
+mixtures beside each other, topic by topic (:func:`topic_major_lists`); a list held by
+one query alone is scored in a few vectorised passes (:func:`score_list`). Then each
+query's scores are read list by list, and only those that can enter its top-k are
+looked at one by one. A document on several of a query's lists enters the top-k once: a
+score that can enter it is checked against the rows it holds (a row offered earlier and
+left out, or pushed out, cannot enter it again, since the bar only rises). The lists
+are ordered most central first (:func:`bpetopics.search.mixtures.central_first`), so
+the bar rises early.
 
 The queries with fewer than k such documents are compared with every document
 afterwards, a chunk of them at once: one float32 matrix product, whose similarities are
@@ -19,9 +23,9 @@ block's are passed over), and those alone are scored exactly.
 
 The mixtures are rounded to a grid on which every product and partial sum is exact in
 float64 (:func:`bpetopics.search.mixtures.unit_mixtures`), so the order of a sum does
-not matter: the loops may be vectorised (``fastmath`` reassociation), and the
-similarities are those of :func:`bpetopics.search.mixtures.nearest_reference` bit for
-bit.
+not matter: the loops may be vectorised (``fastmath`` reassociation), BLAS may sum in
+any order, and the similarities are those of
+:func:`bpetopics.search.mixtures.nearest_reference` bit for bit.
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ BLOCK = 16
 #: Float32 similarities held at once by the comparison with every document (queries x
 #: documents).
 ALL_CELLS = 1 << 20
+
+#: Similarities to the documents of their lists held at once (float64): the queries of
+#: a call are grouped by bit a chunk of about this many at a time.
+SCORE_CELLS = 1 << 18
 
 
 def topic_major_lists(unit, list_start, list_rows) -> np.ndarray:
@@ -99,12 +107,10 @@ if numba is not None:
                 sims[j] += weight * column[j]
 
     @numba.njit(cache=True, nogil=True)
-    def scan_list(list_unit_t, list_rows, begin, end, query, exclude, best_sim, best_row, size, k,
-                  sims):  # pragma: no cover - compiled
-        """Offer the documents ``list_rows[begin:end]`` to the top-k holding ``size``
-        entries, leaving out the row ``exclude`` and the rows it holds already; returns
-        the new size."""
-        score_list(list_unit_t, begin, end, query, sims)
+    def scan_scores(sims, list_rows, begin, end, exclude, best_sim, best_row, size, k):  # pragma: no cover - compiled
+        """Offer the documents ``list_rows[begin:end]``, scored ``sims[:end - begin]``, to
+        the top-k holding ``size`` entries, leaving out the row ``exclude`` and the rows
+        it holds already; returns the new size."""
         check = size > 0                               # rows of earlier lists are held
         bar = best_sim[k - 1] if size == k else -np.inf
         for j in range(end - begin):
@@ -124,6 +130,72 @@ if numba is not None:
                 if size == k:
                     bar = best_sim[k - 1]
         return size
+
+    @numba.njit(cache=True, nogil=True)
+    def active_bits(n_bits, query_words):  # pragma: no cover - compiled
+        """(held_start (Q + 1,), held_bit (H,)): query q's active bits below ``n_bits``,
+        ascending, are ``held_bit[held_start[q]:held_start[q + 1]]``."""
+        n_queries, n_words = query_words.shape
+        one = np.uint64(1)
+        held_start = np.zeros(n_queries + 1, dtype=np.int64)
+        for step in range(2):                          # count, then fill
+            held_bit = np.empty(held_start[n_queries], dtype=np.int64)
+            n_held = 0
+            for q in range(n_queries):
+                for w in range(n_words):
+                    word = query_words[q, w]
+                    bit = 0
+                    while word:
+                        if word & one and w * 64 + bit < n_bits:
+                            if step == 1:
+                                held_bit[n_held] = w * 64 + bit
+                            n_held += 1
+                        word >>= one
+                        bit += 1
+                held_start[q + 1] = n_held
+        return held_start, held_bit
+
+    @numba.njit(cache=True, nogil=True)
+    def group_by_bit(held_start, held_bit, n_bits, begin, stop):  # pragma: no cover - compiled
+        """The queries [begin, stop) grouped by active bit (:func:`active_bits`):
+        (holder_start (K + 1,), holder): those holding bit b, ascending, are
+        ``holder[holder_start[b]:holder_start[b + 1]]``."""
+        holder_start = np.zeros(n_bits + 1, dtype=np.int64)
+        for e in range(held_start[begin], held_start[stop]):
+            holder_start[held_bit[e] + 1] += 1
+        for b in range(n_bits):
+            holder_start[b + 1] += holder_start[b]
+        holder = np.empty(holder_start[n_bits], dtype=np.int64)
+        fill = holder_start[:n_bits].copy()
+        for q in range(begin, stop):
+            for e in range(held_start[q], held_start[q + 1]):
+                holder[fill[held_bit[e]]] = q
+                fill[held_bit[e]] += 1
+        return holder_start, holder
+
+    @numba.njit(cache=True, nogil=True)
+    def score_lists(list_start, list_unit_t, query_unit, holder_start, holder, score_start, scores):  # pragma: no cover - compiled
+        """Each inverted list b scored once for the queries holding its bit (``holder``, as
+        :func:`group_by_bit` gives): their similarities to its documents, a (queries,
+        documents) block of ``scores`` from ``score_start[b]``."""
+        n_topics = query_unit.shape[1]
+        most = 1
+        for b in range(list_start.shape[0] - 1):
+            most = max(most, holder_start[b + 1] - holder_start[b])
+        queries = np.empty((most, n_topics))
+        for b in range(list_start.shape[0] - 1):
+            m, n = holder_start[b + 1] - holder_start[b], list_start[b + 1] - list_start[b]
+            if m == 0 or n == 0:
+                continue
+            for i in range(m):
+                for t in range(n_topics):
+                    queries[i, t] = query_unit[holder[holder_start[b] + i], t]
+            out = scores[score_start[b]:score_start[b] + m * n].reshape((m, n))
+            if m == 1:
+                score_list(list_unit_t, list_start[b], list_start[b + 1], queries[0], out[0])
+            else:                                      # exact sums: BLAS's order does not matter
+                block = list_unit_t[list_start[b] * n_topics:list_start[b + 1] * n_topics].reshape((n_topics, n))
+                np.dot(queries[:m], block, out)
 
     @numba.njit(cache=True, nogil=True)
     def float32_margin(n_topics):  # pragma: no cover - compiled
@@ -194,41 +266,61 @@ if numba is not None:
         query_unit (Q, T) float32; exclude (Q,) int64: a row to leave out of each
         answer, -1 for none.
         """
-        n_topics, n_words, n_docs = query_unit.shape[1], query_words.shape[1], unit_t.shape[1]
+        n_topics, n_docs, n_queries = query_unit.shape[1], unit_t.shape[1], query_unit.shape[0]
         n_bits = list_start.shape[0] - 1
         k = out_rows.shape[1]
+        held_start, held_bit = active_bits(n_bits, query_words)
         best_sim = np.empty(k)
         best_row = np.empty(k, dtype=np.int64)
-        longest = 1
-        for b in range(n_bits):
-            longest = max(longest, list_start[b + 1] - list_start[b])
-        sims = np.empty(longest)
         query = np.empty(n_topics)
-        one = np.uint64(1)
-        unanswered = np.empty(query_words.shape[0], dtype=np.int64)
+        unanswered = np.empty(n_queries, dtype=np.int64)
         n_unanswered = 0
-        for q in range(query_words.shape[0]):
-            for t in range(n_topics):
-                query[t] = query_unit[q, t]
-            size = 0
-            for w in range(n_words):
-                word = query_words[q, w]
-                bit = 0
-                while word:
-                    if word & one:
-                        b = w * 64 + bit
-                        if b < n_bits:
-                            size = scan_list(list_unit_t, list_rows, list_start[b], list_start[b + 1], query,
-                                             exclude[q], best_sim, best_row, size, k, sims)
-                    word >>= one
-                    bit += 1
-            if size < k:                               # too few share a bit: every document, below
-                unanswered[n_unanswered] = q
-                n_unanswered += 1
-                continue
-            for i in range(k):
-                out_rows[q, i] = best_row[i]
-                out_sims[q, i] = best_sim[i]
+        score_start = np.zeros(n_bits + 1, dtype=np.int64)
+        score_at = np.empty(held_bit.shape[0], dtype=np.int64)   # where each (query, bit)'s scores lie
+        rank = np.empty(n_bits, dtype=np.int64)
+        stop = 0
+        while stop < n_queries:                        # chunks of about SCORE_CELLS scores
+            begin, cells = stop, 0
+            while stop < n_queries and (stop == begin or cells < SCORE_CELLS):
+                for e in range(held_start[stop], held_start[stop + 1]):
+                    cells += list_start[held_bit[e] + 1] - list_start[held_bit[e]]
+                stop += 1
+            scores = np.empty(cells)
+            if stop - begin == 1:                      # one query: its lists one after the other
+                at = 0
+                for t in range(n_topics):
+                    query[t] = query_unit[begin, t]
+                for e in range(held_start[begin], held_start[stop]):
+                    score_at[e] = at
+                    score_list(list_unit_t, list_start[held_bit[e]], list_start[held_bit[e] + 1], query, scores[at:])
+                    at += list_start[held_bit[e] + 1] - list_start[held_bit[e]]
+            else:
+                holder_start, holder = group_by_bit(held_start, held_bit, n_bits, begin, stop)
+                for b in range(n_bits):
+                    score_start[b + 1] = score_start[b] + (holder_start[b + 1] - holder_start[b]) * \
+                        (list_start[b + 1] - list_start[b])
+                score_lists(list_start, list_unit_t, query_unit, holder_start, holder, score_start, scores)
+                for b in range(n_bits):
+                    rank[b] = 0                        # the queries of bit b met so far
+                for q in range(begin, stop):
+                    for e in range(held_start[q], held_start[q + 1]):
+                        b = held_bit[e]
+                        score_at[e] = score_start[b] + rank[b] * (list_start[b + 1] - list_start[b])
+                        rank[b] += 1
+            for q in range(begin, stop):
+                size = 0
+                for e in range(held_start[q], held_start[q + 1]):
+                    b = held_bit[e]
+                    first, last = list_start[b], list_start[b + 1]
+                    size = scan_scores(scores[score_at[e]:score_at[e] + last - first], list_rows, first, last,
+                                       exclude[q], best_sim, best_row, size, k)
+                if size < k:                           # too few share a bit: every document, below
+                    unanswered[n_unanswered] = q
+                    n_unanswered += 1
+                    continue
+                for i in range(k):
+                    out_rows[q, i] = best_row[i]
+                    out_sims[q, i] = best_sim[i]
         chunk = max(1, ALL_CELLS // max(n_docs, 1))
         tops = np.empty((n_docs + BLOCK - 1) // BLOCK)
         for begin in range(0, n_unanswered, chunk):
