@@ -109,9 +109,9 @@ def test_more_topics_than_documents_is_refused_at_once(saved_corpus, tmp_path):
     one_line_error(result, "--topics 1000 is more than the 300 documents; lower --topics")
     assert not out.exists() and not run_io.partial_path(out).exists()
     # a count that no corpus could train with is refused before the corpus is read
-    result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(out), "--topics", "100000",
+    result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(out), "--topics", "1000000000",
                                        "--device", "cpu"])
-    one_line_error(result, "--topics 100000 gives codes of 250,000 bits (2.5 a topic), more than the 65,536")
+    one_line_error(result, "--topics 1000000000 gives codes of 141,424 bits (sqrt(20 T)), more than the 65,536")
     assert not out.exists() and not run_io.partial_path(out).exists()
 
 
