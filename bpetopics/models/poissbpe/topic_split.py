@@ -87,10 +87,10 @@ def split_gains(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, min_tokens:
     n_topics = beta.shape[1]
     gains = np.zeros(n_topics)
     if kernels.available("cpu"):                   # the loop over topics compiled
-        explained_t = compiled_split.explained_t(X.indptr, X.indices, X.data.astype(np.float64),
-                                   np.ascontiguousarray(beta, dtype=np.float64),
-                                   np.ascontiguousarray(mix, dtype=np.float64))   # (T, nnz)
-        halves, split = compiled_split.split_halves(X.indptr, X.indices, explained_t, X.shape[1], float(min_tokens))
+        halves, split = compiled_split.split_halves(X.indptr, X.indices, X.data.astype(np.float64),
+                                                    np.ascontiguousarray(beta, dtype=np.float64),
+                                                    np.ascontiguousarray(mix, dtype=np.float64),
+                                                    X.shape[1], float(min_tokens))
         for t in np.flatnonzero(split):
             gains[t] = _loglik(halves[t, 0]) + _loglik(halves[t, 1]) - _loglik(halves[t].sum(0))
         return gains, halves

@@ -132,22 +132,6 @@ def test_the_compiled_split_gains_are_the_scipy_steps(monkeypatch):
     np.testing.assert_allclose(gains, want_gains, rtol=1e-9)
 
 
-def test_the_compiled_explained_counts_are_numpys():
-    """split_gains' compiled pass computes explained_counts (transposed) to rounding."""
-    from bpetopics.models.poissbpe.compiled import kernels
-    from bpetopics.models.poissbpe.compiled import topic_split as compiled_split
-
-    if kernels.numba is None:
-        pytest.skip("numba is not installed")
-    X, themes = three_blocks()
-    rng = np.random.default_rng(8)
-    beta = rng.dirichlet(np.ones(60), 4).T                     # (W, T)
-    mix = rng.dirichlet(np.ones(4), X.shape[0])
-    X = sp.csr_matrix(X)
-    got = compiled_split.explained_t(X.indptr, X.indices, X.data.astype(np.float64), beta, mix)
-    np.testing.assert_allclose(got.T, explained_counts(X, beta, mix), rtol=1e-12)
-
-
 def test_a_topic_to_restart_takes_a_half_even_when_no_split_beats_the_noise():
     """Three topics that each explain documents of one word distribution (every split
     gains less than the noise correction) and a dead fourth: the dead topic takes half of

@@ -13,46 +13,52 @@ if numba is not None:
     from bpetopics.models.poissbpe.compiled.two_means import two_means
 
     @numba.njit(cache=True, nogil=True)
-    def explained_t(indptr, indices, data, beta, mix):  # pragma: no cover - compiled
-        """:func:`bpetopics.models.poissbpe.topic_split.explained_counts` transposed, (T, nnz): R^t_nw = x_nw beta_wt f_t(z_n) /
-        sum_s beta_ws f_s(z_n), one pass over the non-zeros (no (nnz, T) temporaries)."""
+    def _explained_scales(indptr, indices, data, beta, mix):  # pragma: no cover - compiled
+        """x_nw / sum_s beta_ws f_s(z_n) at each non-zero (nnz,): R^t_nw is
+        (beta_wt f_t(z_n)) times it (:func:`bpetopics.models.poissbpe.topic_split.explained_counts`)."""
         n_topics = beta.shape[1]
-        out = np.empty((n_topics, indices.shape[0]))
+        scales = np.empty(indices.shape[0])
         for d in range(indptr.shape[0] - 1):
             for i in range(indptr[d], indptr[d + 1]):
                 w = indices[i]
                 total = 0.0
                 for t in range(n_topics):
-                    out[t, i] = beta[w, t] * mix[d, t]
-                    total += out[t, i]
-                scale = data[i] / max(total, 1e-300)
-                for t in range(n_topics):
-                    out[t, i] *= scale
-        return out
+                    total += beta[w, t] * mix[d, t]
+                scales[i] = data[i] / max(total, 1e-300)
+        return scales
 
     @numba.njit(cache=True, nogil=True)
-    def split_halves(indptr, indices, explained_t, n_words, min_tokens):  # pragma: no cover
-        """:func:`split_gains`' loop over topics: for each topic t, the rows of R^t
-        (explained_t[t] (nnz,) at X's non-zeros) explaining at least ``min_tokens``
-        tokens, their 2-means (:func:`two_means`) and the halves' summed rows. Returns
-        halves (T, 2, W) and whether each topic was split (at least two rows)."""
-        n_topics = explained_t.shape[0]
+    def split_halves(indptr, indices, data, beta, mix, n_words, min_tokens):  # pragma: no cover
+        """:func:`split_gains`' loop over topics: for each topic t, the rows of R^t (the
+        counts topic t explains, R^t_nw = x_nw beta_wt f_t(z_n) / sum_s beta_ws f_s(z_n))
+        explaining at least ``min_tokens`` tokens, their 2-means (:func:`two_means`) and
+        the halves' summed rows. Returns halves (T, 2, W) and whether each topic was split
+        (at least two rows).
+
+        R is never held whole (T x nnz would be gigabytes at T = 200 on 10,000 documents):
+        each row's tokens per topic (N, T) are summed in one pass, and a topic's kept rows
+        are computed again when it is split, the same products in the same order."""
+        n_topics = beta.shape[1]
         n_docs = indptr.shape[0] - 1
+        scales = _explained_scales(indptr, indices, data, beta, mix)
+        tokens = np.zeros((n_docs, n_topics))                      # sum_w R^t_nw
+        for d in range(n_docs):
+            for j in range(indptr[d], indptr[d + 1]):
+                w, scale = indices[j], scales[j]
+                for t in range(n_topics):
+                    tokens[d, t] += beta[w, t] * mix[d, t] * scale
         halves = np.zeros((n_topics, 2, n_words))
         split = np.zeros(n_topics, dtype=np.bool_)
         kept_indptr = np.zeros(n_docs + 1, dtype=np.int64)
         kept_indices = np.empty(indices.shape[0], dtype=np.int64)
         kept_data = np.empty(indices.shape[0])
         for t in range(n_topics):
-            values = explained_t[t]
             n_kept, nnz = 0, 0
             for d in range(n_docs):                                # rows explaining enough
-                total = 0.0
-                for j in range(indptr[d], indptr[d + 1]):
-                    total += values[j]
-                if total >= min_tokens:
+                if tokens[d, t] >= min_tokens:
                     for j in range(indptr[d], indptr[d + 1]):
-                        kept_indices[nnz], kept_data[nnz] = indices[j], values[j]
+                        kept_indices[nnz] = indices[j]
+                        kept_data[nnz] = beta[indices[j], t] * mix[d, t] * scales[j]
                         nnz += 1
                     n_kept += 1
                     kept_indptr[n_kept] = nnz
