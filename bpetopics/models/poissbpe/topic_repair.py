@@ -83,8 +83,6 @@ class TopicRepair:
             mixes = self.likelihood_.link(out)                              # (n_check, T)
             usage = mixes.sum(0).cpu().numpy()                              # (T,)
             never_top = np.bincount(mixes.argmax(1).cpu().numpy(), minlength=mixes.shape[1]) == 0
-            per_token = (self.likelihood_.data_term(out, batch, beta)
-                         / batch.totals().clamp_min(1)).cpu().numpy()
             unit = beta / beta.norm(dim=0, keepdim=True)
             cos = (unit.t() @ unit).cpu().numpy()
         np.fill_diagonal(cos, 0)
@@ -100,7 +98,11 @@ class TopicRepair:
             moved = self._split_topics(X, sample, freq, restart, beta.cpu().numpy().astype(np.float64),
                                        mixes.cpu().numpy().astype(np.float64), codes.cpu().numpy())
         rest = [t for t in restart if t not in moved] if early else []
-        worst = np.argsort(per_token, kind="stable")
+        if rest:                    # the documents explained worst (lowest data term per token)
+            with torch.no_grad():
+                per_token = (self.likelihood_.data_term(out, batch, beta)
+                             / batch.totals().clamp_min(1)).cpu().numpy()
+            worst = np.argsort(per_token, kind="stable")
         by_use = np.argsort(-usage, kind="stable")
         donors = [d for d in by_use if d not in set(restart) | set(moved)] or list(by_use)
         for i, t in enumerate(rest):
