@@ -18,12 +18,15 @@ def run_splits(run) -> dict:
     corpus (abc, state_union, lee, 20newsgroups-subjects) or a folder of texts is loaded
     again with the recorded settings (categories, ``max_docs`` draw) and cleaned with the
     run's saved text pipeline (its stop words; the vocabulary is fitted again on the train
-    split, exactly as in training). The result is checked
+    split, exactly as in training). A run written by ``bpetopics update`` has its new
+    documents counted on its vocabulary, as the update counted them (a train split
+    alone). The result is checked
     against the run: the same vocabulary and, when known, the same training documents
     in the same order, and the same text (the fingerprints the run recorded, when it
     did); otherwise a :class:`RunError` (one line) says why.
     """
     from bpetopics.text import CorpusError, CorpusWarning, TextPipeline, corpus_from_documents, load_source, load_splits
+    from bpetopics.text.prepare import corpus_on_vocabulary
     from bpetopics.text.settings import CorpusSettings
     from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, source_kind
 
@@ -56,8 +59,11 @@ def run_splits(run) -> dict:
                 categories = None if recorded.categories is None else list(recorded.categories)
                 raw = load_source(source, data_home=recorded.data_home, categories=categories,
                                   fields=recorded.record_fields())
-                raw = {name: docs.sample(recorded.max_docs, recorded.random_state) for name, docs in raw.items()}
-                splits = corpus_from_documents(raw, pipeline)
+                if cfg.get("update") is not None:    # `bpetopics update`: counted on the run's vocabulary
+                    splits = {"train": corpus_on_vocabulary(raw["train"], pipeline)[0]}
+                else:
+                    raw = {name: docs.sample(recorded.max_docs, recorded.random_state) for name, docs in raw.items()}
+                    splits = corpus_from_documents(raw, pipeline)
     except CorpusError as exc:
         raise RunError(f"cannot rebuild the corpus of {run.path}: {exc}") from None
     train = splits["train"]

@@ -105,3 +105,23 @@ def test_a_run_with_merged_topics_is_not_updated(runner, trained_run, raw_folder
     one_line_error(runner.invoke(main, ["update", str(merged), str(raw_folder), "--out", str(tmp_path / "u")]),
                    "has merged topics")
     assert not (tmp_path / "u").exists() and not (tmp_path / "u.partial").exists()
+
+
+def test_an_updated_run_is_rebuilt_on_its_vocabulary(runner, trained_run, raw_folder, tmp_path):
+    """The commands that rebuild a run's corpus (evaluate, labels, explore) count an
+    updated run's new documents on the run's vocabulary, as the update did, rather than
+    fitting a vocabulary on them; having no test split, evaluate asks for --reference
+    train and measures on them."""
+    from bpetopics.runs import load_run
+    from bpetopics.runs.corpus import run_splits
+
+    run, _ = trained_run
+    out = tmp_path / "updated"
+    assert runner.invoke(main, ["update", str(run), str(raw_folder), "--out", str(out), "--quiet"]).exit_code == 0
+    splits = run_splits(load_run(out))
+    assert list(splits) == ["train"] and sorted(map(str, splits["train"].ids)) == ["hockey.txt", "space.txt"]
+    assert list(splits["train"].vocabulary) == (run / "vocabulary.txt").read_text(encoding="utf-8").split()
+    one_line_error(runner.invoke(main, ["evaluate", str(out), "--no-gensim"]), "has no test split: use --reference train")
+    result = runner.invoke(main, ["evaluate", str(out), "--no-gensim", "--reference", "train"])
+    assert result.exit_code == 0, result.output
+    assert "perplexity" in result.output
