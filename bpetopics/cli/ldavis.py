@@ -29,7 +29,8 @@ def ldavis(run, out, mds, R, seed, overwrite):
     is rebuilt from what the run recorded). For a run trained on a sharded corpus, the
     documents are summed by their distinct codes (the same page, from a small file). The page holds d3, LDAvis and the data, so
     it opens without network access. Topic t + 1 on the page is topic t of
-    `bpetopics topics` and node t of `bpetopics graph`.
+    `bpetopics topics` and node t of `bpetopics graph`; a table under the plot gives
+    each topic's label (`bpetopics topics --set-label` sets them by hand).
 
     \b
     Examples:
@@ -44,11 +45,14 @@ def ldavis(run, out, mds, R, seed, overwrite):
     from bpetopics.runs.explore import run_ldavis_inputs
     from bpetopics.viz import write_ldavis_html
 
+    from bpetopics.runs.labels import topic_labels
+
     loaded = open_run(run)
     with run_errors():
         data = run_ldavis_inputs(loaded)
+        labels = topic_labels(loaded)
     write_ldavis_html(data["topic_word"], data["doc_topic"], data["doc_lengths"], data["vocabulary"],
                       data["term_frequency"], out, seed=seed, mds=mds, R=R,
-                      title=f"Topics of {loaded.path.name}")
+                      title=f"Topics of {loaded.path.name}", labels=labels)
     documents = data.get("note") or f"{len(data['doc_lengths']):,} documents"   # a sharded run: by distinct codes
     click.echo(f"Wrote {out} ({data['topic_word'].shape[0]} topics, {len(data['vocabulary']):,} words, {documents})")

@@ -231,10 +231,21 @@ def _read_asset(path: str) -> str:
     return text.replace("</script", "<\\/script").replace("</style", "<\\/style")
 
 
-def ldavis_html(prepared, title: str = "LDAvis", visid: str | None = None, seed: int = 0) -> str:
+def _labels_table(labels: Sequence[str]) -> str:
+    """The topics' labels as an HTML table under the plot (LDAvis names topics by number)."""
+    rows = "\n".join(f"<tr><td>{t}</td><td>{html.escape(str(label))}</td></tr>"
+                     for t, label in enumerate(labels, 1))
+    return ('<table id="topic-labels" style="font-family:sans-serif;font-size:13px;margin:8px">\n'
+            "<caption style=\"text-align:left\">Topic labels</caption>\n"
+            "<tr><th>topic</th><th>label</th></tr>\n" + rows + "\n</table>")
+
+
+def ldavis_html(prepared, title: str = "LDAvis", visid: str | None = None, seed: int = 0,
+                labels: Sequence[str] | None = None) -> str:
     """A self-contained HTML page for a ``PreparedData``: d3, LDAvis JS/CSS and the data
     are inlined (no network access needed). The visualisation lives in ``<div id=visid>``
-    (default ``ldavis_<8 hex digits from seed>``)."""
+    (default ``ldavis_<8 hex digits from seed>``); ``labels`` (one per topic, topic t + 1
+    of the plot being ``labels[t]``) are listed in a table under it."""
     from pyLDAvis import urls
 
     if visid is None:
@@ -264,6 +275,7 @@ def ldavis_html(prepared, title: str = "LDAvis", visid: str | None = None, seed:
 </head>
 <body>
 <div id="{visid}" style="background-color:white;"></div>
+{"" if labels is None else _labels_table(labels)}
 <script type="text/javascript">
 var {visid.replace("-", "_")}_data = {data};
 new LDAvis("#{visid}", {visid.replace("-", "_")}_data);
@@ -287,16 +299,21 @@ def write_ldavis_html(
     sort_topics: bool = False,
     lambda_step: float = 0.01,
     title: str = "LDAvis",
+    labels: Sequence[str] | None = None,
 ) -> Path:
     """Prepare the LDAvis data and write the self-contained page to ``path`` (atomically).
 
     Same inputs as :func:`ldavis_data`; ``seed`` seeds the MDS (for "mmds"/"tsne") and the
-    div id, so the same inputs give the same file. Returns the path.
+    div id, so the same inputs give the same file; ``labels`` as :func:`ldavis_html`.
+    Returns the path.
     """
+    if labels is not None and len(labels) != np.asarray(topic_word).shape[0]:
+        raise ValueError(f"give one label per topic: {len(labels)} labels for "
+                         f"{np.asarray(topic_word).shape[0]} topics")
     prepared = prepare_ldavis(
         topic_word, doc_topic, doc_lengths, vocabulary, term_frequency,
         seed=seed, mds=mds, R=R, n_jobs=n_jobs, sort_topics=sort_topics,
         lambda_step=lambda_step,
     )
-    return write_text_atomic(path, ldavis_html(prepared, title=title, seed=seed))
+    return write_text_atomic(path, ldavis_html(prepared, title=title, seed=seed, labels=labels))
 

@@ -8,6 +8,7 @@ test split (the same 300 training documents plus 300 test documents).
 from __future__ import annotations
 
 import csv
+import html
 import json
 import shutil
 
@@ -362,3 +363,24 @@ def test_compare_says_which_documents_it_left_out(runner, tmp_path):
     # and comparison.md records them
     assert ("- documents left out: train: 2 document(s) left out (2 empty after cleaning)"
             in (tmp_path / "cmp" / "comparison.md").read_text())
+
+
+def test_the_ldavis_page_lists_the_topics_labels(runner, trained_run, tmp_path):
+    """Under the plot, a table gives each topic's label (LDAvis itself numbers the topics):
+    the labels `topics` prints, one set by hand included, HTML-escaped."""
+    from bpetopics.runs.labels import topic_labels
+
+    run = tmp_path / "run"
+    shutil.copytree(trained_run[0], run)
+    result = runner.invoke(main, ["topics", str(run), "--set-label", "2=<b>rockets & moons</b>"])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "topics.html"
+    result = runner.invoke(main, ["ldavis", str(run), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    labels = topic_labels(load_run(run))
+    assert labels[2] == "<b>rockets & moons</b>"
+    table = page[page.index('<table id="topic-labels"'):page.index("</table>")]
+    assert "<td>3</td><td>&lt;b&gt;rockets &amp; moons&lt;/b&gt;</td>" in table
+    for t, label in enumerate(labels, 1):
+        assert f"<td>{t}</td>" in table and html.escape(label) in table
