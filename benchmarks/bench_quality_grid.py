@@ -102,6 +102,16 @@ def run_cell(name: str, data, n_topics: int, models: list, seeds: list) -> pd.Da
     return rows[[c for c in RUN_COLUMNS if c in rows.columns]]
 
 
+def in_table_order(runs: pd.DataFrame) -> pd.DataFrame:
+    """The rows by corpus (first seen first), T, model (as in MODELS) and seed: cells
+    refitted later keep their place in the tables."""
+    corpus_rank = {c: i for i, c in enumerate(dict.fromkeys(runs["corpus"]))}
+    model_rank = {m: i for i, m in enumerate(MODELS.split(","))}
+    keys = pd.DataFrame({"c": runs["corpus"].map(corpus_rank), "t": runs["n_topics"].astype(int),
+                         "m": runs["model"].map(model_rank).fillna(len(model_rank)), "s": runs["seed"].astype(int)})
+    return runs.loc[keys.sort_values(["c", "t", "m", "s"], kind="stable").index].reset_index(drop=True)
+
+
 def report(runs: pd.DataFrame, headers: str) -> str:
     cells = aggregate(runs)
     summary = summarize_grid(cells)
@@ -168,7 +178,7 @@ def main():
             new = run_cell(name, data, n_topics, todo, seeds)
             keep = [(c, t, m, s) not in done for c, t, m, s in
                     zip(new["corpus"], new["n_topics"], new["model"], new["seed"])]
-            runs = pd.concat([runs, new[keep]], ignore_index=True) if len(runs) else new[keep]
+            runs = in_table_order(pd.concat([runs, new[keep]], ignore_index=True) if len(runs) else new[keep])
             done |= set(zip(new["corpus"], new["n_topics"], new["model"], new["seed"]))
             write_atomic(runs_path, runs.to_csv(index=False))
             write_atomic(args.out / "grid.csv", aggregate(runs).to_csv(index=False))
