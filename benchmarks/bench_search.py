@@ -179,7 +179,7 @@ def main():
     print(f"DocumentSearch.similar (what TopicModel.similar_documents calls), one document at a time: "
           f"{whole:,.0f} q/s, {whole / base[3]:.2f}x (c)'s single rate")
     fallback = int(sum((codes[r] @ codes.T > 0).sum() - 1 < k for r in range(0, test.n_docs)))
-    print(f"queries sharing an active bit with fewer than {k} documents (compared with all): {fallback:,}")
+    print(f"queries sharing an active bit with fewer than {k} documents (searched through their top topics' lists): {fallback:,}")
 
 
 if __name__ == "__main__":

@@ -55,15 +55,19 @@ def test_without_numba_the_reference_answers(monkeypatch):
     np.testing.assert_array_equal(got[1], want[1])
 
 
-def test_candidates_share_a_bit_else_every_document_is_compared():
+@pytest.mark.parametrize("query_topics", [0, 1, 2])
+def test_candidates_share_a_bit_else_top_topics_else_every_document(query_topics):
     codes, mixtures = _planted(seed=4)
-    index = MixtureIndex(codes, mixtures)
+    index = MixtureIndex(codes, mixtures, query_topics=query_topics)
     k = 5
     rows, sims = index.nearest_rows(np.arange(len(codes)), k)
     shares = (codes.astype(int) @ codes.T.astype(int)) > 0
     np.fill_diagonal(shares, False)
     unit = unit_mixtures(mixtures).astype(np.float64)
-    exhaustive, _ = cosine_nearest(unit, unit, k=k, exclude=np.arange(len(codes)))
+    tops = np.argsort(-unit, axis=1, kind="stable")[:, :query_topics]
+    few = shares.sum(1) < k
+    shares[few] |= (unit.argmax(1)[None, None, :] == tops[few][:, :, None]).any(1)
+    np.fill_diagonal(shares, False)
     for q in range(len(codes)):
         assert q not in rows[q]
         np.testing.assert_allclose(sims[q], unit[rows[q]] @ unit[q], rtol=0, atol=1e-12)
@@ -71,9 +75,39 @@ def test_candidates_share_a_bit_else_every_document_is_compared():
             assert shares[q, rows[q]].all()
             best = np.sort(unit[shares[q]] @ unit[q])[::-1][:k]
             np.testing.assert_allclose(sims[q], best, rtol=0, atol=1e-12)
-        else:                                    # an empty code, or rare bits: all documents
+        else:                                    # still too few: all documents
             np.testing.assert_allclose(sims[q], np.sort(np.delete(unit @ unit[q], q))[::-1][:k], atol=1e-12)
-    assert (codes.sum(1) == 0).any() and (shares.sum(1) < k).any()
+    assert (codes.sum(1) == 0).any() and few.any()
+    assert (shares.sum(1) < k).any() == (query_topics == 0)
+
+
+@pytest.mark.parametrize("k", [1, 3, 6, 7])
+def test_an_empty_code_takes_the_documents_of_its_top_topics(k):
+    """Top topics: docs 0, 1 -> 0, docs 2, 3 -> 1, doc 4 -> 2, docs 5, 6 -> 3. The query's
+    two largest topics are 2 and 0 (a tie of 1 and 3 below them): its candidates are
+    rows 0, 1 and 4, the bit-sharing rows 5 and 6 left out (its code is empty), so that up to
+    3 rows come from them and more from every document."""
+    codes = np.zeros((7, 4), dtype=np.uint8)
+    codes[[5, 6], 1] = 1
+    mixtures = np.array([[5, 1, 1, 1], [4, 0, 2, 0], [0, 5, 1, 1], [1, 4, 0, 0], [0, 0, 5, 1], [1, 1, 0, 5],
+                         [3.0, 0, 2, 3.5]])
+    query = np.array([[3.0, 1, 4, 1]])
+    unit = unit_mixtures(mixtures).astype(np.float64)
+    sims = unit @ unit_mixtures(query)[0].astype(np.float64)
+    for index in (MixtureIndex(codes, mixtures), MixtureIndex(codes, mixtures, query_topics=5)):
+        got = index.nearest(np.zeros((1, 4)), query, k=k)
+        want = nearest_reference(index.unit, index.words, np.zeros((1, 1), np.uint64), unit_mixtures(query),
+                                 np.array([-1]), k, index.query_topics)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    rows = MixtureIndex(codes, mixtures).nearest(np.zeros((1, 4)), query, k=k)[0][0]
+    candidates = np.array([0, 1, 4])
+    if k <= 3:
+        assert rows.tolist() == candidates[np.argsort(-sims[candidates], kind="stable")][:k].tolist()
+    else:
+        assert rows.tolist() == np.argsort(-sims, kind="stable")[:k].tolist()
+    if k == 3:                                   # row 6 is nearer than row 0, but no candidate
+        assert 6 in np.argsort(-sims, kind="stable")[:3] and 6 not in rows
 
 
 def test_ties_go_to_the_lower_row():
@@ -189,16 +223,16 @@ def test_every_document_is_ranked_by_the_exact_similarity_below_float32s_resolut
     mixtures[near] = base
     mixtures[near, rng.integers(0, 6, size=len(near))] += rng.integers(-40, 40, size=len(near)) * 2.0 ** -24
     codes = np.zeros((len(mixtures), 10), dtype=np.uint8)
-    index = MixtureIndex(codes, mixtures)
+    index = MixtureIndex(codes, mixtures, query_topics=0)    # every document
     query = base + 3 * 2.0 ** -24
     for k in (1, 10, 30):
         got = index.nearest(np.zeros(10), query, k=k)
         want = nearest_reference(index.unit, index.words, np.zeros((1, 1), np.uint64), unit_mixtures(query),
-                                 np.array([-1]), k)
+                                 np.array([-1]), k, 0)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
     rows, sims = index.nearest_rows(near, 10)
-    want = nearest_reference(index.unit, index.words, index.words[near], index.unit[near], near, 10)
+    want = nearest_reference(index.unit, index.words, index.words[near], index.unit[near], near, 10, 0)
     np.testing.assert_array_equal(rows, want[0])
     np.testing.assert_array_equal(sims, want[1])
 

@@ -52,6 +52,10 @@ ALL_CELLS = 1 << 20
 #: a call are grouped by bit a chunk of about this many at a time.
 SCORE_CELLS = 1 << 18
 
+#: The largest topics of a query whose top-topic lists it searches when fewer than k
+#: documents share an active bit with it (MixtureIndex's default).
+QUERY_TOPICS = 2
+
 
 def topic_major_lists(unit, list_start, list_rows) -> np.ndarray:
     """The inverted lists' mixtures (float64, flat, length L * T): list b's, a (T, n_b)
@@ -254,17 +258,111 @@ if numba is not None:
         return size
 
     @numba.njit(cache=True, nogil=True)
-    def nearest_sharing_bits(list_start, list_rows, list_unit_t, unit, unit_t, query_words, query_unit, exclude,
-                             out_rows, out_sims):  # pragma: no cover - compiled
+    def top_topics(query_unit, queries, m):  # pragma: no cover - compiled
+        """(top_start (U + 1,), top_of (U * m',)): the ``m' = min(m, T)`` largest topics of
+        each query ``queries[u]``, largest first, ties by the lower topic, are
+        ``top_of[top_start[u]:top_start[u + 1]]`` (the order of a stable sort)."""
+        n_topics = query_unit.shape[1]
+        m = min(m, n_topics)
+        top_start = np.arange(queries.shape[0] + 1) * m
+        top_of = np.empty(queries.shape[0] * m, dtype=np.int64)
+        taken = np.zeros(n_topics, dtype=np.bool_)
+        for u in range(queries.shape[0]):
+            taken[:] = False
+            for i in range(m):
+                pick = -1
+                for t in range(n_topics):
+                    if not taken[t] and (pick < 0 or query_unit[queries[u], t] > query_unit[queries[u], pick]):
+                        pick = t
+                taken[pick] = True
+                top_of[u * m + i] = pick
+        return top_start, top_of
+
+    @numba.njit(cache=True, nogil=True)
+    def scan_held_lists(list_start, list_rows, list_unit_t, query_unit, exclude, held_start, held_list, queries,
+                        sizes, out_rows, out_sims, short):  # pragma: no cover - compiled
+        """Each query ``queries[u]`` (ascending) offered the documents of its lists
+        ``held_list[held_start[u]:held_start[u + 1]]``, on top of the ``sizes[u]`` best it
+        holds in ``out_rows``/``out_sims`` (a top-k, k: ``out_rows.shape[1]``; the rest
+        -1 and -inf). The queries still holding fewer than k are listed in ``short``;
+        returns their count."""
+        n_lists, n_topics, k = list_start.shape[0] - 1, query_unit.shape[1], out_rows.shape[1]
+        n_queries = queries.shape[0]
+        best_sim = np.empty(k)
+        best_row = np.empty(k, dtype=np.int64)
+        query = np.empty(n_topics)
+        sub_unit = np.empty((n_queries, n_topics))
+        for u in range(n_queries):
+            for t in range(n_topics):
+                sub_unit[u, t] = query_unit[queries[u], t]
+        score_start = np.zeros(n_lists + 1, dtype=np.int64)
+        score_at = np.empty(held_list.shape[0], dtype=np.int64)   # where each (query, list)'s scores lie
+        rank = np.empty(n_lists, dtype=np.int64)
+        n_short = 0
+        stop = 0
+        while stop < n_queries:                        # chunks of about SCORE_CELLS scores
+            begin, cells = stop, 0
+            while stop < n_queries and (stop == begin or cells < SCORE_CELLS):
+                for e in range(held_start[stop], held_start[stop + 1]):
+                    cells += list_start[held_list[e] + 1] - list_start[held_list[e]]
+                stop += 1
+            scores = np.empty(cells)
+            if stop - begin == 1:                      # one query: its lists one after the other
+                at = 0
+                for t in range(n_topics):
+                    query[t] = sub_unit[begin, t]
+                for e in range(held_start[begin], held_start[stop]):
+                    score_at[e] = at
+                    score_list(list_unit_t, list_start[held_list[e]], list_start[held_list[e] + 1], query,
+                               scores[at:])
+                    at += list_start[held_list[e] + 1] - list_start[held_list[e]]
+            else:
+                holder_start, holder = group_by_bit(held_start, held_list, n_lists, begin, stop)
+                for b in range(n_lists):
+                    score_start[b + 1] = score_start[b] + (holder_start[b + 1] - holder_start[b]) * \
+                        (list_start[b + 1] - list_start[b])
+                score_lists(list_start, list_unit_t, sub_unit, holder_start, holder, score_start, scores)
+                for b in range(n_lists):
+                    rank[b] = 0                        # the queries of list b met so far
+                for u in range(begin, stop):
+                    for e in range(held_start[u], held_start[u + 1]):
+                        b = held_list[e]
+                        score_at[e] = score_start[b] + rank[b] * (list_start[b + 1] - list_start[b])
+                        rank[b] += 1
+            for u in range(begin, stop):
+                q = queries[u]
+                size = sizes[u]
+                for i in range(size):
+                    best_row[i] = out_rows[q, i]
+                    best_sim[i] = out_sims[q, i]
+                for e in range(held_start[u], held_start[u + 1]):
+                    b = held_list[e]
+                    first, last = list_start[b], list_start[b + 1]
+                    size = scan_scores(scores[score_at[e]:score_at[e] + last - first], list_rows, first, last,
+                                       exclude[q], best_sim, best_row, size, k)
+                for i in range(k):
+                    out_rows[q, i] = best_row[i] if i < size else -1
+                    out_sims[q, i] = best_sim[i] if i < size else -np.inf
+                if size < k:
+                    short[n_short] = q
+                    n_short += 1
+        return n_short
+
+    @numba.njit(cache=True, nogil=True)
+    def nearest_sharing_bits(list_start, list_rows, list_unit_t, topic_start, topic_rows, topic_unit_t, unit, unit_t,
+                             query_words, query_unit, exclude, query_topics, out_rows, out_sims):  # pragma: no cover - compiled
         """The top-k of each query (k: ``out_rows.shape[1]``) into ``out_rows`` and
         ``out_sims``.
 
         list_start (K + 1,), list_rows (L,): the inverted lists (the rows holding bit b
         are ``list_rows[list_start[b]:list_start[b + 1]]``); list_unit_t (L * T,)
-        float64: their rounded unit mixtures (:func:`topic_major_lists`); unit (N, T) and
+        float64: their rounded unit mixtures (:func:`topic_major_lists`); topic_start
+        (T + 1,), topic_rows (N,), topic_unit_t (N * T,): the same of the top-topic lists
+        (the rows whose largest mixture entry is topic t); unit (N, T) and
         unit_t (T, N) float32: every document's; query_words (Q, B) uint64: the packed query codes;
         query_unit (Q, T) float32; exclude (Q,) int64: a row to leave out of each
-        answer, -1 for none.
+        answer, -1 for none; query_topics: the top-topic lists a query with fewer than k
+        documents sharing a bit searches (those of its largest topics).
         """
         n_topics, n_docs, n_queries = query_unit.shape[1], unit_t.shape[1], query_unit.shape[0]
         n_bits = list_start.shape[0] - 1
@@ -274,53 +372,20 @@ if numba is not None:
         best_row = np.empty(k, dtype=np.int64)
         query = np.empty(n_topics)
         unanswered = np.empty(n_queries, dtype=np.int64)
-        n_unanswered = 0
-        score_start = np.zeros(n_bits + 1, dtype=np.int64)
-        score_at = np.empty(held_bit.shape[0], dtype=np.int64)   # where each (query, bit)'s scores lie
-        rank = np.empty(n_bits, dtype=np.int64)
-        stop = 0
-        while stop < n_queries:                        # chunks of about SCORE_CELLS scores
-            begin, cells = stop, 0
-            while stop < n_queries and (stop == begin or cells < SCORE_CELLS):
-                for e in range(held_start[stop], held_start[stop + 1]):
-                    cells += list_start[held_bit[e] + 1] - list_start[held_bit[e]]
-                stop += 1
-            scores = np.empty(cells)
-            if stop - begin == 1:                      # one query: its lists one after the other
-                at = 0
-                for t in range(n_topics):
-                    query[t] = query_unit[begin, t]
-                for e in range(held_start[begin], held_start[stop]):
-                    score_at[e] = at
-                    score_list(list_unit_t, list_start[held_bit[e]], list_start[held_bit[e] + 1], query, scores[at:])
-                    at += list_start[held_bit[e] + 1] - list_start[held_bit[e]]
-            else:
-                holder_start, holder = group_by_bit(held_start, held_bit, n_bits, begin, stop)
-                for b in range(n_bits):
-                    score_start[b + 1] = score_start[b] + (holder_start[b + 1] - holder_start[b]) * \
-                        (list_start[b + 1] - list_start[b])
-                score_lists(list_start, list_unit_t, query_unit, holder_start, holder, score_start, scores)
-                for b in range(n_bits):
-                    rank[b] = 0                        # the queries of bit b met so far
-                for q in range(begin, stop):
-                    for e in range(held_start[q], held_start[q + 1]):
-                        b = held_bit[e]
-                        score_at[e] = score_start[b] + rank[b] * (list_start[b + 1] - list_start[b])
-                        rank[b] += 1
-            for q in range(begin, stop):
-                size = 0
-                for e in range(held_start[q], held_start[q + 1]):
-                    b = held_bit[e]
-                    first, last = list_start[b], list_start[b + 1]
-                    size = scan_scores(scores[score_at[e]:score_at[e] + last - first], list_rows, first, last,
-                                       exclude[q], best_sim, best_row, size, k)
-                if size < k:                           # too few share a bit: every document, below
-                    unanswered[n_unanswered] = q
-                    n_unanswered += 1
-                    continue
-                for i in range(k):
-                    out_rows[q, i] = best_row[i]
-                    out_sims[q, i] = best_sim[i]
+        n_unanswered = scan_held_lists(list_start, list_rows, list_unit_t, query_unit, exclude, held_start, held_bit,
+                                       np.arange(n_queries), np.zeros(n_queries, dtype=np.int64), out_rows, out_sims,
+                                       unanswered)
+        if n_unanswered > 0:                           # too few share a bit: the query's top topics' lists
+            top_start, top_of = top_topics(query_unit, unanswered[:n_unanswered], query_topics)
+            sizes = np.full(n_unanswered, k, dtype=np.int64)
+            for i in range(n_unanswered):
+                q = unanswered[i]
+                while sizes[i] > 0 and out_rows[q, sizes[i] - 1] < 0:
+                    sizes[i] -= 1
+            short = np.empty(n_unanswered, dtype=np.int64)
+            n_unanswered = scan_held_lists(topic_start, topic_rows, topic_unit_t, query_unit, exclude, top_start,
+                                           top_of, unanswered[:n_unanswered].copy(), sizes, out_rows, out_sims, short)
+            unanswered[:n_unanswered] = short[:n_unanswered]
         chunk = max(1, ALL_CELLS // max(n_docs, 1))
         tops = np.empty((n_docs + BLOCK - 1) // BLOCK)
         for begin in range(0, n_unanswered, chunk):

@@ -5,8 +5,11 @@ PoissBPE's codes are sparse (a document has one or two of its K bits on), so the
 documents holding one of a query's active bits, read from one inverted list per bit, are
 a small share of the corpus, and mostly the documents whose mixtures are closest to the
 query's. :class:`MixtureIndex` scores just those by the exact cosine of the mixtures and
-keeps the ``k`` best, ties by the lower row; a query with fewer than ``k`` such documents
-(an empty code, or rare bits) is compared with every document.
+keeps the ``k`` best, ties by the lower row. A query with fewer than ``k`` such documents
+(an empty code, or rare bits) also takes the documents whose top topic (the largest
+entry of the mixture, ties by the lower topic) is one of its own ``query_topics``
+largest (two by default), read from one list per topic; only a query with fewer than
+``k`` documents still is compared with every document.
 
 The unit mixtures are rounded to multiples of 2^-24 (:func:`unit_mixtures`): each product
 of two entries is then a multiple of 2^-48 below 1 and every partial sum of them a
@@ -46,11 +49,13 @@ def inverted_lists(codes) -> tuple[np.ndarray, np.ndarray]:
     return start, bits.astype(np.int64)
 
 
-def nearest_reference(unit, words, query_words, query_unit, exclude, k) -> tuple[np.ndarray, np.ndarray]:
+def nearest_reference(unit, words, query_words, query_unit, exclude, k,
+                      query_topics=compiled.QUERY_TOPICS) -> tuple[np.ndarray, np.ndarray]:
     """The numpy search :class:`MixtureIndex` compiles (the arguments as
     :func:`bpetopics.search.compiled.nearest_sharing_bits` takes them): rows (Q, k),
     similarities (Q, k) float64."""
     n, n_queries = len(unit), len(query_unit)
+    top_topic = np.argmax(unit, axis=1)
     rows, sims = np.zeros((n_queries, k), dtype=np.int64), np.zeros((n_queries, k))
     chunk = max(1, QUERY_CHUNK_CELLS // max(n, 1))
     for begin in range(0, n_queries, chunk):
@@ -59,6 +64,10 @@ def nearest_reference(unit, words, query_words, query_unit, exclude, k) -> tuple
         for b in range(words.shape[1]):
             shares |= (query_words[part, b, None] & words[None, :, b]) != 0
         held = np.flatnonzero(exclude[part] >= 0)
+        shares[held, exclude[part][held]] = False
+        few = shares.sum(axis=1) < k
+        tops = np.argsort(-query_unit[part][few], axis=1, kind="stable")[:, :query_topics]
+        shares[few] |= (top_topic[None, :] == tops[:, :, None]).any(axis=1)
         shares[held, exclude[part][held]] = False
         few = shares.sum(axis=1) < k
         shares[few] = True
@@ -91,20 +100,27 @@ class MixtureIndex:
         The documents' binary codes (dense, or scipy sparse).
     mixtures : array, shape (N, T)
         Their topic mixtures (e.g. ``PoissBPE.posterior_topic``).
+    query_topics : int
+        A query with fewer than ``k`` documents sharing an active bit also takes those
+        whose top topic is one of its ``query_topics`` largest; 0: every document.
     """
 
-    def __init__(self, codes, mixtures):
+    def __init__(self, codes, mixtures, query_topics: int = compiled.QUERY_TOPICS):
         codes = np.asarray(codes.toarray() if hasattr(codes, "toarray") else codes)
         mixtures = np.asarray(mixtures)
         if codes.ndim != 2 or mixtures.ndim != 2 or len(codes) != len(mixtures):
             raise ValueError(f"codes (N, K) and mixtures (N, T) of the same documents are needed; got shapes "
                              f"{codes.shape} and {mixtures.shape}")
-        self.n_bits = codes.shape[1]
+        self.n_bits, self.query_topics = codes.shape[1], max(0, int(query_topics))
         self.words = pack_codes(codes)
         self.unit = unit_mixtures(mixtures)
         self.list_start, self.list_rows = inverted_lists(codes)
         self.list_rows = central_first(self.unit, self.list_start, self.list_rows)
         self.list_unit_t = compiled.topic_major_lists(self.unit, self.list_start, self.list_rows)
+        top_topic = np.eye(self.unit.shape[1], dtype=np.uint8)[np.argmax(self.unit, axis=1)]
+        self.topic_start, self.topic_rows = inverted_lists(top_topic)      # the rows whose top topic is t
+        self.topic_rows = central_first(self.unit, self.topic_start, self.topic_rows)
+        self.topic_unit_t = compiled.topic_major_lists(self.unit, self.topic_start, self.topic_rows)
         self.unit_t = np.ascontiguousarray(self.unit.T)
 
     def __len__(self) -> int:
@@ -149,12 +165,13 @@ class MixtureIndex:
         rows to leave out (Q,) int64, as :meth:`nearest` prepares them."""
         k = max(0, min(int(k), len(self) - int(bool((exclude >= 0).any()))))
         if not compiled.AVAILABLE or k == 0:
-            return nearest_reference(self.unit, self.words, query_words, query_unit, exclude, k)
+            return nearest_reference(self.unit, self.words, query_words, query_unit, exclude, k, self.query_topics)
         rows = np.empty((len(query_unit), k), dtype=np.int64)
         sims = np.empty((len(query_unit), k))
-        compiled.nearest_sharing_bits(self.list_start, self.list_rows, self.list_unit_t, self.unit, self.unit_t,
+        compiled.nearest_sharing_bits(self.list_start, self.list_rows, self.list_unit_t, self.topic_start,
+                                      self.topic_rows, self.topic_unit_t, self.unit, self.unit_t,
                                       np.ascontiguousarray(query_words), np.ascontiguousarray(query_unit),
-                                      np.ascontiguousarray(exclude), rows, sims)
+                                      np.ascontiguousarray(exclude), self.query_topics, rows, sims)
         return rows, sims
 
 
