@@ -35,6 +35,7 @@ QUICK = {
     "image_epochs": ["--train", "300", "--test", "100", "--epochs", "1", "--report", "1"],
     "gauss_gap": ["--train", "300", "--test", "100"],
     "bernbpe_epochs": ["--train", "300", "--test", "100", "--epochs", "1"],
+    "co_runners": ["--max-docs", "300", "--repeats", "1"],
 }
 
 
