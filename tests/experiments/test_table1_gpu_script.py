@@ -15,7 +15,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "table1_gpu.sh"
 
 
 @pytest.mark.slow
-def test_gpu_session_script_trains_pieces_merges_them_and_packs_them(shared_data, tmp_path):
+def test_table1_gpu_script_trains_pieces_merges_them_and_packs_them(shared_data, tmp_path):
     """Two pieces in processes of their own, the merged table returned in table.tgz, the
     pieces' records and runs in parts that unpack (what ``prepare`` does with them)."""
     if shutil.which("bash") is None or shutil.which("timeout") is None:
