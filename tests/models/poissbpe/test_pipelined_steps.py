@@ -50,6 +50,26 @@ def test_rows_pursuit_gives_the_reference_codes_and_the_likelihoods_batch(seed, 
     np.testing.assert_allclose(score.numpy(), fast_score.numpy(), rtol=1e-5, atol=1e-3)
 
 
+@pytest.mark.parametrize("screened", [False, True])
+def test_candidates_whose_factored_softmax_underflows_take_the_direct_one(screened, monkeypatch):
+    """Weight +80 on topic 0 for half the bits and -80 for the others: once a code holds
+    one of the first, the others' factored softmax sums to ~1e-35 (not a normal float),
+    and their mixtures are computed directly, stable: still the reference codes."""
+    from bpetopics.models.poissbpe.compiled import screened_pursuit
+
+    monkeypatch.setattr(screened_pursuit, "MIN_SCREEN_WORK", 0 if screened else 10**9)
+    decoder, lik = text_case(3, n_bits=12, n_topics=6, n_words=300)
+    with torch.no_grad():
+        decoder.first.weight[0, :6] = 80.0
+        decoder.first.weight[0, 6:] = -80.0
+    X = zipf_corpus(60, 300, 3)
+    log_odds = torch.full((12,), 0.5)                     # bits are cheap: codes grow long
+    beta = lik.minibatch_params()
+    codes = RowsPursuit(X, ThetaCopy(decoder, log_odds, beta, 12)).finish().result()[1]
+    assert torch.equal(codes, reference_pursuit(decoder, lik, lik.batch(X, "cpu"), log_odds))
+    assert (codes[:, :6].any(1) & codes[:, 6:].any(1)).any()   # both kinds in one code
+
+
 def test_rows_pursuit_stops_at_max_bits_and_splits_into_shares_alike():
     decoder, lik = text_case(6)
     X = zipf_corpus(50, 300, 6)

@@ -56,7 +56,8 @@ def usable(decoder, device) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.models.poissbpe.compiled.pursuit_loops import factored_softmax, first_step, score_wide_candidates
+    from bpetopics.models.poissbpe.compiled.pursuit_loops import (factored_softmax, first_step, score_wide_candidates,
+                                                                       stable_softmax_column)
 
     def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds, codes,
                     data, prior, max_steps, docs):  # pragma: no cover - compiled
@@ -98,15 +99,7 @@ if numba is not None:
                         for t in range(n_topics):
                             mix[t, j] = 0.0
                     elif inverse[j] == np.float32(0.0):         # direct, stable softmax
-                        peak = pre[0] + bit_w[j, 0]
-                        for t in range(1, n_topics):
-                            peak = max(peak, pre[t] + bit_w[j, t])
-                        total = np.float32(0.0)
-                        for t in range(n_topics):
-                            mix[t, j] = np.exp(pre[t] + bit_w[j, t] - peak)
-                            total += mix[t, j]
-                        for t in range(n_topics):
-                            mix[t, j] /= total
+                        stable_softmax_column(pre, bit_w, j, mix, j)
                 score_wide_candidates(indptr[d], indptr[d + 1] - indptr[d], cols, vals, beta, mix,
                                       phi, scratch, score)         # sum_i x_i ln phi_j(w_i)
                 best, arg = -np.inf, -1                         # first best, as argmax

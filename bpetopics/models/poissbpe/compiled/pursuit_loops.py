@@ -247,3 +247,18 @@ if numba is not None:
             e = exp_pre[t]
             for c in range(width):
                 mix[t, c] = e * factor[t, c] * inverse[c]
+
+    @njit(inline="always", nogil=True)
+    def stable_softmax_column(pre, bit_w, j, mix, c):  # pragma: no cover - compiled
+        """mix[:, c] = softmax(pre + w_j) directly, its maximum taken off first: for the
+        columns :func:`factored_softmax` leaves (inverse 0)."""
+        n_topics = pre.shape[0]
+        peak = pre[0] + bit_w[j, 0]
+        for t in range(1, n_topics):
+            peak = max(peak, pre[t] + bit_w[j, t])
+        total = np.float32(0.0)
+        for t in range(n_topics):
+            mix[t, c] = np.exp(pre[t] + bit_w[j, t] - peak)
+            total += mix[t, c]
+        for t in range(n_topics):
+            mix[t, c] /= total

@@ -53,7 +53,8 @@ def screens(n_bits: int, n_topics: int) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.models.poissbpe.compiled.pursuit_loops import first_step, log_inplace, score_candidates
+    from bpetopics.models.poissbpe.compiled.pursuit_loops import (first_step, log_inplace, score_candidates,
+                                                                       stable_softmax_column)
 
     @njit(nogil=True)
     def _candidate_bounds(start, n, cols, vals, beta, exp_pre, exp_w_t, log_odds, code,
@@ -209,16 +210,7 @@ if numba is not None:
                         mix[t, b] = 0.0
                 for b in range(width):
                     if inverse[b] == np.float32(0.0):           # direct, stable softmax
-                        j = block[b]
-                        peak = pre[0] + bit_w[j, 0]
-                        for t in range(1, n_topics):
-                            peak = max(peak, pre[t] + bit_w[j, t])
-                        total = np.float32(0.0)
-                        for t in range(n_topics):
-                            mix[t, b] = np.exp(pre[t] + bit_w[j, t] - peak)
-                            total += mix[t, b]
-                        for t in range(n_topics):
-                            mix[t, b] /= total
+                        stable_softmax_column(pre, bit_w, block[b], mix, b)
                 score_candidates(indptr[d], n, cols, vals, beta, mix, phi, scratch, score)
                 best, arg, chosen = -np.inf, -1, 0
                 for b in range(width):                          # first best, as argmax
