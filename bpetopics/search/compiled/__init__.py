@@ -16,10 +16,9 @@ are ordered most central first (:func:`bpetopics.search.mixtures.central_first`)
 the bar rises early.
 
 The queries with fewer than k such documents are compared with every document
-afterwards, a chunk of them at once: one float32 matrix product, whose similarities are
-within :func:`float32_margin` of the exact ones, picks the documents that can be in the
-answer (the blocks of documents whose largest is far enough below the k-th largest
-block's are passed over), and those alone are scored exactly.
+afterwards, a chunk of them at once: one float32 matrix product, from which
+:func:`bpetopics.search.compiled.top_k.select_all` picks the documents that can be in the answer
+and scores those alone exactly.
 
 The mixtures are rounded to a grid on which every product and partial sum is exact in
 float64 (:func:`bpetopics.search.mixtures.unit_mixtures`), so the order of a sum does
@@ -39,14 +38,6 @@ except ImportError:                                   # pragma: no cover - numba
 
 #: Whether numba imports: the compiled loops exist.
 AVAILABLE = numba is not None
-
-#: Documents a block in the comparison with every document: the blocks whose largest
-#: similarity cannot enter the top-k are passed over.
-BLOCK = 16
-
-#: Float32 similarities held at once by the comparison with every document (queries x
-#: documents).
-ALL_CELLS = 1 << 20
 
 #: Similarities to the documents of their lists held at once (float64): the queries of
 #: a call are grouped by bit a chunk of about this many at a time.
@@ -69,27 +60,9 @@ def topic_major_lists(unit, list_start, list_rows) -> np.ndarray:
 
 
 if numba is not None:
-    _EXACT_SUMS = {"reassoc", "contract"}     # exact arithmetic: any order, same result
-    _EXACT_MAXIMA = {"reassoc", "nnan", "nsz"}  # the largest of numbers, none NaN: any order
+    from bpetopics.search.compiled.top_k import ALL_CELLS, BLOCK, offer, select_all
 
-    @numba.njit(cache=True, nogil=True)
-    def offer(sim, row, best_sim, best_row, size, k):  # pragma: no cover - compiled
-        """Insert (sim, row) into the top-k (most similar first, ties by the lower row)
-        holding ``size`` entries; returns the new size."""
-        if size == k:
-            if sim < best_sim[k - 1] or (sim == best_sim[k - 1] and row > best_row[k - 1]):
-                return size
-            i = k - 1
-        else:
-            i = size
-            size += 1
-        while i > 0 and (best_sim[i - 1] < sim or (best_sim[i - 1] == sim and best_row[i - 1] > row)):
-            best_sim[i] = best_sim[i - 1]
-            best_row[i] = best_row[i - 1]
-            i -= 1
-        best_sim[i] = sim
-        best_row[i] = row
-        return size
+    _EXACT_SUMS = {"reassoc", "contract"}     # exact arithmetic: any order, same result
 
     @numba.njit(cache=True, nogil=True, fastmath=_EXACT_SUMS)
     def score_list(list_unit_t, begin, end, query, sims):  # pragma: no cover - compiled
@@ -200,62 +173,6 @@ if numba is not None:
             else:                                      # exact sums: BLAS's order does not matter
                 block = list_unit_t[list_start[b] * n_topics:list_start[b + 1] * n_topics].reshape((n_topics, n))
                 np.dot(queries[:m], block, out)
-
-    @numba.njit(cache=True, nogil=True)
-    def float32_margin(n_topics):  # pragma: no cover - compiled
-        """A bound on how far a float32 dot product of two (rounded) unit mixtures of
-        ``n_topics`` entries, summed in any order, is from the exact one: n_topics
-        roundings of at most 2^-24 of a sum of products below 1 in all (with room)."""
-        return 3.0 * n_topics * 2.0 ** -24
-
-    @numba.njit(cache=True, nogil=True, fastmath=_EXACT_MAXIMA)
-    def block_maxima(sims, tops):  # pragma: no cover - compiled
-        """tops[i] = the largest of ``sims[i * BLOCK:(i + 1) * BLOCK]``."""
-        whole = sims.shape[0] // BLOCK
-        for i in range(whole):
-            block = sims[i * BLOCK:(i + 1) * BLOCK]
-            top = block[0]
-            for j in range(1, BLOCK):
-                top = block[j] if block[j] > top else top
-            tops[i] = top
-        if whole < tops.shape[0]:
-            top = -np.inf
-            for j in range(whole * BLOCK, sims.shape[0]):
-                top = sims[j] if sims[j] > top else top
-            tops[whole] = top
-
-    @numba.njit(cache=True, nogil=True)
-    def select_all(approx, exclude, query, unit, best_sim, best_row, k, tops):  # pragma: no cover - compiled
-        """The top-k of ``query`` (float64) among every document (``unit`` (N, T)),
-        ``exclude`` left out, from ``approx``: its float32 similarities to them, within
-        :func:`float32_margin` of the exact ones (the excluded row's set to -inf).
-        Returns the top-k's size; ``tops``: room for the largest of each block.
-
-        At least k documents reach the k-th largest block maximum ``bar`` in float32, so
-        the k-th largest exact similarity is at least ``bar - margin`` and every
-        document of the answer at least ``bar - 2 margin`` in float32: only those are
-        scored exactly."""
-        n, n_topics = approx.shape[0], query.shape[0]
-        if 0 <= exclude < n:
-            approx[exclude] = -np.inf
-        block_maxima(approx, tops)
-        size = 0
-        for i in range(tops.shape[0]):
-            size = offer(tops[i], i, best_sim, best_row, size, k)
-        cut = best_sim[k - 1] - 2.0 * float32_margin(n_topics) if size == k else -np.inf
-        size = 0
-        for i in range(tops.shape[0]):
-            if tops[i] < cut:
-                continue
-            for j in range(i * BLOCK, min(n, (i + 1) * BLOCK)):
-                if j == exclude or approx[j] < cut:
-                    continue
-                sim = 0.0
-                for t in range(n_topics):
-                    sim += query[t] * unit[j, t]
-                if size < k or sim >= best_sim[k - 1]:
-                    size = offer(sim, j, best_sim, best_row, size, k)
-        return size
 
     @numba.njit(cache=True, nogil=True)
     def top_topics(query_unit, queries, m):  # pragma: no cover - compiled
@@ -394,7 +311,7 @@ if numba is not None:
             for i in range(stop - begin):
                 for t in range(n_topics):
                     queries[i, t] = query_unit[unanswered[begin + i], t]
-            approx = np.dot(queries, unit_t)            # float32: within float32_margin
+            approx = np.dot(queries, unit_t)            # float32: within top_k.float32_margin
             for i in range(stop - begin):
                 q = unanswered[begin + i]
                 query[:] = queries[i]
