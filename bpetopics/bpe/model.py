@@ -28,6 +28,7 @@ from bpetopics.bpe.prior import BetaProcessPrior, check_prior
 from bpetopics.bpe.saved_state import SavedState
 from bpetopics.bpe.size_checks import SizeChecks
 from bpetopics.bpe.encoding import Encoding
+from bpetopics.bpe.interruptions import interruptions_kept
 from bpetopics.bpe.step_group import LOCAL
 from bpetopics.bpe.training_step import TrainingStep
 from bpetopics.bpe import sizes
@@ -290,16 +291,17 @@ class BPEBase(SizeChecks, P.HyperParameters, SavedState, Encoding, TrainingStep)
         over their minibatches (an image epoch on a CPU can take minutes)."""
         bar = MinibatchBar(type(self).__name__, n_epochs, self.progress)
         try:
-            for _ in range(n_epochs):
-                with CompileClock(bar.note if self.progress else None).listening() as clock:
-                    info = self._run_epoch(X, bar.wrap(self._batches(X), self.epoch_ + 1))
-                if clock.seconds > 0:
-                    # a first run compiles the CPU kernels: not training time
-                    info["compile_seconds"] = clock.seconds
-                    info["seconds"] = max(0.0, info["seconds"] - clock.seconds)
-                bar.epoch_done(objective=f"{info['objective']:.1f}", bits=f"{info['active_bits']:.2f}")
-                if self.callback is not None:
-                    self.callback(self, info)
+            with interruptions_kept():
+                for _ in range(n_epochs):
+                    with CompileClock(bar.note if self.progress else None).listening() as clock:
+                        info = self._run_epoch(X, bar.wrap(self._batches(X), self.epoch_ + 1))
+                    if clock.seconds > 0:
+                        # a first run compiles the CPU kernels: not training time
+                        info["compile_seconds"] = clock.seconds
+                        info["seconds"] = max(0.0, info["seconds"] - clock.seconds)
+                    bar.epoch_done(objective=f"{info['objective']:.1f}", bits=f"{info['active_bits']:.2f}")
+                    if self.callback is not None:
+                        self.callback(self, info)
         finally:
             bar.close()
 

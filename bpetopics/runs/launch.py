@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from pathlib import Path
 
+from bpetopics.bpe.interruptions import interruptions_kept
+
 #: Seconds the others get to stop by themselves after one process failed.
 GRACE_S = 60.0
 #: Seconds the processes get to stop (and release the run's lock) after the launcher passed
@@ -78,7 +80,8 @@ def stop_on_signals(once: bool = True, restore: bool = True):
     A signal this process was started ignoring stays ignored; outside the main thread,
     nothing changes. The handlers before are restored on the way out, unless ``restore``
     is False (a process that ends there: a second signal, e.g. the launcher's after a
-    Ctrl-C, stays ignored to its end)."""
+    Ctrl-C, stays ignored to its end). A Stopped that a compiled kernel's return turned
+    into a SystemError leaves as the Stopped (:mod:`bpetopics.bpe.interruptions`)."""
     def stop(signum, frame):
         if once:
             for s in STOP_SIGNALS:
@@ -86,7 +89,7 @@ def stop_on_signals(once: bool = True, restore: bool = True):
                     signal.signal(s, signal.SIG_IGN)
         raise Stopped(signum)
 
-    with handled(stop, restore):
+    with handled(stop, restore), interruptions_kept():
         yield
 
 

@@ -278,5 +278,6 @@ def test_two_real_trainings_on_one_out(saved_corpus, tmp_path):
         except subprocess.TimeoutExpired:
             first.kill()
             raise AssertionError(f"no exit 120 s after Ctrl-C; stderr: {first.communicate()[1][-2000:]}")
-    assert first.returncode == 130 and not (partial / LOCK_FILE).exists()  # lock released on Ctrl-C
+    assert first.returncode == 130, first.stderr.read()[-3000:]
+    assert not (partial / LOCK_FILE).exists()  # lock released on Ctrl-C
     assert run_io.load_checkpoint(partial / "checkpoint.safetensors")[0].epoch_ >= 1  # resumable
