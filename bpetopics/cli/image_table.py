@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from bpetopics.bpe.interruptions import interruptions_kept
 from bpetopics.cli import EpochsOrAll, FloatRange, IntRange, UserError, device_option, image_commands, option
 
 #: The budgets offered by --budget (bpetopics.images.table.BUDGETS).
@@ -156,8 +157,9 @@ def table(data_root, out, budget, datasets, models, device, seed, bpe_epochs, va
     hint = "bpetopics images table " + " ".join(f"{k} {shlex.quote(str(v))}" for k, v in given.items()
                                                 if v not in (None, "")) + (" --tf32" if tf32 else "") + " --resume"
     try:
-        rows, paths = run_table(data_root, out, budget, datasets or None, device, seed, progress,
-                                log=click.echo, resume=resume, overwrite=overwrite, models=models or None)
+        with interruptions_kept():
+            rows, paths = run_table(data_root, out, budget, datasets or None, device, seed, progress,
+                                    log=click.echo, resume=resume, overwrite=overwrite, models=models or None)
     except KeyboardInterrupt:
         click.echo(f"\nInterrupted: finished models and the last epoch are kept. Continue with:\n  {hint}",
                    err=True)

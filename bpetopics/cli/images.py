@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from bpetopics.bpe.interruptions import interruptions_kept
 from bpetopics.cli import (Choice, EpochsOrAll, FloatRange, IntRange, UserError, device_option, image_commands,
                            open_run, option, refuse_existing, run_errors)
 
@@ -148,7 +149,7 @@ def train(ctx, dataset, model_name, out, data_root, limit, epochs, bits, batch_s
         from bpetopics.bpe.device import allow_tf32
         allow_tf32()
     try:
-        with run_errors():
+        with run_errors(), interruptions_kept():
             image_job.train_image_run(out, model, params, data, overwrite=overwrite, resume=resume,
                                       device=device if device_given else None, after_epoch=after_epoch,
                                       progress=not quiet, label=lambda name: IMAGE_OPTIONS.get(name, name))

@@ -222,7 +222,8 @@ def _run_rank(rank, nproc, port, threads, errors, target, args):
 
     set_kernel_threads(threads)
     try:
-        target(*args)
+        with interruptions_kept():
+            target(*args)
     except Stopped as exc:                          # the launcher reports it
         sys.exit(exc.exit_code)
     except SystemExit as exc:
