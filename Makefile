@@ -1,5 +1,6 @@
 # Entry points: `make demo` (train on 20 Newsgroups), `make test` (the whole suite, as CI),
-# `make test-quick` (the tests not marked slow), `make docs` (the site, into site/).
+# `make test-quick` (the tests not marked slow), `make docs` (the site, into site/),
+# `make recompile` (the CPU kernels from scratch, after editing one).
 # All create .venv, install the CPU build of torch pinned first, then the project.
 PYTHON ?= python3
 VENV   ?= .venv
@@ -12,7 +13,7 @@ export NLTK_DATA ?= $(SHARED)/nltk_data
 export BPETOPICS_DATA ?= $(SHARED)
 endif
 
-.PHONY: venv demo test test-quick docs bench clean
+.PHONY: venv demo test test-quick docs bench recompile clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +39,12 @@ docs: venv
 
 bench: venv
 	$(PY) -m benchmarks pursuit
+
+# numba's cache renews a kernel when its own file changes, not when a kernel it inlines
+# from another module does: after editing the kernels, drop them all and compile again.
+recompile: venv
+	find bpetopics -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) -delete
+	$(VENV)/bin/bpetopics compile
 
 clean:
 	rm -rf $(VENV) build site *.egg-info
