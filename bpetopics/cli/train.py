@@ -359,8 +359,15 @@ def _train(ctx, o: dict, group=None) -> None:
 
 def _follow(group) -> None:
     """A rank other than 0: train the job rank 0 sends (no checkpoint, no output), or
-    stop with exit code 2 when rank 0 has none (it reports why)."""
+    stop with exit code 2 when rank 0 has none (it reports why). Ctrl-C or SIGTERM stops
+    it quietly with 130 or 143: rank 0 says where the training stands."""
     from bpetopics.runs.distributed import follow_job
+    from bpetopics.runs.launch import Stopped, stop_on_signals
 
-    if not follow_job(group):
+    try:
+        with stop_on_signals():
+            followed = follow_job(group)
+    except Stopped as exc:
+        raise click.exceptions.Exit(exc.exit_code) from None
+    if not followed:
         raise click.exceptions.Exit(2)

@@ -55,10 +55,11 @@ class Stopped(KeyboardInterrupt):
 
 
 @contextlib.contextmanager
-def handled(handler, restore: bool = True):
+def handled(handler, restore=True):
     """Within, SIGTERM and SIGINT call ``handler`` (in the main thread; elsewhere nothing
-    changes), except a signal this process was started ignoring; ``restore=False`` leaves
-    the handlers (or what they set) in place on the way out."""
+    changes), except a signal this process was started ignoring; ``restore=False`` (or a
+    function that returns False on the way out) leaves the handlers (or what they set)
+    in place."""
     before = {}
     try:
         for s in STOP_SIGNALS:
@@ -69,7 +70,7 @@ def handled(handler, restore: bool = True):
     try:
         yield
     finally:
-        for s, previous in before.items() if restore else ():
+        for s, previous in before.items() if (restore() if callable(restore) else restore) else ():
             signal.signal(s, previous if previous is not None else signal.SIG_DFL)
 
 
@@ -80,16 +81,22 @@ def stop_on_signals(once: bool = True, restore: bool = True):
     A signal this process was started ignoring stays ignored; outside the main thread,
     nothing changes. The handlers before are restored on the way out, unless ``restore``
     is False (a process that ends there: a second signal, e.g. the launcher's after a
-    Ctrl-C, stays ignored to its end). A Stopped that a compiled kernel's return turned
-    into a SystemError leaves as the Stopped (:mod:`bpetopics.bpe.interruptions`)."""
+    Ctrl-C, stays ignored to its end). With ``once``, a process that was stopped keeps
+    ignoring them after the block too, so that the cleanup after it (the interruption's
+    message, leaving a torch.distributed job) is not cut short by a second signal, e.g.
+    torchrun's after a Ctrl-C. A Stopped that a compiled kernel's return turned into a
+    SystemError leaves as the Stopped (:mod:`bpetopics.bpe.interruptions`)."""
+    stopped = []
+
     def stop(signum, frame):
         if once:
+            stopped.append(signum)
             for s in STOP_SIGNALS:
                 with contextlib.suppress(ValueError, OSError):
                     signal.signal(s, signal.SIG_IGN)
         raise Stopped(signum)
 
-    with handled(stop, restore), interruptions_kept():
+    with handled(stop, lambda: restore and not stopped), interruptions_kept():
         yield
 
 

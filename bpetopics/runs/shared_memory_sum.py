@@ -136,7 +136,12 @@ class SharedMemorySum:
             os.close(fd)
         self._readers, self._writers = {}, {}
         self._slots = None
-        self._buffer.close()
+        try:
+            self._buffer.close()
+        except BufferError:
+            # views of it live on in an interruption's traceback (Ctrl-C in a sum): the
+            # mapping ends with the process, and its file was removed once all had mapped it
+            pass
 
 
 def _pipe(directory: str, sender: int, receiver: int) -> str:

@@ -39,7 +39,19 @@ def test_a_real_system_error_is_left_alone():
         raise SystemError("a real one")
 
 
-def test_stop_on_signals_gives_back_the_stop_with_its_exit_code():
+@pytest.fixture
+def own_handlers():
+    """Python's own SIGINT and SIGTERM handlers within the test (another may have left
+    one ignored), this process's put back after it."""
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    yield
+    for s, handler in before.items():
+        signal.signal(s, handler)
+
+
+def test_stop_on_signals_gives_back_the_stop_with_its_exit_code(own_handlers):
     with pytest.raises(Stopped) as caught, stop_on_signals():
         try:
             os.kill(os.getpid(), signal.SIGINT)
@@ -48,6 +60,14 @@ def test_stop_on_signals_gives_back_the_stop_with_its_exit_code():
         except Stopped as stopped:
             _returned_with_interrupt_set(stopped)
     assert caught.value.exit_code == 130
+    # stopped: a second signal (torchrun's after a Ctrl-C) cannot cut the cleanup short
+    assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN and signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+
+
+def test_stop_on_signals_restores_the_handlers_when_not_stopped(own_handlers):
+    with stop_on_signals():
+        assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_fit_gives_back_the_interruption(monkeypatch):

@@ -108,6 +108,38 @@ def test_ctrl_c_stops_both_processes_releases_the_lock_and_says_how_to_resume(sa
     _stopped_cleanly(out, ranks, lines, code)
 
 
+def test_ctrl_c_under_torchrun_stops_quietly_but_for_rank_0s_report(saved_corpus, tmp_path):
+    """torchrun passes a Ctrl-C on to its processes after the terminal's own: rank 0 says
+    how to resume, releases the lock and keeps the checkpoint; rank 1 says nothing (no
+    click "Aborted!"); neither prints a traceback."""
+    out = tmp_path / "run"
+    args = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "-m", "bpetopics", "train",
+            str(saved_corpus), "--out", str(out), "--quiet", "--topics", "5", "--bits", "8", "--epochs", "3000",
+            "--device", "cpu"]
+    proc = subprocess.Popen(args, env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    partial = run_io.partial_path(out)
+    deadline = time.monotonic() + DEADLINE_S
+    while not (partial / "checkpoint.safetensors").is_file():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise AssertionError(f"no checkpoint: {proc.communicate()[1][-2000:]}")
+        time.sleep(0.05)
+    ranks = spawned_children(proc.pid)
+    os.killpg(proc.pid, signal.SIGINT)              # Ctrl-C: torchrun and its processes
+    code, lines = _ended(proc, ranks)
+    assert not [pid for pid in ranks if _running(pid)] and code != 0     # torchrun reports a failure
+    assert "Aborted!" not in lines and not [line for line in lines if line.startswith("[rank")], lines
+    reports = [i for i, line in enumerate(lines) if line.startswith("Interrupted")]
+    assert len(reports) == 1, lines
+    assert re.fullmatch(rf"Interrupted: the checkpoint after epoch \d+ of 3000 is in {re.escape(str(partial))}\. "
+                        r"Resume with:", lines[reports[0]]), lines
+    assert lines[reports[0] + 1].strip() == f"the same torchrun command with `bpetopics train --out {out} --resume`"
+    assert not (partial / LOCK_FILE).exists()
+    assert run_io.load_checkpoint(partial / "checkpoint.safetensors")[0].epoch_ >= 1
+
+
 def test_a_killed_launcher_leaves_no_process_and_no_lock(saved_corpus, tmp_path):
     out = tmp_path / "run"
     proc, ranks = _start(saved_corpus, out)
@@ -173,10 +205,15 @@ def test_resume_with_nproc_of_a_soft_codes_run_is_refused_before_any_process_sta
 
 
 def test_a_stopped_process_exits_with_the_signal_code():
-    before = signal.getsignal(signal.SIGTERM)
-    with pytest.raises(launch_module.Stopped) as stop:
-        with launch_module.stop_on_signals():
-            os.kill(os.getpid(), signal.SIGTERM)
-            time.sleep(5)
-    assert stop.value.exit_code == 143 and isinstance(stop.value, KeyboardInterrupt)
-    assert signal.getsignal(signal.SIGTERM) == before          # restored
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with pytest.raises(launch_module.Stopped) as stop:
+            with launch_module.stop_on_signals():
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+        assert stop.value.exit_code == 143 and isinstance(stop.value, KeyboardInterrupt)
+        # the process is stopping: later signals are ignored until it has cleaned up
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)

@@ -97,3 +97,24 @@ def test_a_silent_rank_is_given_up_with_one_line():
     assert outcome.messages[0].endswith("RankLostError: rank 0 of 2 lost contact with the other training "
                                         "processes (rank 1 did not answer in 1 s)")
     assert time.monotonic() - start < 30
+
+
+def test_close_while_a_view_of_the_buffer_lives():
+    """Ctrl-C in a sum leaves views of the buffer in the traceback's frames: closing the
+    group then must not fail (``mmap.close`` refuses while views exist)."""
+    import mmap
+
+    from bpetopics.runs.shared_memory_sum import SharedMemorySum
+
+    read_end, write_end = os.pipe()
+    buffer = mmap.mmap(-1, 2 * 2 * 64)
+    shared = SharedMemorySum(0, 2, buffer, {1: read_end}, {1: write_end}, timeout=1)
+    held = np.frombuffer(buffer, dtype=np.uint8)          # as a frame of the traceback holds one
+    shared.close()
+    for fd in (read_end, write_end):                     # the pipes are closed all the same
+        try:
+            os.fstat(fd)
+            raise AssertionError(f"fd {fd} still open")
+        except OSError:
+            pass
+    assert held.shape == (256,)
