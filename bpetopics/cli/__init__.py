@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from bpetopics import __version__
+from bpetopics.bpe.interruptions import interruptions_kept
 from bpetopics.cli.errors import (UserError, corpus_errors, describe_os_error, is_full_disk,  # noqa: F401
                                   open_run, refuse_existing, run_errors)                      # (re-exported)
 from bpetopics.cli.options import DEVICE_HELP, device_option, option  # noqa: F401 (re-exported)
@@ -52,11 +53,17 @@ class FloatRange(OneLine, click.FloatRange):
 
 class Main(click.Group):
     """The command group: an OSError no command turned into a message (a full disk, a
-    folder without permission) ends as one line and exit code 2, not a traceback."""
+    folder without permission) ends as one line and exit code 2, not a traceback; Ctrl-C
+    in a command without a cleanup of its own ends with "Interrupted." and exit code 130
+    (outputs are written whole or not at all), not click's "Aborted!" and 1."""
 
     def invoke(self, ctx):
         try:
-            return super().invoke(ctx)
+            with interruptions_kept():
+                return super().invoke(ctx)
+        except KeyboardInterrupt as exc:                # 143 for a Stopped by SIGTERM
+            click.echo("\nInterrupted.", err=True)
+            ctx.exit(getattr(exc, "exit_code", 130))
         except BrokenPipeError:  # e.g. `bpetopics topics RUN | head`: the reader left
             raise
         except OSError as exc:

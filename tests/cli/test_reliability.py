@@ -293,3 +293,29 @@ def test_a_download_that_stalls_fails_instead_of_hanging(tmp_path):
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("CorpusError: cannot load 20 Newsgroups"), done.stdout + done.stderr
     assert len(done.stdout.strip().splitlines()) == 1
+
+
+def test_ctrl_c_in_a_command_without_its_own_cleanup_exits_130(monkeypatch):
+    """Not click's "Aborted!" and exit 1: "Interrupted." and 130 (143 after SIGTERM), also
+    when the interruption came back as a compiled kernel's SystemError."""
+    import signal
+
+    from click.testing import CliRunner
+
+    import bpetopics.models.poissbpe.compiled.warm_up as warm_up
+    from bpetopics.cli import main
+    from bpetopics.runs.launch import Stopped
+
+    def returned_with_interrupt_set():
+        raise SystemError("CPUDispatcher(<function kernel>) returned a result with an exception set") \
+            from KeyboardInterrupt()
+
+    def raise_(exc):
+        raise exc
+
+    for interrupt, code in ((lambda: raise_(KeyboardInterrupt()), 130), (returned_with_interrupt_set, 130),
+                            (lambda: raise_(Stopped(signal.SIGTERM)), 143)):
+        monkeypatch.setattr(warm_up, "compile_kernels", lambda progress=False, stop=interrupt: stop())
+        result = CliRunner().invoke(main, ["compile", "--quiet"])
+        assert result.exit_code == code, result.output
+        assert result.output.strip().splitlines()[-1] == "Interrupted." and "Aborted" not in result.output
