@@ -91,6 +91,17 @@ def warm_up(counts, n_topics: int, models: list) -> None:
         TEXT_MODELS[name].make(n_topics, 0, {}).fit(small)
 
 
+def missing_seeds(done: set, name: str, n_topics: int, models: list, seeds: list) -> list:
+    """[(seeds, models)]: the models of a cell grouped by the seeds they lack in ``done``
+    ((corpus, T, model, seed) already measured), so that only those are fitted."""
+    groups: dict = {}
+    for m in models:
+        lacking = tuple(s for s in seeds if (name, n_topics, m, s) not in done)
+        if lacking:
+            groups.setdefault(lacking, []).append(m)
+    return [(list(lacking), group) for lacking, group in groups.items()]
+
+
 def run_cell(name: str, data, n_topics: int, models: list, seeds: list) -> pd.DataFrame:
     """Fit and measure ``models`` on one cell; the generic-topic count added."""
     train, test = data.train, data.test
@@ -175,7 +186,9 @@ def main():
             if not warm:
                 warm_up(data.train.counts, n_topics, models)
                 warm = True
-            new = run_cell(name, data, n_topics, todo, seeds)
+            new = pd.concat([run_cell(name, data, n_topics, group, lacking)
+                             for lacking, group in missing_seeds(done, name, n_topics, todo, seeds)],
+                            ignore_index=True)
             keep = [(c, t, m, s) not in done for c, t, m, s in
                     zip(new["corpus"], new["n_topics"], new["model"], new["seed"])]
             runs = in_table_order(pd.concat([runs, new[keep]], ignore_index=True) if len(runs) else new[keep])

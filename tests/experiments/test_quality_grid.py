@@ -103,3 +103,12 @@ def test_the_tables_show_every_model_and_bold_the_best_mean():
     summary = summary_table(summarize_grid(cells), {"LDA": "LDA (gensim)"})
     assert "| c | 50 | LDA (gensim) 0.170 / 0.170: **ties** |" in summary
     assert "NMF 702 / 902: **loses** |" in summary
+
+
+def test_a_rerun_fits_only_the_seeds_a_model_lacks():
+    from benchmarks.bench_quality_grid import missing_seeds
+
+    done = {("c", 20, "A", 0), ("c", 20, "B", 0), ("c", 20, "B", 1), ("c", 50, "A", 0)}
+    assert missing_seeds(done, "c", 20, ["A", "B", "C"], [0, 1, 2]) == [([1, 2], ["A"]), ([2], ["B"]),
+                                                                         ([0, 1, 2], ["C"])]
+    assert missing_seeds(done, "c", 20, ["B"], [0, 1]) == []
