@@ -273,3 +273,16 @@ def test_queries_are_grouped_by_the_bits_they_hold():
     for b in range(70):
         want = [q for q in range(10, 40) if codes[q, b]]
         assert holder[holder_start[b]:holder_start[b + 1]].tolist() == want
+
+
+def test_top_topic_lists_are_the_inverted_lists_of_the_one_hot_top_topics():
+    from bpetopics.search.mixtures import inverted_lists, top_topic_lists
+
+    rng = np.random.default_rng(0)
+    unit = unit_mixtures(rng.dirichlet(np.full(6, 0.3), size=200))
+    unit[5] = unit_mixtures([[0.0, 1.0, 1.0, 0.0, 0.0, 0.0]])[0]   # a tie: the lower topic leads
+    one_hot = np.eye(6, dtype=np.uint8)[np.argmax(unit, axis=1)]
+    start, rows = top_topic_lists(unit)
+    expected_start, expected_rows = inverted_lists(one_hot)
+    assert np.array_equal(start, expected_start) and np.array_equal(rows, expected_rows)
+    assert 5 in rows[start[1]:start[2]] and 5 not in rows[start[2]:start[3]]

@@ -49,6 +49,16 @@ def inverted_lists(codes) -> tuple[np.ndarray, np.ndarray]:
     return start, bits.astype(np.int64)
 
 
+def top_topic_lists(unit) -> tuple[np.ndarray, np.ndarray]:
+    """(start (T + 1,), rows (N,)) of mixtures (N, T): the rows whose largest entry (ties by
+    the lower topic) is topic t are ``rows[start[t]:start[t + 1]]``, ascending; the lists
+    :func:`inverted_lists` makes of the one-hot top topics, without an (N, T) matrix."""
+    top = np.argmax(np.asarray(unit), axis=1)
+    start = np.zeros(np.asarray(unit).shape[1] + 1, dtype=np.int64)
+    np.cumsum(np.bincount(top, minlength=len(start) - 1), out=start[1:])
+    return start, np.argsort(top, kind="stable").astype(np.int64)
+
+
 def nearest_reference(unit, words, query_words, query_unit, exclude, k,
                       query_topics=compiled.QUERY_TOPICS) -> tuple[np.ndarray, np.ndarray]:
     """The numpy search :class:`MixtureIndex` compiles (the arguments as
@@ -117,8 +127,7 @@ class MixtureIndex:
         self.list_start, self.list_rows = inverted_lists(codes)
         self.list_rows = central_first(self.unit, self.list_start, self.list_rows)
         self.list_unit_t = compiled.topic_major_lists(self.unit, self.list_start, self.list_rows)
-        top_topic = np.eye(self.unit.shape[1], dtype=np.uint8)[np.argmax(self.unit, axis=1)]
-        self.topic_start, self.topic_rows = inverted_lists(top_topic)      # the rows whose top topic is t
+        self.topic_start, self.topic_rows = top_topic_lists(self.unit)     # the rows whose top topic is t
         self.topic_rows = central_first(self.unit, self.topic_start, self.topic_rows)
         self.topic_unit_t = compiled.topic_major_lists(self.unit, self.topic_start, self.topic_rows)
         self.unit_t = np.ascontiguousarray(self.unit.T)
