@@ -43,9 +43,8 @@ def ldavis(run, out, mds, R, seed, overwrite):
         raise UserError(f"--out must be an .html file; got {out}")
     refuse_existing([out], overwrite)
     from bpetopics.runs.explore import run_ldavis_inputs
-    from bpetopics.viz import write_ldavis_html
-
     from bpetopics.runs.labels import topic_labels
+    from bpetopics.viz import write_ldavis_html
 
     loaded = open_run(run)
     with run_errors():

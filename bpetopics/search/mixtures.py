@@ -73,15 +73,15 @@ def nearest_reference(unit, words, query_words, query_unit, exclude, k,
         shares = np.zeros((len(query_unit[part]), n), dtype=bool)
         for b in range(words.shape[1]):
             shares |= (query_words[part, b, None] & words[None, :, b]) != 0
+        allowed = np.ones_like(shares)                              # all but the row left out
         held = np.flatnonzero(exclude[part] >= 0)
-        shares[held, exclude[part][held]] = False
-        few = shares.sum(axis=1) < k
+        allowed[held, exclude[part][held]] = False
+        shares &= allowed
+        few = shares.sum(axis=1) < k                                # widen: the top-topic lists
         tops = np.argsort(-query_unit[part][few], axis=1, kind="stable")[:, :query_topics]
-        shares[few] |= (top_topic[None, :] == tops[:, :, None]).any(axis=1)
-        shares[held, exclude[part][held]] = False
-        few = shares.sum(axis=1) < k
-        shares[few] = True
-        shares[held, exclude[part][held]] = False
+        shares[few] |= (top_topic[None, :] == tops[:, :, None]).any(axis=1) & allowed[few]
+        few = shares.sum(axis=1) < k                                # still too few: every row
+        shares[few] = allowed[few]
         s = np.where(shares, query_unit[part].astype(np.float64) @ unit.astype(np.float64).T, -np.inf)
         order = np.argsort(-s, axis=1, kind="stable")[:, :k]       # ties: the lower row first
         rows[part], sims[part] = order, np.take_along_axis(s, order, 1)
