@@ -36,6 +36,7 @@ QUICK = {
     "gauss_gap": ["--train", "300", "--test", "100"],
     "bernbpe_epochs": ["--train", "300", "--test", "100", "--epochs", "1"],
     "co_runners": ["--max-docs", "300", "--repeats", "1"],
+    "generalisation": ["--corpus", "lee", "--topics", "10", "--seeds", "0"],
 }
 
 

@@ -112,3 +112,28 @@ def test_a_rerun_fits_only_the_seeds_a_model_lacks():
     assert missing_seeds(done, "c", 20, ["A", "B", "C"], [0, 1, 2]) == [([1, 2], ["A"]), ([2], ["B"]),
                                                                          ([0, 1, 2], ["C"])]
     assert missing_seeds(done, "c", 20, ["B"], [0, 1]) == []
+
+
+def test_the_generalisation_gap_is_train_npmi_minus_held_out_npmi():
+    from types import SimpleNamespace
+
+    from benchmarks.bench_generalisation import measure
+    from bpetopics.experiments.text_comparison import encode_texts
+
+    vocabulary = [f"w{i}" for i in range(20)]
+    first, second = vocabulary[:10], vocabulary[10:]
+    # each topic's ten words always meet in the training texts, and never in the held-out ones
+    train = [first, first, first, second]
+    test = [[first[i], second[i]] for i in range(10)]
+    references = {"train": encode_texts(train, vocabulary), "test": encode_texts(test, vocabulary),
+                  "corpus": encode_texts(train + test, vocabulary)}
+    topic_word = np.full((2, 20), 0.01)
+    topic_word[0, :10] = topic_word[1, 10:] = 0.09
+    model = SimpleNamespace(topic_word_=topic_word / topic_word.sum(1, keepdims=True))
+    document_frequency = np.asarray([3] * 10 + [1] * 10)
+    npmi_train, npmi_test, npmi_corpus, gap, median_df, diversity = measure(model, references, document_frequency, vocabulary)
+    assert npmi_test < npmi_corpus < npmi_train
+    assert npmi_test < -0.5 and npmi_train > 0.5    # no top-word pair meets in a held-out window
+    assert gap == pytest.approx(npmi_train - npmi_test, abs=1e-12)
+    assert median_df == 2.0    # ten top words in 3 training documents, ten in 1
+    assert diversity == pytest.approx(0.5, abs=1e-12)    # each topic lists all 20 words: 20 distinct of 40
