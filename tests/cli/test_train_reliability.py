@@ -111,7 +111,7 @@ def test_more_topics_than_documents_is_refused_at_once(saved_corpus, tmp_path):
     # a count that no corpus could train with is refused before the corpus is read
     result = CliRunner().invoke(main, ["train", str(saved_corpus), "--out", str(out), "--topics", "1000000000",
                                        "--device", "cpu"])
-    one_line_error(result, "--topics 1000000000 gives codes of 141,424 bits (sqrt(20 T)), more than the 65,536")
+    one_line_error(result, "--topics 1000000000 gives default codes of 141,424 bits, more than the 65,536")
     assert not out.exists() and not run_io.partial_path(out).exists()
 
 

@@ -44,7 +44,9 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         to a multiple of 8, at least 64 (:meth:`code_length`): 64 up to T = 204, 104 at
         T = 500. The pursuit costs O(K T) a word, so K growing as sqrt(T) keeps large T
         affordable; codes of one or two bits out of 64 already tell 2,000 mixtures apart
-        (docs/defaults.md measures 64 bits against 2.5 T at T = 50 to 200).
+        (docs/defaults.md measures 64 bits against 2.5 T at T = 50 to 200). Short texts
+        (fewer than ``SHORT_TEXT_WORDS`` distinct words a training document on average),
+        whose codes hold about one bit, get at least T bits (docs/defaults.md).
     hidden : tuple of int
         Decoder hidden sizes. The default ``()`` is a linear map from the code to the
         topic logits, f(z) = softmax(b + W z): on 20 Newsgroups hidden layers gave
@@ -162,6 +164,9 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         beta transposed; rows sum to 1.
     codes_ : np.ndarray of uint8, shape (N, K)
         Codes of the training documents.
+    words_per_document_ : float
+        The training documents' mean number of distinct words (the first chunk's under
+        ``partial_fit``); K depends on it when ``n_bits`` is None.
     current_topics_ : int
         The topics the model has now: T0, more after each round of growth, T at the end.
     prior_ : BetaProcessPrior
@@ -210,11 +215,28 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         self.seed_strength = seed_strength
         self.backend = backend
 
+    #: Short texts: training documents with fewer distinct words than this on average
+    #: (titles, subject lines, snippets) switch on about one bit each, so ``n_bits=None``
+    #: gives them at least T bits (:meth:`code_length`).
+    SHORT_TEXT_WORDS = 10
+
     def code_length(self) -> int:
-        """K: ``n_bits``, or when None max(64, sqrt(20 T) rounded up to a multiple of 8)."""
+        """K: ``n_bits``, or when None max(64, sqrt(20 T) rounded up to a multiple of 8),
+        and at least T rounded up to a multiple of 8 for short texts (once fitted:
+        ``words_per_document_`` < :attr:`SHORT_TEXT_WORDS`)."""
         if self.n_bits is not None:
             return int(self.n_bits)
-        return max(64, 8 * math.ceil(math.sqrt(20 * self.n_topics) / 8))
+        n_bits = max(64, 8 * math.ceil(math.sqrt(20 * self.n_topics) / 8))
+        # A one-bit code z = e_k has the mixture f(e_k): with about one bit a document,
+        # K codes of one bit and fewer than T of them leave topics that lead no code.
+        if getattr(self, "words_per_document_", self.SHORT_TEXT_WORDS) < self.SHORT_TEXT_WORDS:
+            n_bits = max(n_bits, 8 * math.ceil(self.n_topics / 8))
+        return n_bits
+
+    def _setup(self, X, n_data=None):
+        """Record ``words_per_document_`` (the code length reads it), then build."""
+        self.words_per_document_ = float(np.mean(X.getnnz(axis=1))) if X.shape[0] else 0.0
+        super()._setup(X, n_data)
 
     def _check_X(self, X):
         """X as CSR (or a RowStore as it is), refused (ValueError, one line) unless it

@@ -38,9 +38,8 @@ class TopicSizes:
     def _check_code_length(self) -> None:
         """As :meth:`BPEBase._check_code_length`, naming ``n_topics`` when it sets K."""
         if self.n_bits is None and self.code_length() > sizes.MAX_BITS:
-            raise sizes.SizeError("n_topics", self.n_topics, f"gives codes of {self.code_length():,} bits "
-                                                             f"(sqrt(20 T)), more than the {sizes.MAX_BITS:,} the pursuit "
-                                                             "can search")
+            raise sizes.SizeError("n_topics", self.n_topics, f"gives default codes of {self.code_length():,} "
+                                                             f"bits, more than the {sizes.MAX_BITS:,} the pursuit can search")
         super()._check_code_length()
 
     def _least_data(self, n_data: int) -> tuple[int, int]:
