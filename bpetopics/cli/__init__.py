@@ -170,8 +170,8 @@ OPTION_NAMES = {"n_topics": "topics", "n_bits": "bits", "random_state": "seed"}
 NOT_OPTIONS = ("self", "callback", "progress", "seed_words")     # seed words: train's --seed-topics
 MODEL_HELP = {
     "n_topics": "T, the number of topics.",
-    "n_bits": "K, the length of each document's binary code [default: 64, or 2.5 x topics "
-              "rounded up to a multiple of 8 when more].",
+    "n_bits": "K, the length of each document's binary code [default: 64, or sqrt(20 x topics) "
+              "rounded up to a multiple of 8 when more; at least the topics for short texts].",
     "hidden": "Decoder hidden layer sizes, comma-separated ('' for a linear decoder).",
     "activation": "Decoder activation: relu, tanh, softplus, sigmoid, elu, leaky_relu or gelu.",
     "alpha": "Beta-process concentration alpha, the prior's strength [default: N, the number of documents].",
