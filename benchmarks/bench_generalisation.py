@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bench_quality_grid import CORPORA, MODELS, NAMES, one_thread  # noqa: E402
+from benchmarks.bench_quality_grid import CORPORA, MODELS, NAMES, one_thread, warm_up  # noqa: E402
 from bpetopics.evaluation.coherence import npmi_coherence, top_word_ids  # noqa: E402
 from bpetopics.evaluation.diversity import topic_diversity  # noqa: E402
 from bpetopics.experiments.text_comparison import TEXT_MODELS, encode_texts, model_names  # noqa: E402
@@ -67,16 +67,14 @@ def main():
     vocabulary = list(train.vocabulary)
     references = {"train": encode_texts(train.texts, vocabulary), "test": encode_texts(test.texts, vocabulary),
                   "corpus": encode_texts(list(train.texts) + list(test.texts), vocabulary)}
-    document_frequency = np.asarray((train.counts > 0).sum(axis=0)).ravel()
+    document_frequency = train.counts.tocsc().getnnz(axis=0)       # training documents holding each word
     seeds = [int(s) for s in args.seeds.split(",")]
     print(f"{args.corpus}: {train.n_docs:,} training and {test.n_docs:,} held-out documents, "
           f"{len(vocabulary):,} words, T = {args.topics}, seeds {args.seeds}"
           + (f", PoissBPE with {params}" if params else "") + "\n")
     print("| model | " + " | ".join(COLUMNS) + " |\n|---|" + "---:|" * len(COLUMNS))
-    small = train.counts[: max(200, args.topics)]
+    warm_up(train.counts, args.topics, models)      # compiled kernels and lazy imports are not counted
     for name in models:
-        # an untimed fit first: compiled kernels and lazy imports are not counted
-        TEXT_MODELS[name].make(args.topics, 0, {}).fit(small)
         rows = []
         for seed in seeds:
             model = TEXT_MODELS[name].make(args.topics, seed, params if name == "PoissBPE" else {})

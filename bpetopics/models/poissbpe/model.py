@@ -235,7 +235,7 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
 
     def _setup(self, X, n_data=None):
         """Record ``words_per_document_`` (the code length reads it), then build."""
-        self.words_per_document_ = float(np.mean(X.getnnz(axis=1))) if X.shape[0] else 0.0
+        self.words_per_document_ = X.getnnz() / X.shape[0] if X.shape[0] else 0.0
         super()._setup(X, n_data)
 
     def _check_X(self, X):
