@@ -220,30 +220,6 @@ def test_default_epochs_give_small_corpora_enough_steps():
     assert fitted.epoch_ == 150 and len(fitted.history_) == 150   # 3 steps an epoch
 
 
-def test_the_default_code_length_grows_with_the_topics():
-    """K = 64, or sqrt(20 T) rounded up to a multiple of 8 when more; an explicit n_bits wins."""
-    assert [PoissBPE(n_topics=t).code_length() for t in (5, 20, 50, 200, 204, 205, 500, 1000)] == \
-        [64, 64, 64, 64, 64, 72, 104, 144]
-    assert PoissBPE(n_topics=50, n_bits=12).code_length() == 12
-
-
-def test_short_texts_get_at_least_a_bit_a_topic():
-    """Documents of three distinct words (under SHORT_TEXT_WORDS) train with K >= T; long
-    documents keep the sqrt rule; an explicit n_bits wins over both."""
-    rng = np.random.default_rng(0)
-    rows = np.repeat(np.arange(400), 3)
-    cols = np.concatenate([rng.choice(200, 3, replace=False) for _ in range(400)])
-    short = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(400, 200))
-    fast = dict(epochs=1, device="cpu", progress=False)
-    model = PoissBPE(n_topics=75, **fast).fit(short)
-    assert model.words_per_document_ == 3.0
-    assert model.code_length() == 80 and model.codes_.shape == (400, 80)      # 75 rounded up to 8s
-    assert PoissBPE(n_topics=75, n_bits=16, **fast).fit(short).codes_.shape == (400, 16)
-    long, _, _ = planted_corpus(n_docs=400, n_words=120)
-    model = PoissBPE(n_topics=75, **fast).fit(long)
-    assert model.words_per_document_ >= PoissBPE.SHORT_TEXT_WORDS and model.code_length() == 64
-
-
 def test_the_diversity_prior_pushes_no_topic_harder_above_60_topics():
     """Up to T = 60 the cosines are summed over all pairs, so each topic's push grows with
     its T - 1 partners; above, the push a topic gets stays what 59 partners give."""
