@@ -75,25 +75,39 @@ if numba is not None:
     @numba.njit(cache=True, nogil=True)
     def deletion_losses(indptr, indices, data, beta, mix):  # pragma: no cover - compiled
         """:func:`deletion_losses` of the CSR rows (indptr, indices, data float64), beta
-        (W, T) and mix (N, T) float64: one pass over the non-zeros, a word's T shares kept."""
+        (W, T) and mix (N, T) float64: one pass over the non-zeros, a word's T shares kept.
+
+        Only the topics with beta_wt > phi_nw (or f_t = 1) can lose anything: for 0 < f_t < 1,
+        (phi - beta_wt f_t) / (1 - f_t) < phi  <=>  beta_wt > phi, and otherwise the
+        renormalised rate, so the rate without t, is at least phi. The others are skipped
+        before the division and the logarithm: the same losses, fewer operations."""
         n_docs = indptr.shape[0] - 1
-        n_topics = beta.shape[1]
+        n_words, n_topics = beta.shape
         losses = np.zeros(n_topics)
         share = np.empty(n_topics)
         spread = 1.0 / max(n_topics - 1, 1)
+        beta_sums = np.zeros(n_words)                  # sum_t beta_wt, in topic order
+        for w in range(n_words):
+            for t in range(n_topics):
+                beta_sums[w] += beta[w, t]
         for d in range(n_docs):
+            mix_d = mix[d]
             for i in range(indptr[d], indptr[d + 1]):
                 w, x = indices[i], data[i]
-                phi, beta_sum = 0.0, 0.0
+                beta_w = beta[w]
+                phi = 0.0
                 for t in range(n_topics):
-                    share[t] = beta[w, t] * mix[d, t]
+                    share[t] = beta_w[t] * mix_d[t]
                     phi += share[t]
-                    beta_sum += beta[w, t]
                 phi = max(phi, 1e-300)
-                log_phi = np.log(phi)
+                log_phi = np.nan                           # ln phi, once a topic needs it
                 for t in range(n_topics):
-                    renormalised = max(phi - share[t], 0.0) / max(1.0 - mix[d, t], 1e-12)
-                    rest = max(max(renormalised, (beta_sum - beta[w, t]) * spread), 1e-300)
+                    if beta_w[t] <= phi and mix_d[t] < 1.0:   # the rate without t >= phi
+                        continue
+                    renormalised = max(phi - share[t], 0.0) / max(1.0 - mix_d[t], 1e-12)
+                    rest = max(max(renormalised, (beta_sums[w] - beta_w[t]) * spread), 1e-300)
                     if rest < phi:                         # else ln phi - ln rest <= 0: nothing lost
+                        if np.isnan(log_phi):
+                            log_phi = np.log(phi)
                         losses[t] += x * max(log_phi - np.log(rest), 0.0)
         return losses
