@@ -68,7 +68,7 @@ def test_deletion_loss_is_zero_for_an_unused_or_twin_topic_and_large_for_a_neede
     assert losses[2] > 100 * 60                      # B's documents lose more than a nat a token
 
 
-def test_the_compiled_two_means_splits_as_the_scipy_steps(monkeypatch):
+def test_the_compiled_two_means_splits_as_the_scipy_steps():
     """With numba, two_means runs compiled; the halves are those of the scipy steps (on
     these matrices exactly; summing in another order could move a boundary document)."""
     import scipy.sparse as sp
@@ -83,12 +83,13 @@ def test_the_compiled_two_means_splits_as_the_scipy_steps(monkeypatch):
         R.data = np.abs(R.data) * 5
         matrices.append(R)
     compiled = [two_means(R) for R in matrices]
-    monkeypatch.setattr(kernels, "AVAILABLE", False)
-    for R, fast in zip(matrices, compiled):
-        np.testing.assert_array_equal(fast, two_means(R))
+    with kernels.backend_in_use("torch"):                 # the scipy steps
+        reference = [two_means(R) for R in matrices]
+    for fast, slow in zip(compiled, reference):
+        np.testing.assert_array_equal(fast, slow)
 
 
-def test_the_compiled_deletion_losses_are_the_numpy_steps(monkeypatch):
+def test_the_compiled_deletion_losses_are_the_numpy_steps():
     """With numba, deletion_losses runs in one compiled pass; its losses are the numpy
     steps' up to the summing order."""
     import scipy.sparse as sp
@@ -105,13 +106,13 @@ def test_the_compiled_deletion_losses_are_the_numpy_steps(monkeypatch):
     mix = rng.dirichlet(np.full(7, 0.2), 120)
     mix[0] = np.eye(7)[2]                         # a document wholly one topic: the even fallback
     compiled = deletion_losses(X, beta, mix)
-    monkeypatch.setattr(kernels, "AVAILABLE", False)
-    expected = deletion_losses(X, beta, mix)
+    with kernels.backend_in_use("torch"):                 # the numpy steps
+        expected = deletion_losses(X, beta, mix)
     assert (expected > 0).all()
     np.testing.assert_allclose(compiled, expected, rtol=1e-12)
 
 
-def test_the_compiled_split_gains_are_the_scipy_steps(monkeypatch):
+def test_the_compiled_split_gains_are_the_scipy_steps():
     """With numba, split_gains' loop over topics runs compiled: the same halves and gains
     as the scipy steps, including a topic that explains too few rows to split."""
     from bpetopics.models.poissbpe.compiled import kernels
@@ -125,8 +126,8 @@ def test_the_compiled_split_gains_are_the_scipy_steps(monkeypatch):
     mix[:, 2] = 1e-9                               # topic 2 explains next to nothing
     mix /= mix.sum(1, keepdims=True)
     gains, halves = split_gains(X, beta, mix)
-    monkeypatch.setattr(kernels, "AVAILABLE", False)
-    want_gains, want_halves = split_gains(X, beta, mix)
+    with kernels.backend_in_use("torch"):                 # the scipy steps
+        want_gains, want_halves = split_gains(X, beta, mix)
     assert gains[-1] == want_gains[-1] == 0 and (gains[:-1] > 0).all()
     np.testing.assert_allclose(halves, want_halves, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(gains, want_gains, rtol=1e-9)
