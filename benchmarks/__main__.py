@@ -37,6 +37,7 @@ QUICK = {
     "bernbpe_epochs": ["--train", "300", "--test", "100", "--epochs", "1"],
     "co_runners": ["--max-docs", "300", "--repeats", "1"],
     "generalisation": ["--corpus", "lee", "--topics", "10", "--seeds", "0"],
+    "document_mixture": ["--cells", "lee:10", "--concentrations", "10", "--seeds", "0"],
 }
 
 

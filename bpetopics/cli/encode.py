@@ -18,10 +18,11 @@ EXTENSIONS = (".csv", ".npz", ".json")   # as bpetopics.runs.encode.EXTENSIONS (
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="Output file: .csv, .npz or .json (the extension picks the format).")
 @click.option("--top-topics", type=IntRange(min=1), default=3, show_default=True, help="Top topics listed per document.")
-@click.option("--mixture", type=Choice(["posterior", "code"]), default="posterior", show_default=True,
-              help="Topic mixture written: the posterior mean over each code and the codes one bit "
-                   "away (the better prediction of the document's words), or f(z) at the code alone "
-                   "(what the training run's doc_topics.npz holds).")
+@click.option("--mixture", type=Choice(["document", "posterior", "code"]), default="document", show_default=True,
+              help="Topic mixture written: each document's own mixture, the posterior one refined by "
+                   "its words (the best prediction of the document's words); the posterior mean over "
+                   "each code and the codes near it; or f(z) at the code alone (what the training "
+                   "run's doc_topics.npz holds).")
 @device_option()
 @click.option("--overwrite", is_flag=True, help="Replace --out if it exists.")
 def encode(run, input_path, out, top_topics, mixture, device, overwrite):

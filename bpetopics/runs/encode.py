@@ -63,18 +63,23 @@ class EncodedDocuments:
         return int((self.n_words == 0).sum())
 
 
-def encode_documents(run, ids, texts, mixture="posterior") -> EncodedDocuments:
+def encode_documents(run, ids, texts, mixture="document") -> EncodedDocuments:
     """Count ``texts`` with the run's own pipeline and vocabulary, then encode them
     (words outside the vocabulary are ignored). RunError when the run has no pipeline.
-    ``mixture``: 'posterior', the posterior mean over each code and its one-bit neighbours
-    (``PoissBPE.posterior_topic``), or 'code', f(z) at the code alone."""
+    ``mixture``: 'document', each document's own mixture around the posterior one
+    (``PoissBPE.doc_topic``'s default); 'posterior', the posterior mean over each code and
+    the codes near it (``PoissBPE.posterior_topic``); or 'code', f(z) at the code alone."""
     if run.pipeline is None:
         raise RunError(f"{run.path} has no text pipeline (it was trained on counts, not texts): "
                        "it cannot encode texts")
     counts = run.pipeline.transform(texts)
     codes = run.model.transform(counts)
-    mixtures = (run.model.posterior_topic(counts, codes) if mixture == "posterior"
-                else run.model.code_topic(codes))
+    if mixture == "code":
+        mixtures = run.model.code_topic(codes)
+    else:
+        mixtures = run.model.posterior_topic(counts, codes)
+        if mixture == "document":
+            mixtures = run.model.document_topic(counts, mixtures)
     return EncodedDocuments(list(ids), np.asarray(counts.sum(axis=1)).ravel(), codes, mixtures)
 
 

@@ -52,7 +52,7 @@ def test_encode_a_folder(runner, trained_run, raw_folder, tmp_path, ext):
     ids = ["hockey.txt", "nothing.txt", "space.txt"]
     counts = run.pipeline.transform([(raw_folder / i).read_text() for i in ids])
     codes = run.model.transform(counts)
-    mixtures = run.model.doc_topic(counts)                # the posterior mean, by default
+    mixtures = run.model.doc_topic(counts)                # each document's own mixture, by default
     assert counts[2].sum() > 0 and counts[1].sum() == 0
 
     if ext == ".csv":
@@ -88,6 +88,26 @@ def test_encode_mixture_code_writes_f_of_the_code(runner, trained_run, raw_folde
     with np.load(target, allow_pickle=False) as f:
         np.testing.assert_allclose(f["doc_topic"], run.model.code_topic(run.model.transform(counts)), rtol=1e-6)
         assert not np.allclose(f["doc_topic"], run.model.doc_topic(counts), atol=1e-4)
+
+
+def test_encode_writes_each_documents_own_mixture_by_default(runner, trained_run, raw_folder, tmp_path):
+    """The default mixture is doc_topic's (the posterior one refined by the words);
+    --mixture posterior writes the posterior mean itself."""
+    out, _ = trained_run
+    run = load_run(out)
+    counts = run.pipeline.transform([(raw_folder / i).read_text() for i in ["hockey.txt", "nothing.txt", "space.txt"]])
+    written = {}
+    for mixture in ("document", "posterior"):
+        target = tmp_path / f"{mixture}.npz"
+        args = ["encode", str(out), str(raw_folder), "--out", str(target)]
+        result = runner.invoke(main, args + (["--mixture", mixture] if mixture != "document" else []))
+        assert result.exit_code == 0, result.output
+        with np.load(target, allow_pickle=False) as f:
+            written[mixture] = f["doc_topic"]
+    np.testing.assert_allclose(written["document"], run.model.doc_topic(counts), rtol=1e-5, atol=1e-6)
+    codes = run.model.transform(counts)
+    np.testing.assert_allclose(written["posterior"], run.model.posterior_topic(counts, codes), rtol=1e-5, atol=1e-6)
+    assert np.abs(written["document"] - written["posterior"]).max() > 1e-3
 
 
 def test_encode_one_file_and_bad_input(runner, trained_run, raw_folder, tmp_path):

@@ -115,6 +115,13 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         topics on about 25 (T / 2^r, r = round(log2(T / 25)) >= 1: 25 at T = 50 and 100;
         at T = 50 on 20 Newsgroups it raised NPMI and accuracy and lowered completion
         perplexity; docs/defaults.md), below 40 T, no growth.
+    document_concentration : float
+        a0 of the documents' own mixtures (``doc_topic``'s default, ``posterior="document"``,
+        :mod:`bpetopics.models.poissbpe.document_mixture`): each document's mixture is the MAP
+        under a Dirichlet prior centred on its code's posterior mean mixture with this
+        many pseudo-tokens, so a long document's words move it further from its code's
+        mixture than a short one's. Reporting and prediction only: training does not
+        read it (docs/defaults.md measures the default against others).
     soft_codes : int
         How many codes of each document the theta step fits. 1 (the default): the pursued
         code, the MAP-EM of docs/model.md. M > 1: the M most probable of the pursued code and
@@ -184,6 +191,7 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
                         "split_moves": P.BOOL, "split_min_gain": P.NON_NEGATIVE,
                         "initial_topics": P.POSITIVE_INT_OR_NONE,
                         "cooldown_epochs": P.Rule("int", low=0), "soft_codes": P.POSITIVE_INT,
+                        "document_concentration": P.POSITIVE,
                         "pipeline": P.BOOL, "seed_strength": P.NON_NEGATIVE,
                         "backend": P.Rule("choice", choices=kernels.BACKENDS)}
 
@@ -191,7 +199,8 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
                  gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
                  topic_repulsion=0.0008, topic_smoothing=None, reseed_similarity=0.7, split_moves=True,
-                 split_min_gain=0.1, initial_topics=None, cooldown_epochs=2, soft_codes=1, pipeline=True,
+                 split_min_gain=0.1, initial_topics=None, cooldown_epochs=2, soft_codes=1,
+                 document_concentration=10.0, pipeline=True,
                  seed_words=None, seed_strength=0.02, backend="auto", random_state=0, device="auto",
                  progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
@@ -210,6 +219,7 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         self.initial_topics = initial_topics
         self.cooldown_epochs = cooldown_epochs
         self.soft_codes = soft_codes
+        self.document_concentration = document_concentration
         self.pipeline = pipeline
         self.seed_words = seed_words
         self.seed_strength = seed_strength

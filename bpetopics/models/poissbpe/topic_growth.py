@@ -156,7 +156,8 @@ class TopicGrowth:
         gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + 104729 + self.epoch_)
         sample = np.sort(torch.randperm(X.shape[0], generator=gen)[:GROWTH_SAMPLE].numpy())
         X_sample = X[sample]
-        mix = np.asarray(self.doc_topic(X_sample, pair_flips=GROWTH_PAIR_FLIPS), dtype=np.float64)  # (n, T0)
+        mix = self.doc_topic(X_sample, posterior="local", pair_flips=GROWTH_PAIR_FLIPS)
+        mix = np.asarray(mix, dtype=np.float64)                                        # (n, T0)
         with torch.no_grad():
             beta = self.likelihood_.topic_word().cpu().numpy().astype(np.float64)  # (W, T0)
             log_topics = torch.log_softmax(self.likelihood_.topic_logits.double(), 1).cpu().numpy()

@@ -11,6 +11,7 @@ import torch
 
 from bpetopics.models.poissbpe.compiled import fused_pursuit, kernels
 from bpetopics.models.poissbpe.code_posterior import PAIR_FLIPS, local_mean
+from bpetopics.models.poissbpe.document_mixture import document_mixtures
 from bpetopics.models.poissbpe.packed import PackedCounts, PaddedCounts
 from bpetopics.topwords import top_word_ids
 
@@ -32,26 +33,52 @@ class TopicOutputs:
         """Topic mixtures f(z) for codes (N, K) -> (N, T)."""
         return self.decode(codes)
 
-    def doc_topic(self, X, posterior="local", batch_size=None, pair_flips=PAIR_FLIPS) -> np.ndarray:
+    def doc_topic(self, X, posterior="document", batch_size=None, pair_flips=PAIR_FLIPS) -> np.ndarray:
         """Topic mixtures of documents, (N, W) counts -> (N, T).
 
-        posterior : {'local', 'map'}
-            'local' (the default): :meth:`posterior_topic`, the mixture to predict with
-            (document completion, features for a classifier). 'map': f(z_n) at the pursued
-            code alone, ``code_topic(transform(X))``, the mixture the run's files and graphs
-            use.
+        posterior : {'document', 'local', 'map'}
+            'document' (the default): each document's own mixture, the MAP under a
+            Dirichlet prior of ``document_concentration`` pseudo-tokens centred on the
+            'local' mixture (:mod:`bpetopics.models.poissbpe.document_mixture`): the mixture
+            to predict with (document completion, features for a classifier). 'local':
+            :meth:`posterior_topic`, the posterior mean of f(z) over the pursued code and
+            its neighbours. 'map': f(z_n) at the pursued code alone,
+            ``code_topic(transform(X))``, the mixture the run's files and graphs use.
         pair_flips : int
-            With 'local', the codes flipping two of this many best single flips join
-            the neighbourhood (:func:`~bpetopics.models.poissbpe.code_posterior.local_mean`).
+            With 'local' and 'document', the codes flipping two of this many best single
+            flips join the neighbourhood
+            (:func:`~bpetopics.models.poissbpe.code_posterior.local_mean`).
         """
-        if posterior not in ("local", "map"):
-            raise ValueError(f"posterior must be 'local' or 'map', not {posterior!r}")
+        if posterior not in ("document", "local", "map"):
+            raise ValueError(f"posterior must be 'document', 'local' or 'map', not {posterior!r}")
         X = self._check_X(X)
         with kernels.model_backend(self):
             codes = self.transform(X, batch_size)
             if posterior == "map":
                 return self.code_topic(codes)
-            return self.posterior_topic(X, codes, batch_size or POSTERIOR_BATCH_SIZE, pair_flips)
+            mixtures = self.posterior_topic(X, codes, batch_size or POSTERIOR_BATCH_SIZE, pair_flips)
+            if posterior == "local":
+                return mixtures
+            return self.document_topic(X, mixtures)
+
+    def document_topic(self, X, local_mixtures) -> np.ndarray:
+        """Each document's own mixture from its 'local' one (:meth:`posterior_topic`): the
+        MAP under a Dirichlet prior of ``document_concentration`` pseudo-tokens centred
+        on it (:func:`~bpetopics.models.poissbpe.document_mixture.document_mixtures`).
+
+        Parameters
+        ----------
+        X : sparse matrix, shape (N, W)
+        local_mixtures : np.ndarray, shape (N, T)
+
+        Returns
+        -------
+        np.ndarray, shape (N, T), float32, rows summing to 1
+        """
+        self._check_fitted()
+        X = self._check_X(X)
+        refined = document_mixtures(X, self.topic_word_, local_mixtures, self.document_concentration)
+        return refined.astype(np.float32)
 
     def posterior_topic(self, X, codes, batch_size=POSTERIOR_BATCH_SIZE, pair_flips=PAIR_FLIPS) -> np.ndarray:
         """The posterior mean of f(z) over each document's pursued code, its K one-bit

@@ -323,7 +323,7 @@ def test_the_cooldown_trains_the_last_epochs_at_a_fifth_of_the_learning_rate():
 
 
 def test_doc_topic_with_all_pairs_is_the_posterior_mean_over_the_two_flip_ball(planted_fit):
-    """With as many pair flips as bits (K = 8), doc_topic's neighbourhood is every code
+    """With as many pair flips as bits (K = 8), doc_topic's 'local' neighbourhood is every code
     within two flips of the pursued one: its mixture is the exp-L-weighted mean of f over
     that ball, scored code by code; fewer pairs give another mixture."""
     from itertools import combinations
@@ -347,9 +347,9 @@ def test_doc_topic_with_all_pairs_is_the_posterior_mean_over_the_two_flip_ball(p
             scores[ball.sum(2) > model.max_bits] = -np.inf
         mixes = torch.softmax(model.decoder_(ball), -1)                         # (10, 37, T)
         expected = (torch.softmax(scores.double(), 1)[..., None] * mixes.double()).sum(1)
-    np.testing.assert_allclose(model.doc_topic(new, pair_flips=n_bits), expected.numpy(),
+    np.testing.assert_allclose(model.doc_topic(new, posterior="local", pair_flips=n_bits), expected.numpy(),
                                rtol=1e-3, atol=1e-5)
-    assert np.abs(model.doc_topic(new, pair_flips=2) - expected.numpy()).max() > 1e-4
+    assert np.abs(model.doc_topic(new, posterior="local", pair_flips=2) - expected.numpy()).max() > 1e-4
 
 
 def test_the_default_dirichlet_prior_grows_as_the_corpus_shrinks():
