@@ -37,13 +37,14 @@ measures it).
 
 With numba the cycles run one document at a time in one compiled call
 (:mod:`bpetopics.models.poissbpe.compiled.document_mixture`); :func:`document_mixtures`
-here is the reference, batched with scipy.
+here is the reference, batched with torch (on the model's device).
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
+import torch
 
 from bpetopics.models.poissbpe.compiled import document_mixture as compiled, kernels
 
@@ -52,13 +53,12 @@ from bpetopics.models.poissbpe.compiled import document_mixture as compiled, ker
 TOLERANCE = 1e-9
 #: ... or after this many cycles (of at most three EM steps).
 MAX_CYCLES = 100
-#: Documents refined together by the reference: few, because every row of a batch takes
-#: as many cycles as its slowest.
-BATCH_SIZE = 16
+#: Documents refined together by the reference (its (non-zeros, T) products).
+BATCH_SIZE = 1024
 
 
 def document_mixtures(X, topic_word: np.ndarray, prior_mixtures: np.ndarray, concentration: float,
-                      tol: float = TOLERANCE, max_cycles: int = MAX_CYCLES) -> np.ndarray:
+                      tol: float = TOLERANCE, max_cycles: int = MAX_CYCLES, device="cpu") -> np.ndarray:
     """The documents' MAP mixtures under Dirichlet priors centred on ``prior_mixtures``.
 
     Parameters
@@ -74,12 +74,15 @@ def document_mixtures(X, topic_word: np.ndarray, prior_mixtures: np.ndarray, con
     tol, max_cycles :
         A document stops when a cycle gains at most ``tol`` nats per token and
         pseudo-token, or after ``max_cycles`` cycles (module docstring).
+    device : str or torch.device
+        Where the reference runs (the compiled path runs on the CPU).
 
     Returns
     -------
     np.ndarray, shape (N, T), float64, rows on the simplex
     """
     X = sp.csr_matrix(X, dtype=np.float64)
+    X.sum_duplicates()
     prior = np.ascontiguousarray(prior_mixtures, dtype=np.float64)
     beta = np.ascontiguousarray(np.asarray(topic_word, dtype=np.float64).T)      # (W, T)
     if not concentration > 0:
@@ -88,60 +91,69 @@ def document_mixtures(X, topic_word: np.ndarray, prior_mixtures: np.ndarray, con
         raise ValueError(f"X {X.shape}, topic_word {np.shape(topic_word)} and prior_mixtures "
                          f"{prior.shape} do not fit together")
     if kernels.available("cpu"):
-        X.sum_duplicates()
         return compiled.document_mixtures(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
                                           beta, prior, float(concentration), float(tol), int(max_cycles))
+    beta_t = torch.as_tensor(beta, device=device)
     out = np.empty_like(prior)
     for begin in range(0, X.shape[0], BATCH_SIZE):
         rows = slice(begin, begin + BATCH_SIZE)
-        out[rows] = _refine_batch(X[rows], beta, prior[rows], float(concentration), tol, max_cycles)
+        out[rows] = _refine_batch(X[rows], beta_t, torch.as_tensor(prior[rows], device=device),
+                                  float(concentration), tol, max_cycles).cpu().numpy()
     return out
 
 
-def _refine_batch(X: sp.csr_matrix, beta: np.ndarray, prior: np.ndarray, concentration: float,
-                  tol: float, max_cycles: int) -> np.ndarray:
-    """The cycles of the module docstring for a batch of rows at once, (B, T)."""
-    n_docs, nnz = X.shape[0], X.nnz
-    rows = np.repeat(np.arange(n_docs), np.diff(X.indptr))
-    of_row = sp.csr_matrix((np.ones(nnz), np.arange(nnz), X.indptr), shape=(n_docs, nnz))  # row sums
-    beta_nz = beta[X.indices]                                       # beta_wt at each non-zero (nnz, T)
-    tokens = np.asarray(X.sum(1), dtype=np.float64).ravel()         # N_n
-    weighted_centre = concentration * prior
-    log_centre_mask = prior > 0
-
-    def em_step(theta):
-        """(J(theta) (B,), F(theta) (B, T))."""
-        phi = np.maximum(np.einsum("it,it->i", beta_nz, theta[rows]), 1e-300)
-        objective = of_row @ (X.data * np.log(phi))
-        objective += (weighted_centre * np.log(np.maximum(theta, 1e-300)) * log_centre_mask).sum(1)
-        r = theta * (of_row @ (beta_nz * (X.data / phi)[:, None]))
-        return objective, (weighted_centre + r) / (concentration + tokens)[:, None]
-
-    theta0, theta2 = prior.copy(), prior.copy()
-    best = np.full(n_docs, -np.inf)
-    out = prior.copy()
-    active = np.ones(n_docs, dtype=bool)
-    theta1 = prior.copy()
+def _refine_batch(X: sp.csr_matrix, beta: torch.Tensor, prior: torch.Tensor, concentration: float,
+                  tol: float, max_cycles: int) -> torch.Tensor:
+    """The cycles of the module docstring for a batch of rows at once, (B, T) on
+    ``beta``'s device; each cycle computes only the rows still running."""
+    device = beta.device
+    n_docs = X.shape[0]
+    doc_of = torch.as_tensor(np.repeat(np.arange(n_docs), np.diff(X.indptr)), device=device)   # (nnz,)
+    words = torch.as_tensor(X.indices.astype(np.int64), device=device)
+    counts = torch.as_tensor(X.data, device=device)
+    tokens = torch.zeros(n_docs, dtype=torch.float64, device=device).index_add_(0, doc_of, counts)
+    out = prior.clone()
+    theta0, theta2 = prior.clone(), prior.clone()
+    best = torch.full((n_docs,), -torch.inf, dtype=torch.float64, device=device)
+    running = torch.arange(n_docs, device=device)             # the rows still running
+    place = torch.empty(n_docs, dtype=torch.int64, device=device)
     for _ in range(max_cycles):
-        objective, theta1 = em_step(theta0)
-        back = objective < best                                     # the jump lost ground
+        # the running rows' non-zeros, with the rows numbered 0..A-1
+        place[running] = torch.arange(len(running), device=device)
+        keep = torch.zeros(n_docs, dtype=torch.bool, device=device)
+        keep[running] = True
+        nz = keep[doc_of]
+        local, beta_nz, x = place[doc_of[nz]], beta[words[nz]], counts[nz]
+        centre, n_tok = prior[running], tokens[running]
+
+        def em_step(theta):
+            """(J(theta) (A,), F(theta) (A, T)) of the running rows."""
+            phi = (beta_nz * theta[local]).sum(1).clamp_min(1e-300)
+            objective = torch.zeros(len(theta), dtype=theta.dtype, device=device).index_add_(0, local, x * phi.log())
+            objective += (concentration * centre * theta.clamp_min(1e-300).log()).where(centre > 0, 0.0).sum(1)
+            r = theta * torch.zeros_like(theta).index_add_(0, local, beta_nz * (x / phi)[:, None])
+            return objective, (concentration * centre + r) / (concentration + n_tok)[:, None]
+
+        start, jumped_to = theta0[running], theta2[running]
+        objective, theta1 = em_step(start)
+        back = objective < best[running]                          # the jump lost ground
         if back.any():
-            theta0[back] = theta2[back]
-            again, stepped = em_step(theta0)
-            objective[back], theta1[back] = again[back], stepped[back]
-        done = active & (objective - best <= tol * (concentration + tokens))
-        out[done] = theta1[done]
-        active &= ~done
-        if not active.any():
+            start = torch.where(back[:, None], jumped_to, start)
+            again, stepped = em_step(start)
+            objective, theta1 = torch.where(back, again, objective), torch.where(back[:, None], stepped, theta1)
+        done = objective - best[running] <= tol * (concentration + n_tok)
+        out[running[done]] = theta1[done]
+        if done.all():
             return out
-        best, theta2 = em_step(theta1)
-        r = theta1 - theta0
-        v = theta2 - 2.0 * theta1 + theta0
+        best[running], theta2[running] = em_step(theta1)
+        r = theta1 - start
+        v = theta2[running] - 2.0 * theta1 + start
         step, curve = (r * r).sum(1), (v * v).sum(1)
-        alpha = np.where(curve > 0, -np.sqrt(step / np.where(curve > 0, curve, 1.0)), -1.0)
-        alpha = np.minimum(alpha, -1.0)[:, None]
-        jump = theta0 - 2.0 * alpha * r + alpha * alpha * v
+        alpha = torch.where(curve > 0, -(step / torch.where(curve > 0, curve, 1.0)).sqrt(), -1.0)
+        alpha = alpha.clamp_max(-1.0)[:, None]
+        jump = start - 2.0 * alpha * r + alpha * alpha * v
         inside = (curve > 0) & (jump > 0).all(1)
-        theta0 = np.where(inside[:, None], jump, theta2)
-    out[active] = theta1[active]
+        theta0[running] = torch.where(inside[:, None], jump, theta2[running])
+        out[running] = theta1                                      # where the last cycle got
+        running = running[~done]
     return out

@@ -40,7 +40,7 @@ def test_the_compiled_em_is_the_reference():
         pytest.skip("numba is not installed")
     X, topics, centres = random_case()
     fast = document_mixtures(X, topics, centres, 10.0)
-    with kernels.backend_in_use("torch"):                     # the scipy steps
+    with kernels.backend_in_use("torch"):                     # the torch steps
         slow = document_mixtures(X, topics, centres, 10.0)
     np.testing.assert_allclose(fast, slow, rtol=1e-9, atol=1e-12)
 
