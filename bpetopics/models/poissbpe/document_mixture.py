@@ -53,12 +53,14 @@ from bpetopics.models.poissbpe.compiled import document_mixture as compiled, ker
 TOLERANCE = 1e-9
 #: ... or after this many cycles (of at most three EM steps).
 MAX_CYCLES = 100
-#: Documents refined together by the reference (its (non-zeros, T) products).
+#: Documents refined together (the reference's (non-zeros, T) products; float64 copies of
+#: their prior mixtures).
 BATCH_SIZE = 1024
 
 
 def document_mixtures(X, topic_word: np.ndarray, prior_mixtures: np.ndarray, concentration: float,
-                      tol: float = TOLERANCE, max_cycles: int = MAX_CYCLES, device="cpu") -> np.ndarray:
+                      tol: float = TOLERANCE, max_cycles: int = MAX_CYCLES, device="cpu",
+                      dtype=np.float64) -> np.ndarray:
     """The documents' MAP mixtures under Dirichlet priors centred on ``prior_mixtures``.
 
     Parameters
@@ -76,29 +78,37 @@ def document_mixtures(X, topic_word: np.ndarray, prior_mixtures: np.ndarray, con
         pseudo-token, or after ``max_cycles`` cycles (module docstring).
     device : str or torch.device
         Where the reference runs (the compiled path runs on the CPU).
+    dtype : numpy dtype
+        Of the result (the EM runs in float64 either way).
 
     Returns
     -------
-    np.ndarray, shape (N, T), float64, rows on the simplex
+    np.ndarray, shape (N, T), rows on the simplex
     """
     X = sp.csr_matrix(X, dtype=np.float64)
     X.sum_duplicates()
-    prior = np.ascontiguousarray(prior_mixtures, dtype=np.float64)
+    prior_mixtures = np.asarray(prior_mixtures)
     beta = np.ascontiguousarray(np.asarray(topic_word, dtype=np.float64).T)      # (W, T)
     if not concentration > 0:
         raise ValueError(f"the concentration must be positive, not {concentration!r}")
-    if X.shape[0] != prior.shape[0] or beta.shape != (X.shape[1], prior.shape[1]):
+    if prior_mixtures.ndim != 2 or X.shape[0] != prior_mixtures.shape[0] \
+            or beta.shape != (X.shape[1], prior_mixtures.shape[1]):
         raise ValueError(f"X {X.shape}, topic_word {np.shape(topic_word)} and prior_mixtures "
-                         f"{prior.shape} do not fit together")
-    if kernels.available("cpu"):
-        return compiled.document_mixtures(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data,
-                                          beta, prior, float(concentration), float(tol), int(max_cycles))
-    beta_t = torch.as_tensor(beta, device=device)
-    out = np.empty_like(prior)
+                         f"{prior_mixtures.shape} do not fit together")
+    out = np.empty(prior_mixtures.shape, dtype=dtype)
+    compiled_path = kernels.available("cpu")
+    beta_t = None if compiled_path else torch.as_tensor(beta, device=device)
+    # in batches: float64 copies of a batch's prior mixtures only, whatever N
     for begin in range(0, X.shape[0], BATCH_SIZE):
         rows = slice(begin, begin + BATCH_SIZE)
-        out[rows] = _refine_batch(X[rows], beta_t, torch.as_tensor(prior[rows], device=device),
-                                  float(concentration), tol, max_cycles).cpu().numpy()
+        part, prior = X[rows], np.ascontiguousarray(prior_mixtures[rows], dtype=np.float64)
+        if compiled_path:
+            out[rows] = compiled.document_mixtures(part.indptr.astype(np.int64), part.indices.astype(np.int64),
+                                                   part.data, beta, prior, float(concentration), float(tol),
+                                                   int(max_cycles))
+        else:
+            out[rows] = _refine_batch(part, beta_t, torch.as_tensor(prior, device=device), float(concentration),
+                                      tol, max_cycles).cpu().numpy()
     return out
 
 

@@ -78,9 +78,8 @@ class TopicOutputs:
         self._check_fitted()
         X = self._check_X(X)
         with kernels.model_backend(self):
-            refined = document_mixtures(X, self.topic_word_, local_mixtures, self.document_concentration,
-                                        device=self.device_)
-        return refined.astype(np.float32)
+            return document_mixtures(X, self.topic_word_, local_mixtures, self.document_concentration,
+                                     device=self.device_, dtype=np.float32)
 
     def posterior_topic(self, X, codes, batch_size=POSTERIOR_BATCH_SIZE, pair_flips=PAIR_FLIPS) -> np.ndarray:
         """The posterior mean of f(z) over each document's pursued code, its K one-bit
