@@ -198,13 +198,15 @@ class BPEBase(SizeChecks, P.HyperParameters, SavedState, Encoding, TrainingStep)
     #: ``epochs=None`` trains for at least this many minibatch steps ...
     AUTO_MIN_STEPS = 2000
     #: ... in this many epochs at least and at most.
-    AUTO_EPOCH_RANGE = (15, 150)
+    AUTO_EPOCH_RANGE = (15, 30)
 
     def total_epochs(self) -> int:
         """The number of epochs training runs: ``epochs``, or for ``epochs=None``
         enough epochs for :attr:`AUTO_MIN_STEPS` minibatch steps on the training data,
-        clipped to :attr:`AUTO_EPOCH_RANGE` (a small corpus has few steps per epoch;
-        fifteen epochs of four steps leave the topics half-trained). Needs the model
+        clipped to :attr:`AUTO_EPOCH_RANGE`: a small corpus has few steps per epoch, and
+        fifteen epochs of four steps leave the topics half-trained, but past about 30
+        passes the codes fit the training documents rather than the topics (their bits
+        fall to one a document) and held-out quality stops improving. Needs the model
         built (``n_data_``)."""
         if self.epochs is not None:
             return int(self.epochs)

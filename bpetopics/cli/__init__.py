@@ -190,7 +190,7 @@ MODEL_HELP = {
     "gamma": "Beta-process mass gamma: prior mean of a bit is gamma/K [default: K/4].",
     "tau": "Delay tau of the q(pi) step size (t + tau)^-kappa.",
     "kappa": "Forgetting rate kappa of the q(pi) step size, in (0.5, 1].",
-    "epochs": "Passes over the corpus [default: enough for 2,000 minibatch steps, 15 to 150 epochs].",
+    "epochs": "Passes over the corpus [default: enough for 2,000 minibatch steps, 15 to 30 epochs].",
     "batch_size": "Documents per minibatch.",
     "lr": "Adam learning rate.",
     "max_bits": "At most this many active bits per code [default: no limit].",

@@ -66,9 +66,9 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         Training schedule: passes over the data, documents per minibatch, Adam's
         learning rate (a fifth of it in the cooldown, ``cooldown_epochs``).
         ``epochs=None`` (the default) runs enough epochs for 2,000 minibatch steps, at
-        least 15 and at most 150 (:meth:`total_epochs`): 15 on 20 Newsgroups, more on
-        small corpora, whose few steps per epoch would leave the topics half-trained
-        (docs/defaults.md).
+        least 15 and at most 30 (:meth:`total_epochs`): 15 on 20 Newsgroups, more on
+        small corpora, whose few steps per epoch would leave the topics half-trained,
+        but no more than 30, past which their codes overfit (docs/defaults.md).
     cooldown_epochs : int
         The last this many epochs (at most a fifth of them) train at ``lr`` / 5, so that
         training ends without the full steps' noise (docs/defaults.md: on

@@ -160,7 +160,9 @@ def test_dead_and_duplicated_topics_are_restarted():
     assert planted_match(beta, before).min() < 0.5
     assert model._end_of_epoch(X)["restarted_topics"] >= 2
     after = model.topic_word_
-    assert not np.allclose(before[1], after[1]) and not np.allclose(before[2], after[2])
+    # one of the two copies restarts (which one depends on the documents they serve)
+    assert not (np.allclose(before[0], after[0]) and np.allclose(before[1], after[1]))
+    assert not np.allclose(before[2], after[2])
     assert model.decoder_.first.bias[2] > -50.0
     model.set_params(epochs=model.epoch_ + 5).continue_fit(X)
     assert planted_match(beta, model.topic_word_).min() >= 0.9
@@ -206,18 +208,19 @@ def test_split_moves_off_restart_from_badly_explained_documents():
 
 
 def test_default_epochs_give_small_corpora_enough_steps():
-    """epochs=None: at least 2,000 minibatch steps, 15 to 150 epochs (issue #14: 15
-    epochs of a 300-document corpus are 75 steps, and its topics stay half-trained)."""
+    """epochs=None: at least 2,000 minibatch steps, 15 to 30 epochs (15 epochs of a
+    300-document corpus are 75 steps, and its topics stay half-trained; past 30 its codes
+    overfit)."""
     model = PoissBPE(n_topics=3, n_bits=4, device="cpu", progress=False)
     assert model.epochs is None
-    for n_docs, expected in [(11_227, 15), (3_000, 43), (300, 150)]:
+    for n_docs, expected in [(11_227, 15), (8_000, 16), (3_000, 30), (300, 30)]:
         model._build(n_docs, 50)
         assert model.total_epochs() == expected, n_docs
     model.set_params(epochs=7)
     assert model.total_epochs() == 7
     X, _, _ = planted_corpus(n_docs=130)
     fitted = PoissBPE(n_topics=3, n_bits=4, batch_size=64, device="cpu", progress=False).fit(X)
-    assert fitted.epoch_ == 150 and len(fitted.history_) == 150   # 3 steps an epoch
+    assert fitted.epoch_ == 30 and len(fitted.history_) == 30   # 3 steps an epoch
 
 
 def test_the_diversity_prior_pushes_no_topic_harder_above_60_topics():
@@ -267,9 +270,12 @@ def test_doc_topic_posterior_mean_predicts_held_out_words_better(planted_fit):
 
 def test_soft_codes_recover_the_planted_topics_and_train_in_one_process_only():
     """soft_codes=3: the theta step fits each document's three most probable nearby codes,
-    weighted; the planted topics are found as with the pursued codes alone."""
+    weighted; the planted topics are found as with the pursued codes alone. Soft codes
+    move the topics more slowly: 60 epochs (at the default 30, seed 0 leaves one of the
+    six topics at cosine 0.53, seeds 1-3 find all six)."""
     X, beta, _ = planted_corpus(n_docs=600)
-    model = PoissBPE(n_topics=6, n_bits=8, soft_codes=3, random_state=0, device="cpu", progress=False).fit(X)
+    model = PoissBPE(n_topics=6, n_bits=8, soft_codes=3, epochs=60, random_state=0, device="cpu",
+                     progress=False).fit(X)
     assert planted_match(beta, model.topic_word_).min() > 0.9
 
     class TwoProcesses:
