@@ -14,16 +14,19 @@ cell and model), ``grid.md`` (the runner's header, a table per corpus, and the s
 per cell, the best baseline on NPMI, top-25 diversity and perplexity and whether
 PoissBPE leads, ties within one std, or loses). Rows already in runs.csv are kept and not
 fitted again, so a second command with other corpora or T adds to the same grid.
+``--params`` (JSON) sets PoissBPE's keyword arguments, to compare a setting against the
+defaults' grid; such a grid needs its own --out.
 
 Run: ``python -m benchmarks quality_grid [--quick] [--corpora 20newsgroups-2000,abc]
 [--topics 20,50] [--models poissbpe,tomotopy-200,tomotopy,nmf,lda] [--seeds 3]
-[--out results/quality-grid]`` (offline data: SCIKIT_LEARN_DATA, NLTK_DATA,
+[--params '{"epochs": 150}'] [--out results/quality-grid]`` (offline data: SCIKIT_LEARN_DATA, NLTK_DATA,
 BPETOPICS_DATA as in docs/getting-started.md; set OMP_NUM_THREADS=1 and the like).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -102,11 +105,13 @@ def missing_seeds(done: set, name: str, n_topics: int, models: list, seeds: list
     return [(list(lacking), group) for lacking, group in groups.items()]
 
 
-def run_cell(name: str, data, n_topics: int, models: list, seeds: list) -> pd.DataFrame:
-    """Fit and measure ``models`` on one cell; the generic-topic count added."""
+def run_cell(name: str, data, n_topics: int, models: list, seeds: list, bpe_params: dict | None = None) -> pd.DataFrame:
+    """Fit and measure ``models`` on one cell (PoissBPE with ``bpe_params``); the
+    generic-topic count added."""
     train, test = data.train, data.test
     frequent = frequent_words(sp.vstack([train.counts, test.counts]).tocsr(), train.vocabulary)
     rows = compare_models(train, test, n_topics, seeds, models=models, reference="test", gensim_measures=(),
+                          bpe_params=bpe_params,
                           log=lambda line: print(f"  {name} T={n_topics} {line}", flush=True))
     rows["generic_topics"] = [count_generic_topics(words, frequent) for words in rows["top_words"]]
     rows.insert(0, "corpus", name)
@@ -149,8 +154,19 @@ def main():
     parser.add_argument("--topics", help=f"T values, comma-separated [default: {FULL['topics']}]")
     parser.add_argument("--models", default=MODELS, help=f"registry names, comma-separated [default: {MODELS}]")
     parser.add_argument("--seeds", type=int, help=f"fits per model, seeds 0..N-1 [default: {FULL['seeds']}]")
+    parser.add_argument("--params", default="{}",
+                        help="PoissBPE keyword arguments, JSON, e.g. '{\"epochs\": 150}' (needs its own --out)")
     parser.add_argument("--out", type=Path, default=Path("results/quality-grid"))
     args = parser.parse_args()
+    try:
+        bpe_params = json.loads(args.params)
+    except json.JSONDecodeError as exc:
+        parser.error(f"--params is not JSON ({exc}); write e.g. '{{\"epochs\": 150}}'")
+    if not isinstance(bpe_params, dict):
+        parser.error("--params must be a JSON object of PoissBPE keyword arguments")
+    if bpe_params and args.out.resolve() == Path("results/quality-grid").resolve():
+        parser.error("--params makes a grid of other settings: give it its own --out, "
+                     "e.g. --out results/quality-grid-variant")
     plan = QUICK if args.quick else FULL
     corpora = [c.strip() for c in (args.corpora or plan["corpora"]).split(",") if c.strip()]
     unknown = [c for c in corpora if c not in CORPORA]
@@ -186,7 +202,7 @@ def main():
             if not warm:
                 warm_up(data.train.counts, n_topics, models)
                 warm = True
-            new = pd.concat([run_cell(name, data, n_topics, group, lacking)
+            new = pd.concat([run_cell(name, data, n_topics, group, lacking, bpe_params)
                              for lacking, group in missing_seeds(done, name, n_topics, todo, seeds)],
                             ignore_index=True)
             keep = [(c, t, m, s) not in done for c, t, m, s in
