@@ -55,11 +55,21 @@ class Run:
             alpha, gamma = model.prior_hyperparameters(n_data)
             fill("alpha", lambda: alpha)
             fill("gamma", lambda: gamma)
-        fill("epochs", lambda: model.total_epochs() if hasattr(model, "total_epochs") and hasattr(model, "n_data_")
-             else None)
+        fill("epochs", self._trained_epochs)
         fill("topic_smoothing", self._topic_smoothing)
         fill("initial_topics", lambda: model.initial_topic_count() if hasattr(model, "initial_topic_count") else None)
         return params
+
+    def _trained_epochs(self) -> int | None:
+        """The epochs the saved model trained (``epoch_``): the default rule's count when
+        it trained, which a later version's rule need not give again; the rule's count for a
+        model that has not trained."""
+        model = self.model
+        if getattr(model, "epoch_", 0):
+            return int(model.epoch_)
+        if hasattr(model, "total_epochs") and hasattr(model, "n_data_"):
+            return model.total_epochs()
+        return None
 
     def _topic_smoothing(self) -> float | None:
         """The Dirichlet prior's eta the run used: summary.json's (recorded since it was
