@@ -125,7 +125,7 @@ def test_train_on_20newsgroups_with_progress(runner, shared_data, tmp_path):
     assert result.exit_code == 0, result.output
     assert "Training on 20newsgroups: 1" in result.stderr  # ~150 documents, less the empty ones
     # a corpus this small gets the note on what was measured below 1,000 documents
-    assert "training documents; below about 1,000, LDA by Gibbs sampling measured ahead" in result.stderr
+    assert "training documents; below about 1,000, LDA by Gibbs sampling trained faster" in result.stderr
     assert "bpetopics compare 20newsgroups --topics 5 --models poissbpe,tomotopy" in result.stderr
     assert "objective" in result.stderr and "mean active bits" in result.stderr and "1/1" in result.stderr
     lines = result.stdout.splitlines()
