@@ -63,6 +63,10 @@ class EncodedDocuments:
         return int((self.n_words == 0).sum())
 
 
+#: ``bpetopics encode --mixture`` -> ``PoissBPE.doc_topic``'s ``posterior``.
+MIXTURES = {"document": "document", "posterior": "local", "code": "map"}
+
+
 def encode_documents(run, ids, texts, mixture="document") -> EncodedDocuments:
     """Count ``texts`` with the run's own pipeline and vocabulary, then encode them
     (words outside the vocabulary are ignored). RunError when the run has no pipeline.
@@ -74,12 +78,7 @@ def encode_documents(run, ids, texts, mixture="document") -> EncodedDocuments:
                        "it cannot encode texts")
     counts = run.pipeline.transform(texts)
     codes = run.model.transform(counts)
-    if mixture == "code":
-        mixtures = run.model.code_topic(codes)
-    else:
-        mixtures = run.model.posterior_topic(counts, codes)
-        if mixture == "document":
-            mixtures = run.model.document_topic(counts, mixtures)
+    mixtures = run.model.topic_mixtures(counts, codes, posterior=MIXTURES[mixture])
     return EncodedDocuments(list(ids), np.asarray(counts.sum(axis=1)).ravel(), codes, mixtures)
 
 

@@ -49,11 +49,17 @@ class TopicOutputs:
             flips join the neighbourhood
             (:func:`~bpetopics.models.poissbpe.code_posterior.local_mean`).
         """
-        if posterior not in ("document", "local", "map"):
-            raise ValueError(f"posterior must be 'document', 'local' or 'map', not {posterior!r}")
+        _check_posterior(posterior)
         X = self._check_X(X)
         with kernels.model_backend(self):
-            codes = self.transform(X, batch_size)
+            return self.topic_mixtures(X, self.transform(X, batch_size), posterior, batch_size, pair_flips)
+
+    def topic_mixtures(self, X, codes, posterior="document", batch_size=None, pair_flips=PAIR_FLIPS) -> np.ndarray:
+        """:meth:`doc_topic` for documents already encoded: X (N, W) counts and their
+        pursued codes (N, K) -> (N, T), ``posterior`` as there (callers that keep the codes
+        too, e.g. ``bpetopics encode``, encode once)."""
+        _check_posterior(posterior)
+        with kernels.model_backend(self):
             if posterior == "map":
                 return self.code_topic(codes)
             mixtures = self.posterior_topic(X, codes, batch_size or POSTERIOR_BATCH_SIZE, pair_flips)
@@ -155,3 +161,9 @@ class TopicOutputs:
                                         device=self.device_)
                     total += float(self.likelihood_.data_term(self.decoder_(z), batch).sum())
         return float(np.exp(-total / max(X.sum(), 1)))
+
+
+def _check_posterior(posterior) -> None:
+    """ValueError unless ``posterior`` is one of doc_topic's."""
+    if posterior not in ("document", "local", "map"):
+        raise ValueError(f"posterior must be 'document', 'local' or 'map', not {posterior!r}")

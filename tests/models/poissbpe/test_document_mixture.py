@@ -109,3 +109,9 @@ def test_poissbpe_doc_topic_refines_the_local_posterior():
     assert np.abs(refined - local).max() > 1e-3
     with pytest.raises(ValueError, match="'document', 'local' or 'map'"):
         model.doc_topic(new, posterior="mean")
+    # the same mixtures from codes already pursued (what `bpetopics encode` calls)
+    codes = model.transform(new)
+    for posterior, expected in (("document", refined), ("local", local), ("map", model.code_topic(codes))):
+        np.testing.assert_array_equal(model.topic_mixtures(new, codes, posterior), expected)
+    with pytest.raises(ValueError, match="'document', 'local' or 'map'"):
+        model.topic_mixtures(new, codes, posterior="mean")
