@@ -17,7 +17,7 @@ import numpy as np
 
 from bpetopics import BernBPE
 from bpetopics.images.metrics import bernoulli_nll
-from bpetopics.experiments.image_table import _bpe_logits, load_split
+from bpetopics.experiments.image_table import bpe_logits, load_split
 
 SCHEDULES = {  # name -> (lr, lr_decay)
     "constant": (1e-3, False),
@@ -33,7 +33,7 @@ def run(schedule, X, Xt, epochs, n_bits, device, seed):
     for _ in range(epochs):
         model.partial_fit(X)
         codes = model.transform(Xt)
-        nll = bernoulli_nll(Xt, logits=_bpe_logits(model, codes))
+        nll = bernoulli_nll(Xt, logits=bpe_logits(model, codes))
         h = model.history_[-1]
         print(f"| {schedule} | {h['epoch']} | {nll:.2f} | {codes.sum(1).mean():.2f} | "
               f"{h['objective']:.2f} | {h['seconds']:.1f} |", flush=True)

@@ -17,7 +17,7 @@ import time
 
 import torch
 
-from bpetopics.experiments.image_table import _evaluate_bpe, load_split
+from bpetopics.experiments.image_table import evaluate_bpe, load_split
 from bpetopics.models import GaussBPE
 
 
@@ -44,7 +44,7 @@ def main():
         for e in range(epochs):
             model.partial_fit(X)
             if e + 1 in (4, epochs):
-                row, _ = _evaluate_bpe(model, "gauss", Xt)
+                row, _ = evaluate_bpe(model, "gauss", Xt)
                 print(f"| {spec} | {e + 1} | {row['value']:.2f} | {row['sparsity']:.3f} | "
                       f"{row['active_bits']:.2f} | {time.process_time() - start:.0f} |", flush=True)
 

@@ -23,7 +23,7 @@ import time
 
 import torch
 
-from bpetopics.experiments.image_table import BUDGETS, _evaluate_bpe, load_split
+from bpetopics.experiments.image_table import BUDGETS, evaluate_bpe, load_split
 from bpetopics.models import BernBPE, GaussBPE
 
 
@@ -76,7 +76,7 @@ def main():
         last = (args.deadline is not None
                 and elapsed + 1.5 * max(epoch_seconds) > args.deadline)
         if epoch in report or last:
-            row, _ = _evaluate_bpe(model, kind, Xt)
+            row, _ = evaluate_bpe(model, kind, Xt)
             print(f"| {label} | {epoch} | {row['metric']} | {row['value']:.2f} | "
                   f"{row['sparsity']:.3f} | {row['active_bits']:.2f} | "
                   f"{sum(epoch_seconds) / len(epoch_seconds):.1f} | "

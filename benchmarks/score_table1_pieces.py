@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from bpetopics.experiments.image_table import _evaluate_bpe, load_split
+from bpetopics.experiments.image_table import evaluate_bpe, load_split
 from bpetopics.runs.checkpoints import load_checkpoint
 from bpetopics.runs.folder import load_run
 
@@ -68,7 +68,7 @@ def main():
         pursuit = f"shortlist {model.shortlist}" if model.shortlist else "exact greedy"
         Xt, _ = load_split(dataset, "test", args.data_root, args.test)
         start = time.process_time()
-        row, _ = _evaluate_bpe(model, "bern" if dataset == "binary_mnist" else "gauss", Xt)
+        row, _ = evaluate_bpe(model, "bern" if dataset == "binary_mnist" else "gauss", Xt)
         print(f"| {dataset} | {type(model).__name__} (K = {model.n_bits}) | {model.epoch_} / "
               f"{model.total_epochs()} | {len(Xt):,} | {pursuit} | {row['metric']} | {row['value']:.2f} | "
               f"{PAPER.get(dataset, float('nan')):.2f} | {row['sparsity']:.3f} | "

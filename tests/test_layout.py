@@ -296,3 +296,13 @@ def test_no_private_name_is_used_across_modules():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         offenders += private_imports(name, tree, path.name == "__init__.py", modules)
     assert offenders == []
+
+
+def test_the_benchmarks_use_no_private_name_of_the_package():
+    """The benchmarks use the library as a user would: through its public names."""
+    modules = _modules()
+    offenders = []
+    for path in sorted((PACKAGE.parent / "benchmarks").glob("*.py")):
+        name = f"benchmarks.{path.stem}"
+        offenders += private_imports(name, ast.parse(path.read_text(encoding="utf-8")), False, modules)
+    assert offenders == []

@@ -55,7 +55,19 @@ def show_indices(y, n=10):
 
 
 # ---------------------------------------------------------------------------- models
-def _bpe_logits(model, codes, batch=1024):
+def bpe_logits(model, codes, batch=1024):
+    """The decoder's output before its sigmoid for every code, in batches of ``batch``.
+
+    Parameters
+    ----------
+    model : BernBPE or GaussBPE, fitted
+    codes : ndarray, shape (N, K)
+        Binary codes.
+
+    Returns
+    -------
+    ndarray, shape (N, D)
+    """
     out = []
     with torch.no_grad():
         for b in range(0, codes.shape[0], batch):
@@ -64,7 +76,16 @@ def _bpe_logits(model, codes, batch=1024):
     return np.concatenate(out)
 
 
-def _evaluate_bpe(model, kind, Xt):
+def evaluate_bpe(model, kind, Xt):
+    """Table 1's row for a fitted BPE model on held-out images ``Xt`` (N, D): sparsity,
+    bits, encoding seconds and the metric of ``kind`` ("gauss": MSE, else Bernoulli NLL).
+
+    Returns
+    -------
+    row : dict
+    recon : ndarray, shape (N, D)
+        The reconstructions (Gauss: E[lambda_n] f(z_n); Bernoulli: f(z_n)).
+    """
     start = time.perf_counter()
     codes = model.transform(Xt)
     encode = time.perf_counter() - start
@@ -77,7 +98,7 @@ def _evaluate_bpe(model, kind, Xt):
         recon = mu[:, None] * model.decode(codes)
         row.update(metric="MSE", value=reconstruction_mse(Xt, recon))
     else:
-        logits = _bpe_logits(model, codes)
+        logits = bpe_logits(model, codes)
         recon = expit(logits)
         row.update(metric="NLL", value=bernoulli_nll(Xt, logits=logits))
     return row, recon
@@ -139,7 +160,7 @@ def run_dataset(dataset, data_root, budget, device="auto", seed=0, progress=Fals
         params = {**params, "progress": bool(progress)}
 
         def evaluate(model):
-            row, recon = (_evaluate_bpe(model, kind, Xt) if name.endswith("BPE")
+            row, recon = (evaluate_bpe(model, kind, Xt) if name.endswith("BPE")
                           else _evaluate_vae(kind, model, Xt))
             return row, recon[show]
 
