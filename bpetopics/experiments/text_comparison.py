@@ -152,7 +152,7 @@ def holdout_split(corpus, fraction: float = 0.2, seed: int = 0):
     return parts[0], parts[1]
 
 
-def warm_up(n_topics: int, X, models: Sequence[str], params: dict) -> None:
+def warm_up_models(n_topics: int, X, models: Sequence[str], params: dict) -> None:
     """One small untimed fit of each model (lazy imports, thread pools, allocators): on 64
     documents, or on T when there are more topics (a model refuses more topics than
     documents)."""
@@ -229,7 +229,7 @@ def compare_models(train, test, n_topics: int, seeds: Sequence[int] = (0, 1, 2),
                else encode_texts((test if used == "test" else train).texts, vocabulary))
     labels = train.labels is not None and test.labels is not None
     if warm_up:
-        warm_up(n_topics, train.counts, models, params)
+        warm_up_models(n_topics, train.counts, models, params)
     rows = []
     for seed in seeds:
         for name in models:

@@ -163,10 +163,10 @@ def test_every_baseline_by_name_with_the_standard_protocol(small):
 
 def test_the_warm_up_fits_more_topics_than_its_64_documents(small):
     """`compare --topics 100` failed in the untimed warm-up fit (100 topics on 64 documents)."""
-    from bpetopics.experiments.text_comparison import warm_up
+    from bpetopics.experiments.text_comparison import warm_up_models
 
     train, _ = small
-    warm_up(100, train.counts, ["PoissBPE"], {"PoissBPE": dict(BPE, epochs=1)})
+    warm_up_models(100, train.counts, ["PoissBPE"], {"PoissBPE": dict(BPE, epochs=1)})
 
 
 def test_comparison_png_keeps_every_title_inside_the_image(tmp_path, monkeypatch):
