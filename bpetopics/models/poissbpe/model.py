@@ -100,7 +100,8 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         either); see ``_restart_topics``.
     split_moves : bool
         Restart topics by split moves (:mod:`bpetopics.models.poissbpe.topic_split`), until 90% of
-        training: a restarted topic takes half of the topic worth splitting most, a
+        training (a check at most every fourth epoch, every epoch for short texts:
+        :meth:`check_stride`): a restarted topic takes half of the topic worth splitting most, a
         topic that holds two themes is split when that gains more than the least needed
         topic costs, or hands one half to a topic like it. False: restarted topics start
         from the documents explained worst (the behaviour before issue #14).
@@ -239,14 +240,26 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         n_bits = max(64, 8 * math.ceil(math.sqrt(20 * self.n_topics) / 8))
         # A one-bit code z = e_k has the mixture f(e_k): with about one bit a document,
         # K codes of one bit and fewer than T of them leave topics that lead no code.
-        if getattr(self, "words_per_document_", self.SHORT_TEXT_WORDS) < self.SHORT_TEXT_WORDS:
+        if self.short_texts():
             n_bits = max(n_bits, 8 * math.ceil(self.n_topics / 8))
         return n_bits
 
+    def short_texts(self) -> bool:
+        """Whether the training documents are short texts: fewer than
+        :attr:`SHORT_TEXT_WORDS` distinct words a document on average (False before
+        fitting). They get at least T bits (:meth:`code_length`) and a topic check every
+        epoch (:meth:`check_stride`)."""
+        return getattr(self, "words_per_document_", self.SHORT_TEXT_WORDS) < self.SHORT_TEXT_WORDS
+
     def _setup(self, X, n_data=None):
         """Record ``words_per_document_`` (the code length reads it), then build."""
-        self.words_per_document_ = X.getnnz() / X.shape[0] if X.shape[0] else 0.0
+        self.words_per_document_ = self._words_per_document(X)
         super()._setup(X, n_data)
+
+    @staticmethod
+    def _words_per_document(X) -> float:
+        """The mean number of distinct words a document of X (CSR or RowStore) has."""
+        return X.getnnz() / X.shape[0] if X.shape[0] else 0.0
 
     def _check_X(self, X):
         """X as CSR (or a RowStore as it is), refused (ValueError, one line) unless it
@@ -325,6 +338,10 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
     def _train(self, X, n_epochs):
         if self._topic_smoothing() and getattr(self, "n_tokens_", None) is None:
             self.n_tokens_ = self._corpus_tokens(X)        # a loaded model, trained further
+        if getattr(self, "words_per_document_", None) is None:
+            # a loaded model (a resumed checkpoint, a run trained further): its K is the
+            # saved one, and the check's stride follows the documents it trains on
+            self.words_per_document_ = self._words_per_document(X)
         with kernels.model_backend(self):
             return super()._train(X, n_epochs)
 

@@ -25,6 +25,10 @@ LAST_MOVE = 0.9
 #: The check samples this many documents per topic (at least 1,000): a topic that leads a
 #: few percent of the documents must lead some of the sample's, whatever T.
 CHECK_DOCS_PER_TOPIC = 50
+#: With split moves the check runs at most every this many epochs (about 20 times in all
+#: on runs of over 80 epochs), so that it costs little; short texts are checked every
+#: epoch (TopicRepair.check_stride).
+CHECK_STRIDE = 4
 
 
 def corpus_frequencies(X) -> np.ndarray:
@@ -49,7 +53,7 @@ class TopicRepair:
     def _restart_topics(self, X) -> dict:
         """Restart dead and duplicated topics (docs/model.md: 2 to 5 of 20 topics died or
         duplicated) in the first half of training, and make split moves until 90% of it
-        (with split moves: at epochs 1, 1 + s, 1 + 2s, ..., s = max(4, epochs // 20)).
+        (with split moves: at epochs 1, 1 + s, 1 + 2s, ..., s = :meth:`check_stride`).
 
         On a seeded sample of max(1,000, 50 T) documents: a topic is *dead* when its total mixture
         weight is under a tenth of the average, *duplicated* when its word distribution
@@ -67,11 +71,7 @@ class TopicRepair:
         """
         early = self.epoch_ <= self.total_epochs() // 2
         late = self.split_moves and self.epoch_ <= int(LAST_MOVE * self.total_epochs())
-        # with split moves the check runs at most every fourth epoch (about 20 times in all
-        # on runs of over 80 epochs), so that it costs little: on 20 Newsgroups (15 epochs
-        # of 0.35 CPU s) a check costs 0.13 s
-        stride = max(4, self.total_epochs() // 20) if self.split_moves else 1
-        if self.reseed_similarity is None or not (early or late) or (self.epoch_ - 1) % stride:
+        if self.reseed_similarity is None or not (early or late) or (self.epoch_ - 1) % self.check_stride():
             return {"restarted_topics": 0}
         gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + self.epoch_)
         n_check = max(1000, CHECK_DOCS_PER_TOPIC * self.current_topics_)
@@ -109,6 +109,19 @@ class TopicRepair:
             docs = sample[worst[5 * i:5 * (i + 1)]]
             self._restart_topic(int(t), int(donors[i % len(donors)]), X[docs].sum(0), freq)
         return {"restarted_topics": len(rest) + len(moved)}
+
+    def check_stride(self) -> int:
+        """s, the epochs from one topic check to the next: max(CHECK_STRIDE, epochs // 20)
+        with split moves, 1 for short texts (:meth:`short_texts`) and without split moves.
+
+        Short texts switch on about one bit a document, and between checks their bits
+        die: a bit that loses its documents gets no gradient and never wins one back, and
+        the topics it led lead no document. A check gives the topics it restarts a bit of
+        their own and costs little on documents of a few words, so short texts are
+        checked every epoch (docs/defaults.md measures both)."""
+        if not self.split_moves or self.short_texts():
+            return 1
+        return max(CHECK_STRIDE, self.total_epochs() // 20)
 
     def _check_codes(self, X_sample, beta):
         """The sample's batch and codes under the full prior: the compiled pursuit from

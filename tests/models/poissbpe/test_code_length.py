@@ -1,4 +1,5 @@
-"""PoissBPE's code length K: the sqrt(T) rule, the short-text rule and an explicit n_bits."""
+"""PoissBPE's code length K (the sqrt(T) rule, the short-text rule and an explicit n_bits)
+and the short-text rule of the topic check's stride."""
 
 import numpy as np
 import scipy.sparse as sp
@@ -29,3 +30,27 @@ def test_short_texts_get_at_least_a_bit_a_topic():
     long, _, _ = planted_corpus(n_docs=400, n_words=120)
     model = PoissBPE(n_topics=75, **fast).fit(long)
     assert model.words_per_document_ >= PoissBPE.SHORT_TEXT_WORDS and model.code_length() == 64
+
+
+def test_short_texts_are_checked_every_epoch(monkeypatch):
+    """With split moves, a corpus of three-word documents gets a topic check at every
+    epoch until 90% of training (epochs 1-3 of 4); long documents every fourth epoch
+    (epoch 1 only)."""
+    rng = np.random.default_rng(0)
+    rows = np.repeat(np.arange(400), 3)
+    cols = np.concatenate([rng.choice(200, 3, replace=False) for _ in range(400)])
+    short = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(400, 200))
+    long, _, _ = planted_corpus(n_docs=400, n_words=120)
+    checked = []
+    original = PoissBPE._check_codes
+
+    def counting(self, X_sample, beta):
+        checked.append(self.epoch_)
+        return original(self, X_sample, beta)
+
+    monkeypatch.setattr(PoissBPE, "_check_codes", counting)
+    model = PoissBPE(n_topics=10, epochs=4, device="cpu", progress=False).fit(short)
+    assert model.short_texts() and model.check_stride() == 1 and checked == [1, 2, 3]
+    checked.clear()
+    model = PoissBPE(n_topics=10, epochs=4, device="cpu", progress=False).fit(long)
+    assert not model.short_texts() and model.check_stride() == 4 and checked == [1]
