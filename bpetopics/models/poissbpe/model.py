@@ -101,9 +101,9 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
     split_moves : bool
         Restart topics by split moves (:mod:`bpetopics.models.poissbpe.topic_split`), until 90% of
         training (a check at most every fourth epoch, every epoch for short texts:
-        :meth:`check_stride`): a restarted topic takes half of the topic worth splitting most, a
-        topic that holds two themes is split when that gains more than the least needed
-        topic costs, or hands one half to a topic like it. False: restarted topics start
+        :meth:`check_stride`): a restarted topic takes half of the topic worth splitting
+        most, a topic that holds two themes is split when that gains more than the least
+        needed topic costs, or hands one half to a topic like it. False: restarted topics start
         from the documents explained worst (the behaviour before issue #14).
     split_min_gain : float
         A split is worth making (other than for a dead or duplicated topic) only when it
