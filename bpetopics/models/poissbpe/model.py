@@ -100,7 +100,7 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         either); see ``_restart_topics``.
     split_moves : bool
         Restart topics by split moves (:mod:`bpetopics.models.poissbpe.topic_split`), until 90% of
-        training (a check at most every fourth epoch, every epoch for short texts:
+        training (a check at most every fourth epoch, every epoch for texts of a few words:
         :meth:`check_stride`): a restarted topic takes half of the topic worth splitting
         most, a topic that holds two themes is split when that gains more than the least
         needed topic costs, or hands one half to a topic like it. False: restarted topics start
@@ -247,8 +247,7 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
     def short_texts(self) -> bool:
         """Whether the training documents are short texts: fewer than
         :attr:`SHORT_TEXT_WORDS` distinct words a document on average (False before
-        fitting). They get at least T bits (:meth:`code_length`) and a topic check every
-        epoch (:meth:`check_stride`)."""
+        fitting). They get at least T bits (:meth:`code_length`)."""
         return getattr(self, "words_per_document_", self.SHORT_TEXT_WORDS) < self.SHORT_TEXT_WORDS
 
     def _setup(self, X, n_data=None):

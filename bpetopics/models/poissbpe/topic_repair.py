@@ -26,9 +26,11 @@ LAST_MOVE = 0.9
 #: few percent of the documents must lead some of the sample's, whatever T.
 CHECK_DOCS_PER_TOPIC = 50
 #: With split moves the check runs at most every this many epochs (about 20 times in all
-#: on runs of over 80 epochs), so that it costs little; short texts are checked every
-#: epoch (TopicRepair.check_stride).
+#: on runs of over 80 epochs), so that it costs little ...
 CHECK_STRIDE = 4
+#: ... but every epoch when the training documents have fewer distinct words than this on
+#: average (subject lines, titles of a few words: TopicRepair.check_stride).
+EVERY_EPOCH_WORDS = 5
 
 
 def corpus_frequencies(X) -> np.ndarray:
@@ -47,8 +49,8 @@ def smoothed_log_topics(counts, freq, weight=1.0) -> np.ndarray:
 
 class TopicRepair:
     """The end-of-epoch topic moves of PoissBPE (needs its fitted ``likelihood_``,
-    ``decoder_``, ``prior_``, ``optimizer_`` and the parameters ``reseed_similarity``,
-    ``split_moves``, ``split_min_gain``)."""
+    ``decoder_``, ``prior_``, ``optimizer_``, ``words_per_document_`` and the parameters
+    ``reseed_similarity``, ``split_moves``, ``split_min_gain``)."""
 
     def _restart_topics(self, X) -> dict:
         """Restart dead and duplicated topics (docs/model.md: 2 to 5 of 20 topics died or
@@ -112,14 +114,15 @@ class TopicRepair:
 
     def check_stride(self) -> int:
         """s, the epochs from one topic check to the next: max(CHECK_STRIDE, epochs // 20)
-        with split moves, 1 for short texts (:meth:`short_texts`) and without split moves.
+        with split moves; 1 without them, and for documents of fewer than
+        EVERY_EPOCH_WORDS distinct words on average (``words_per_document_``).
 
-        Short texts switch on about one bit a document, and between checks their bits
+        A document of a few words switches on about one bit, and between checks those bits
         die: a bit that loses its documents gets no gradient and never wins one back, and
         the topics it led lead no document. A check gives the topics it restarts a bit of
-        their own and costs little on documents of a few words, so short texts are
-        checked every epoch (docs/defaults.md measures both)."""
-        if not self.split_moves or self.short_texts():
+        their own and costs little on such documents, so they are checked every epoch.
+        Sentences of 8-9 words gained nothing from it (docs/defaults.md measures both)."""
+        if not self.split_moves or getattr(self, "words_per_document_", EVERY_EPOCH_WORDS) < EVERY_EPOCH_WORDS:
             return 1
         return max(CHECK_STRIDE, self.total_epochs() // 20)
 

@@ -1,5 +1,5 @@
 """PoissBPE's code length K (the sqrt(T) rule, the short-text rule and an explicit n_bits)
-and the short-text rule of the topic check's stride."""
+and the rule of the topic check's stride for texts of a few words."""
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,14 +32,18 @@ def test_short_texts_get_at_least_a_bit_a_topic():
     assert model.words_per_document_ >= PoissBPE.SHORT_TEXT_WORDS and model.code_length() == 64
 
 
-def test_short_texts_are_checked_every_epoch(monkeypatch):
-    """With split moves, a corpus of three-word documents gets a topic check at every
-    epoch until 90% of training (epochs 1-3 of 4); long documents every fourth epoch
-    (epoch 1 only)."""
+def test_texts_of_a_few_words_are_checked_every_epoch(monkeypatch):
+    """With split moves, a corpus of three-word documents (under EVERY_EPOCH_WORDS) gets a
+    topic check at every epoch until 90% of training (epochs 1-3 of 4); seven-word
+    documents (short texts for the code length, not for the check) and long documents
+    every fourth epoch (epoch 1 only)."""
     rng = np.random.default_rng(0)
-    rows = np.repeat(np.arange(400), 3)
-    cols = np.concatenate([rng.choice(200, 3, replace=False) for _ in range(400)])
-    short = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(400, 200))
+
+    def documents(n_words):
+        rows = np.repeat(np.arange(400), n_words)
+        cols = np.concatenate([rng.choice(200, n_words, replace=False) for _ in range(400)])
+        return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(400, 200))
+
     long, _, _ = planted_corpus(n_docs=400, n_words=120)
     checked = []
     original = PoissBPE._check_codes
@@ -49,8 +53,8 @@ def test_short_texts_are_checked_every_epoch(monkeypatch):
         return original(self, X_sample, beta)
 
     monkeypatch.setattr(PoissBPE, "_check_codes", counting)
-    model = PoissBPE(n_topics=10, epochs=4, device="cpu", progress=False).fit(short)
-    assert model.short_texts() and model.check_stride() == 1 and checked == [1, 2, 3]
-    checked.clear()
-    model = PoissBPE(n_topics=10, epochs=4, device="cpu", progress=False).fit(long)
-    assert not model.short_texts() and model.check_stride() == 4 and checked == [1]
+    expected = [(documents(3), True, 1, [1, 2, 3]), (documents(7), True, 4, [1]), (long, False, 4, [1])]
+    for X, short, stride, epochs in expected:
+        checked.clear()
+        model = PoissBPE(n_topics=10, epochs=4, device="cpu", progress=False).fit(X)
+        assert (model.short_texts(), model.check_stride(), checked) == (short, stride, epochs)
