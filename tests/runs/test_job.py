@@ -16,20 +16,29 @@ from bpetopics.text import Corpus
 PARAMS = dict(n_topics=3, n_bits=6, epochs=3, batch_size=20, device="cpu", progress=False, random_state=2)
 
 
-@pytest.fixture(scope="module")
-def corpus():
+def planted(tokens: int) -> Corpus:
+    """60 documents of ``tokens`` tokens each from 3 planted topics over 25 words."""
     rng = np.random.default_rng(0)
     topics = rng.dirichlet(np.full(25, 0.1), size=3)
-    counts = np.stack([rng.multinomial(30, topics[rng.integers(3)]) for _ in range(60)])
+    counts = np.stack([rng.multinomial(tokens, topics[rng.integers(3)]) for _ in range(60)])
     return Corpus(counts=sp.csr_matrix(counts), vocabulary=[f"w{j}" for j in range(25)],
                   texts=[[] for _ in range(60)], ids=[f"d{i}" for i in range(60)])
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return planted(30)
 
 
 class Stop(Exception):
     pass
 
 
-def test_interrupted_job_resumes_to_the_same_run(corpus, tmp_path):
+@pytest.mark.parametrize("tokens", [30, 3])
+def test_interrupted_job_resumes_to_the_same_run(tokens, tmp_path):
+    """Documents of 30 tokens, and of 3 (a topic check every epoch: the resumed model
+    must know its documents' length again)."""
+    corpus = planted(tokens)
     whole = train_run(tmp_path / "whole", dict(PARAMS), corpus, {"source": "planted"})
 
     job = start_job(tmp_path / "cut", dict(PARAMS), corpus, {"source": "planted"})
