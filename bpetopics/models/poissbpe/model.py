@@ -128,7 +128,8 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         code, the MAP-EM of docs/model.md. M > 1: the M most probable of the pursued code and
         its one-bit neighbours under the posterior exp L (:mod:`bpetopics.models.poissbpe.code_posterior`),
         the data term weighted by their renormalised probabilities (a soft E-step; docs/defaults.md
-        measures 3 against 1: better topics, 3.5x the training time). One process only.
+        measures 3 against 1: topics within the seeds' spread, several times the training
+        time). One process only.
     pipeline : bool
         True (the default): each minibatch's codes are pursued during the previous
         step's theta update, from the theta before that update (one Adam step stale), on

@@ -132,8 +132,8 @@ gains nothing either: taking a topic away never helps).
     np.ndarray, shape (T,)
 
     With numba the sums run in one compiled pass over the non-zeros (:func:`bpetopics.models.poissbpe.compiled.topic_split.deletion_losses`,
-    the same terms in another summing order; ~3x faster: numpy's steps make ten
-    (nnz, T) temporaries, the largest part of a split check at T = 50).
+    the same terms in another summing order, and faster: numpy's steps make ten
+    (nnz, T) temporaries, the largest part of a split check).
     """
     X = sp.csr_matrix(X)
     n_topics = beta.shape[1]

@@ -30,8 +30,8 @@ def two_means(R: sp.csr_matrix, n_iter: int = 10) -> np.ndarray:
     np.ndarray of bool, shape (N,)
         True for the rows of the second half.
 
-    With numba the same steps run in one compiled call (:func:`bpetopics.models.poissbpe.compiled.two_means.two_means`; ~10x faster:
-    the split-move check took ~0.1 s of Python and scipy calls at T = 50), summing in
+    With numba the same steps run in one compiled call (:func:`bpetopics.models.poissbpe.compiled.two_means.two_means`; much faster:
+    the check's many small Python and scipy calls are gone), summing in
     its own order: the halves can differ where a document sits on the boundary.
     """
     R = sp.csr_matrix(R)

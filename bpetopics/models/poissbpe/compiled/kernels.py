@@ -8,7 +8,7 @@ the data term of every candidate is
 over the document's real non-zeros i. Documents with the same code share the candidates
 z + e_j, so the caller computes ln phi once per distinct (word, code) pair: the products
 over T in one compiled loop (``prange``: pairs are spread over the threads), the
-logarithms by torch's vectorised ``log_`` (a scalar log in the loop is 3x slower), then
+logarithms by torch's vectorised ``log_`` (a scalar log in the loop is much slower), then
 each document's weighted sum of its pairs' rows in a second compiled loop. Used on CPU
 tensors when numba imports; :func:`bpetopics.models.poissbpe.table_pursuit._shared_code_scores` has
 the torch path (CUDA, or without numba), which gives the same scores to float tolerance.

@@ -77,8 +77,8 @@ if numba is not None:
         step's table of K + 1 columns; every bit scored): words are taken 4 at a time, so
         each vectorised pass over j reads 8 rows of mix once for 4 words' 32 products
         and each of the 4 rows of phi once (one word at a time, the 8 loads of mix per 8
-        products make the loop wait on loads). 1.1-1.5x faster at 64-128 columns; slower
-        at the 16-48 of a screened step (shorter passes), which keeps :func:`_word_rates`.
+        products make the loop wait on loads). Faster at 64-128 columns; slower at the
+        16-48 of a screened step (shorter passes), which keeps :func:`_word_rates`.
         Each element receives its sums in :func:`_word_rates`' order (the 8 or 4
         products of a topic block grouped in pairs, the blocks in topic order); the last
         n % 4 words are :func:`_word_rates`' own."""
@@ -202,7 +202,8 @@ if numba is not None:
         """score[b] = sum_i x_i ln max(sum_t beta[w_i, t] mix[t, b], 1e-30) for the
         columns b of mix (T, width), over the document's n non-zeros from ``start``; phi
         keeps the logarithms (n, width), flat. A function of its own: its loops run to
-        mix.shape, which LLVM vectorises (to a plain variable they run 4x slower)."""
+        mix.shape, which LLVM vectorises (to a plain variable they run several times
+        slower)."""
         _word_rates(start, n, cols, beta, mix, phi)             # phi_b(w_i)
         _sum_log_rates(start, n, vals, mix.shape[1], phi, scratch, score)
 

@@ -5,8 +5,8 @@ The pipelined schedule (:mod:`bpetopics.models.poissbpe.pipelined_steps`) hands 
 minibatch's pursuit to a second thread while this one takes the theta step, and joins it
 after. Every moment a thread spends in Python it holds the global interpreter lock (GIL),
 and the other thread's theta step, a chain of short calls, waits for it at each call
-(measured on 20 Newsgroups at T = 20: 50 us more of the helper's Python a minibatch made
-the theta steps of an epoch 9-11 ms longer). So each thread takes part in one compiled
+(a few tens of microseconds more of the helper's Python a minibatch made a measurable
+share of the theta steps' time). So each thread takes part in one compiled
 call, and the parts are claimed with atomic counters (:mod:`bpetopics.models.poissbpe.compiled.atomics`),
 not a Python lock:
 
