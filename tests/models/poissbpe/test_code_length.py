@@ -8,6 +8,14 @@ from bpetopics import PoissBPE
 from tests.models.poissbpe.test_model import planted_corpus
 
 
+def documents_of(n_words: int, seed: int = 0) -> sp.csr_matrix:
+    """400 documents of ``n_words`` distinct words each (counts of 1) out of 200."""
+    rng = np.random.default_rng(seed)
+    rows = np.repeat(np.arange(400), n_words)
+    cols = np.concatenate([rng.choice(200, n_words, replace=False) for _ in range(400)])
+    return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(400, 200))
+
+
 def test_the_default_code_length_grows_with_the_topics():
     """K = 64, or sqrt(20 T) rounded up to a multiple of 8 when more; an explicit n_bits wins."""
     assert [PoissBPE(n_topics=t).code_length() for t in (5, 20, 50, 200, 204, 205, 500, 1000)] == \
@@ -18,10 +26,7 @@ def test_the_default_code_length_grows_with_the_topics():
 def test_short_texts_get_at_least_a_bit_a_topic():
     """Documents of three distinct words (under SHORT_TEXT_WORDS) train with K >= T; long
     documents keep the sqrt rule; an explicit n_bits wins over both."""
-    rng = np.random.default_rng(0)
-    rows = np.repeat(np.arange(400), 3)
-    cols = np.concatenate([rng.choice(200, 3, replace=False) for _ in range(400)])
-    short = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(400, 200))
+    short = documents_of(3)
     fast = dict(epochs=1, device="cpu", progress=False)
     model = PoissBPE(n_topics=75, **fast).fit(short)
     assert model.words_per_document_ == 3.0
@@ -37,13 +42,6 @@ def test_texts_of_a_few_words_are_checked_every_epoch(monkeypatch):
     topic check at every epoch until 90% of training (epochs 1-3 of 4); seven-word
     documents (short texts for the code length, not for the check) and long documents
     every fourth epoch (epoch 1 only)."""
-    rng = np.random.default_rng(0)
-
-    def documents(n_words):
-        rows = np.repeat(np.arange(400), n_words)
-        cols = np.concatenate([rng.choice(200, n_words, replace=False) for _ in range(400)])
-        return sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(400, 200))
-
     long, _, _ = planted_corpus(n_docs=400, n_words=120)
     checked = []
     original = PoissBPE._check_codes
@@ -53,7 +51,7 @@ def test_texts_of_a_few_words_are_checked_every_epoch(monkeypatch):
         return original(self, X_sample, beta)
 
     monkeypatch.setattr(PoissBPE, "_check_codes", counting)
-    expected = [(documents(3), True, 1, [1, 2, 3]), (documents(7), True, 4, [1]), (long, False, 4, [1])]
+    expected = [(documents_of(3), True, 1, [1, 2, 3]), (documents_of(7), True, 4, [1]), (long, False, 4, [1])]
     for X, short, stride, epochs in expected:
         checked.clear()
         model = PoissBPE(n_topics=10, epochs=4, device="cpu", progress=False).fit(X)
