@@ -39,13 +39,26 @@ GROWTH_MIN_TOPICS = 40
 #: ... from about this many: T / 2^r topics (rounded up), r = round(log2(T / 25)) >= 1
 #: doublings (25 at T = 50 and 100, 20 at 40, 19 at 75).
 GROWTH_START_TOPICS = 25
-#: Training documents (a seeded sample, all of a smaller corpus) whose mixtures decide the
-#: splits.
+#: Training documents (a seeded sample, all of a smaller corpus) whose mixtures decide a
+#: round's splits: this many a topic after the round (the topic check's rule), at least
+#: GROWTH_MIN_SAMPLE, at most GROWTH_SAMPLE.
+GROWTH_DOCS_PER_TOPIC = 50
+GROWTH_MIN_SAMPLE = 1000
 GROWTH_SAMPLE = 20000
 #: Their mixtures are posterior means over the code's neighbourhood with the pairs of this
 #: many best flips: the neighbourhood growth was measured with (``doc_topic`` has used
 #: 16 since; a round's splits, and so the trained models, stay as measured).
 GROWTH_PAIR_FLIPS = 8
+
+
+def growth_sample_size(n_topics: int) -> int:
+    """How many training documents decide a round's splits (a seeded sample; all of a
+    smaller corpus): GROWTH_DOCS_PER_TOPIC for each of the ``n_topics`` topics the round
+    makes, at least GROWTH_MIN_SAMPLE and at most GROWTH_SAMPLE (1,000 at T = 20, 10,000
+    at T = 200). A round's cost is its sample's pursuit, posterior means and 2-means,
+    so a per-topic sample keeps the early rounds (25 -> 50 topics) as cheap as the checks
+    at that T."""
+    return min(GROWTH_SAMPLE, max(GROWTH_MIN_SAMPLE, GROWTH_DOCS_PER_TOPIC * int(n_topics)))
 
 
 def child_topics(gains: np.ndarray, halves: np.ndarray, log_topics: np.ndarray, n_topics: int,
@@ -154,7 +167,8 @@ class TopicGrowth:
         (at most twice as many as now); returns the number added."""
         n_old = self.current_topics_
         gen = torch.Generator().manual_seed(int(self.random_state) * 7919 + 104729 + self.epoch_)
-        sample = np.sort(torch.randperm(X.shape[0], generator=gen)[:GROWTH_SAMPLE].numpy())
+        sample = torch.randperm(X.shape[0], generator=gen)[:growth_sample_size(n_topics)]
+        sample = np.sort(sample.numpy())
         X_sample = X[sample]
         mix = self.doc_topic(X_sample, posterior="local", pair_flips=GROWTH_PAIR_FLIPS)
         mix = np.asarray(mix, dtype=np.float64)                                        # (n, T0)

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from bpetopics import PoissBPE
-from bpetopics.models.poissbpe.topic_growth import GROWTH_MIN_TOPICS, child_topics
+from bpetopics.models.poissbpe.topic_growth import GROWTH_MIN_TOPICS, child_topics, growth_sample_size
 from tests.models.poissbpe.test_model import planted_corpus, planted_match
 
 
@@ -80,6 +80,22 @@ def test_rounds_double_the_topics_after_their_epochs():
     assert model.topic_counts() == [3, 6, 10] and model.growth_schedule() == [(2, 6), (3, 10)]
     assert [h["topics"] for h in model.history_] == [3, 6, 10, 10, 10, 10, 10, 10, 10]
     assert model.topic_word_.shape == (10, X.shape[1]) and model.doc_topic(X).shape == (300, 10)
+
+
+@pytest.mark.parametrize("n_docs, sampled", [(1200, 1000), (400, 400)])
+def test_a_round_decides_its_splits_on_50_documents_a_topic(n_docs, sampled):
+    """At least 1,000 documents (all of a smaller corpus), 50 a topic from 20 topics on,
+    at most 20,000: a round's cost follows the topics it makes, not the corpus."""
+    assert [growth_sample_size(t) for t in (6, 20, 50, 200, 400, 1000)] == [
+        1000, 1000, 2500, 10000, 20000, 20000]
+    X, _, _ = planted_corpus(n_docs=n_docs)
+    model = PoissBPE(n_topics=6, n_bits=8, initial_topics=3, epochs=3, random_state=0, device="cpu",
+                     progress=False)
+    seen = []
+    model.doc_topic = lambda X_sample, **kw: seen.append(X_sample.shape[0]) or PoissBPE.doc_topic(
+        model, X_sample, **kw)
+    model.fit(X)
+    assert seen == [sampled]
 
 
 @pytest.mark.parametrize("initial", [0, 11])
