@@ -150,6 +150,8 @@ class GumbelSoftmaxVAE(BaseVAE):
 
     _fitted_scalars = ("tau_",)
 
+    _size_names = ("n_variables", "n_categories", "encoder_hidden", "decoder_hidden")
+
     # ------------------------------------------------------------------ fitting
     def _build(self, n_features):
         self.tau_ = float(self.tau0)

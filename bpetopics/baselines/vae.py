@@ -134,6 +134,8 @@ class GaussianVAE(BaseVAE):
 
     _fitted_scalars = ("obs_var_",)
 
+    _size_names = ("n_latent", "encoder_hidden", "decoder_hidden")
+
     # ------------------------------------------------------------------ fitting
     def _obs_var_mode(self):
         if isinstance(self.obs_var, str):

@@ -22,11 +22,12 @@ import time
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 from torch import nn
 from tqdm.auto import tqdm
 
+from bpetopics.bpe import sizes
 from bpetopics.bpe.decoder import ACTIVATIONS
 from bpetopics.bpe.device import resolve_device
 
@@ -75,6 +76,7 @@ class BaseVAE(BaseEstimator):
     def fit(self, X, y=None):
         """Train on X (n_samples, n_features) for ``epochs`` epochs; returns self."""
         X = check_array(X)
+        self.check_sizes(*X.shape)
         self._setup(X.shape[1])
         self._n_data = X.shape[0]
         return self._train(X)
@@ -84,6 +86,49 @@ class BaseVAE(BaseEstimator):
         checkpoint's training state): the same model as a fit never interrupted."""
         self._check_fitted()
         return self._train(check_array(X, self.n_features_in_))
+
+    # ------------------------------------------------------------------ sizes
+    #: The parameters that size the network, by name (those a memory refusal may name;
+    #: ``batch_size`` too).
+    _size_names: tuple = ()
+
+    def check_sizes(self, n_data: int, n_features: int) -> None:
+        """Refuse, before anything is allocated, sizes whose fit on ``n_data`` images of
+        ``n_features`` pixels needs more memory than the device has free: raises
+        :class:`~bpetopics.bpe.sizes.SizeError` (a ValueError, one line) naming the size
+        parameter whose least value would save most (:meth:`fit_memory` has the estimate)."""
+        size = {name: getattr(self, name) for name in (*self._size_names, "batch_size")}
+        size = {k: tuple(int(h) for h in v) if isinstance(v, (tuple, list)) else int(v) for k, v in size.items()}
+        parts = self.fit_memory(n_data, n_features, size)
+        least = {k: tuple(1 for _ in v) if isinstance(v, tuple) else 1 for k, v in size.items()}
+        culprits = {k: (v, parts["total"] - self.fit_memory(n_data, n_features, {**size, k: least[k]})["total"])
+                    for k, v in size.items()}
+        sizes.check_fit_memory(parts, sizes.free_memory_bytes(resolve_device(self.device)), culprits)
+
+    def fit_memory(self, n_data: int, n_features: int, size: dict | None = None) -> dict:
+        """Bytes a fit needs, by part, and their ``"total"`` (float32, an order of
+        magnitude as for the BPE models, :mod:`bpetopics.bpe.sizes`):
+
+            network    4 P: the P weights, their gradients and Adam's two moments
+            minibatch  4 B (D + sum of the layers' widths): a step's activations and
+                       their gradients (B: the batch size, at most N)
+            images     N D: the images copied to a CUDA device (0 on the CPU)
+
+        P is counted on a network built on torch's "meta" device (no memory), with the
+        parameters ``size`` (name -> value) in place of the model's own.
+        """
+        model = clone(self).set_params(**(size or {}))
+        with torch.device("meta"):
+            net = model._build(int(n_features))
+        n_params = sum(p.numel() for p in net.parameters())
+        widths = sum(m.out_features for m in net.modules() if isinstance(m, nn.Linear))
+        on_cuda = resolve_device(self.device).type == "cuda"
+        batch = min(int(model.batch_size), max(1, int(n_data)))       # a batch is at most the data
+        parts = {"network": 4 * n_params * sizes.FLOAT_BYTES,
+                 "minibatch": 4 * batch * (int(n_features) + widths) * sizes.FLOAT_BYTES,
+                 "images": int(n_data) * int(n_features) * sizes.FLOAT_BYTES if on_cuda else 0}
+        parts["total"] = sum(parts.values())
+        return parts
 
     def _setup(self, n_features):
         """A fresh network, optimiser, generators and counters (``epoch_`` 0)."""

@@ -26,7 +26,8 @@ def _images_error(exc):
 
 
 #: ``images train``'s option for each parameter of the BPE image models it sets.
-IMAGE_OPTIONS = {"n_bits": "--bits", "batch_size": "--batch-size", "hidden": "--hidden", "epochs": "--epochs",
+IMAGE_OPTIONS = {"n_bits": "--bits", "n_latent": "--bits", "n_variables": "--bits", "batch_size": "--batch-size",
+                 "hidden": "--hidden", "decoder_hidden": "--hidden", "epochs": "--epochs",
                  "lr": "--lr", "shortlist": "--shortlist", "sigma": "--sigma", "random_state": "--seed",
                  "device": "--device", "fast_stop_epochs": "--fast-stop-epochs"}
 

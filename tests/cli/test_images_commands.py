@@ -210,6 +210,11 @@ def test_every_failure_is_one_line(image_run, runner, tmp_path, data_root):  # n
                                         "--resume"]), "nothing to resume")
     one_line_error(runner.invoke(main, [*train, "mnist", "--model", "vae", "--out", str(tmp_path / "r"),
                                         "--data-root", str(tmp_path)]), "--data-root")
+    # the VAEs' sizes are checked before anything is allocated, naming the option
+    for model, option, value in (("vae", "--bits", "1000000000"), ("gsvae", "--hidden", "1000000,1000000")):
+        one_line_error(runner.invoke(main, [*train, "mnist", "--model", model, "--out", str(tmp_path / "r"), *root,
+                                            "--max-images", "20", option, value]),
+                       f"{option} {value} needs about", f"lower {option}")
     assert not (tmp_path / "r").exists() and not (tmp_path / "r.partial").exists()
 
     encode = ["images", "encode"]
