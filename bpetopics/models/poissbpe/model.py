@@ -15,6 +15,7 @@ from bpetopics.bpe.batches import RowStore
 from bpetopics.bpe.model import BPEBase
 from bpetopics.bpe.threads import numpy_blas_on_one_thread
 from bpetopics.models.poissbpe.compiled import kernels
+from bpetopics.models.poissbpe.document_concentration import DocumentConcentration
 from bpetopics.models.poissbpe.poisson import PoissonLikelihood
 from bpetopics.models.poissbpe.step_paths import StepPaths
 from bpetopics.models.poissbpe.topic_growth import TopicGrowth
@@ -27,7 +28,7 @@ from bpetopics.models.poissbpe.topic_sizes import TopicSizes
 from bpetopics.models.poissbpe.topic_prior import topic_overlap
 
 
-class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, StepPaths,
+class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, StepPaths,
                BPEBase, TransformerMixin, BaseEstimator):
     """Poisson BPE topic model: x_n ~ Poisson(lambda_n beta f(z_n)).
 
@@ -116,13 +117,16 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         topics on about 25 (T / 2^r, r = round(log2(T / 25)) >= 1: 25 at T = 50 and 100;
         at T = 50 on 20 Newsgroups it raised NPMI and accuracy and lowered completion
         perplexity; docs/defaults.md), below 40 T, no growth.
-    document_concentration : float
+    document_concentration : float or None
         a0 of the documents' own mixtures (``doc_topic``'s default, ``posterior="document"``,
         :mod:`bpetopics.models.poissbpe.document_mixture`): each document's mixture is the MAP
         under a Dirichlet prior centred on its code's posterior mean mixture with this
         many pseudo-tokens, so a long document's words move it further from its code's
-        mixture than a short one's. Reporting and prediction only: training does not
-        read it (docs/defaults.md measures the default against others).
+        mixture than a short one's. None (the default): 10, or for short texts the value of
+        0.3, 1, 3 and 10 that best completes their training documents, picked at the end
+        of training (``document_concentration_``,
+        :mod:`bpetopics.models.poissbpe.document_concentration`). Reporting and prediction
+        only: training does not read it (docs/defaults.md measures the choices).
     soft_codes : int
         How many codes of each document the theta step fits. 1 (the default): the pursued
         code, the MAP-EM of docs/model.md. M > 1: the M most probable of the pursued code and
@@ -178,6 +182,9 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
         ``partial_fit``); K depends on it when ``n_bits`` is None.
     current_topics_ : int
         The topics the model has now: T0, more after each round of growth, T at the end.
+    document_concentration_ : float or None
+        The a0 picked at the end of training for ``document_concentration=None``
+        (:meth:`concentration_in_use` says what ``doc_topic`` uses).
     prior_ : BetaProcessPrior
         q(pi) = Beta(a, b).
     history_ : list of dict
@@ -193,7 +200,7 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
                         "split_moves": P.BOOL, "split_min_gain": P.NON_NEGATIVE,
                         "initial_topics": P.POSITIVE_INT_OR_NONE,
                         "cooldown_epochs": P.Rule("int", low=0), "soft_codes": P.POSITIVE_INT,
-                        "document_concentration": P.POSITIVE,
+                        "document_concentration": P.POSITIVE_OR_NONE,
                         "pipeline": P.BOOL, "seed_strength": P.NON_NEGATIVE,
                         "backend": P.Rule("choice", choices=kernels.BACKENDS)}
 
@@ -202,7 +209,7 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
                  topic_repulsion=0.0008, topic_smoothing=None, reseed_similarity=0.7, split_moves=True,
                  split_min_gain=0.1, initial_topics=None, cooldown_epochs=2, soft_codes=1,
-                 document_concentration=10.0, pipeline=True,
+                 document_concentration=None, pipeline=True,
                  seed_words=None, seed_strength=0.02, backend="auto", random_state=0, device="auto",
                  progress=True, callback=None):
         super().__init__(n_bits=n_bits, hidden=hidden, activation=activation, alpha=alpha,
@@ -343,7 +350,9 @@ class PoissBPE(TopicMerging, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
             # saved one, and the check's stride follows the documents it trains on
             self.words_per_document_ = self._words_per_document(X)
         with kernels.model_backend(self):
-            return super()._train(X, n_epochs)
+            result = super()._train(X, n_epochs)
+            self._pick_concentration(X)
+        return result
 
     def _encode(self, X, batch_size):
         """Encoding on the model's backend (resolved again for a model loaded from disk)."""

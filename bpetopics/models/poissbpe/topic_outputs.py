@@ -38,7 +38,7 @@ class TopicOutputs:
 
         posterior : {'document', 'local', 'map'}
             'document' (the default): each document's own mixture, the MAP under a
-            Dirichlet prior of ``document_concentration`` pseudo-tokens centred on the
+            Dirichlet prior of :meth:`concentration_in_use` pseudo-tokens centred on the
             'local' mixture (:mod:`bpetopics.models.poissbpe.document_mixture`): the mixture
             to predict with (document completion, features for a classifier). 'local':
             :meth:`posterior_topic`, the posterior mean of f(z) over the pursued code and
@@ -69,7 +69,7 @@ class TopicOutputs:
 
     def document_topic(self, X, local_mixtures) -> np.ndarray:
         """Each document's own mixture from its 'local' one (:meth:`posterior_topic`): the
-        MAP under a Dirichlet prior of ``document_concentration`` pseudo-tokens centred
+        MAP under a Dirichlet prior of :meth:`concentration_in_use` pseudo-tokens centred
         on it (:func:`~bpetopics.models.poissbpe.document_mixture.document_mixtures`).
 
         Parameters
@@ -84,7 +84,7 @@ class TopicOutputs:
         self._check_fitted()
         X = self._check_X(X)
         with kernels.model_backend(self):
-            return document_mixtures(X, self.topic_word_, local_mixtures, self.document_concentration,
+            return document_mixtures(X, self.topic_word_, local_mixtures, self.concentration_in_use(),
                                      device=self.device_, dtype=np.float32)
 
     def posterior_topic(self, X, codes, batch_size=POSTERIOR_BATCH_SIZE, pair_flips=PAIR_FLIPS) -> np.ndarray:

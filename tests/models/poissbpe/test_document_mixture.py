@@ -94,7 +94,7 @@ def test_bad_arguments_are_refused():
 
 def test_poissbpe_doc_topic_refines_the_local_posterior():
     """doc_topic's default is the document mixture around the 'local' posterior, with the
-    model's document_concentration."""
+    model's concentration_in_use() (10 for these long documents)."""
     from bpetopics import PoissBPE
     from tests.models.poissbpe.test_model import planted_corpus
 
@@ -104,7 +104,8 @@ def test_poissbpe_doc_topic_refines_the_local_posterior():
     local = model.doc_topic(new, posterior="local")
     refined = model.doc_topic(new)
     np.testing.assert_allclose(refined, document_mixtures(new, model.topic_word_, local,
-                                                          model.document_concentration), rtol=1e-5, atol=1e-6)
+                                                          model.concentration_in_use()), rtol=1e-5, atol=1e-6)
+    assert model.concentration_in_use() == 10.0
     np.testing.assert_allclose(refined.sum(1), 1.0, atol=1e-5)
     assert np.abs(refined - local).max() > 1e-3
     with pytest.raises(ValueError, match="'document', 'local' or 'map'"):
