@@ -28,8 +28,8 @@ from bpetopics.models.poissbpe.topic_sizes import TopicSizes
 from bpetopics.models.poissbpe.topic_prior import topic_overlap
 
 
-class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair, TopicGrowth, TopicSizes, StepPaths,
-               BPEBase, TransformerMixin, BaseEstimator):
+class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, TopicPriors, TopicRepair,
+               TopicGrowth, TopicSizes, StepPaths, BPEBase, TransformerMixin, BaseEstimator):
     """Poisson BPE topic model: x_n ~ Poisson(lambda_n beta f(z_n)).
 
     A document's sparse binary code z_n (K bits) is found by greedy pursuit; the
