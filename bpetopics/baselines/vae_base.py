@@ -99,11 +99,8 @@ class BaseVAE(BaseEstimator):
         parameter whose least value would save most (:meth:`fit_memory` has the estimate)."""
         size = {name: getattr(self, name) for name in (*self._size_names, "batch_size")}
         size = {k: tuple(int(h) for h in v) if isinstance(v, (tuple, list)) else int(v) for k, v in size.items()}
-        parts = self.fit_memory(n_data, n_features, size)
-        least = {k: tuple(1 for _ in v) if isinstance(v, tuple) else 1 for k, v in size.items()}
-        culprits = {k: (v, parts["total"] - self.fit_memory(n_data, n_features, {**size, k: least[k]})["total"])
-                    for k, v in size.items()}
-        sizes.check_fit_memory(parts, sizes.free_memory_bytes(resolve_device(self.device)), culprits)
+        sizes.check_fit_sizes(lambda values: self.fit_memory(n_data, n_features, values), size,
+                              sizes.free_memory_bytes(resolve_device(self.device)))
 
     def fit_memory(self, n_data: int, n_features: int, size: dict | None = None) -> dict:
         """Bytes a fit needs, by part, and their ``"total"`` (float32, an order of

@@ -53,15 +53,5 @@ class SizeChecks:
     def _check_memory(self, n_data: int, n_features: int) -> None:
         """SizeError when a fit on data of this size needs more memory than is free,
         naming the size parameter whose least value would save most."""
-        size = self._size_parameters()
-
-        def total(values) -> int:
-            return sum(v for k, v in self._fit_memory(n_data, n_features, values).items() if k != "total")
-
-        parts = self._fit_memory(n_data, n_features, size)
-        parts["total"] = total(size)
-        least = {name: tuple(1 for _ in value) if isinstance(value, tuple) else min(int(value), 1)
-                 for name, value in size.items()}
-        culprits = {name: (value, parts["total"] - total({**size, name: least[name]}))
-                    for name, value in size.items()}
-        sizes.check_fit_memory(parts, sizes.free_memory_bytes(resolve_device(self.device)), culprits)
+        sizes.check_fit_sizes(lambda size: self._fit_memory(n_data, n_features, size), self._size_parameters(),
+                              sizes.free_memory_bytes(resolve_device(self.device)))

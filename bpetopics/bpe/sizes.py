@@ -129,6 +129,35 @@ def check_fit_memory(parts: dict, free: int | None, culprits: dict) -> None:
                                  f"{_gb(free)} free")
 
 
+def check_fit_sizes(fit_memory, size: dict, free: int | None) -> None:
+    """Raise SizeError when a fit with the size parameters ``size`` needs more than
+    ``free`` bytes, naming the parameter whose least value would save most.
+
+    Parameters
+    ----------
+    fit_memory : callable
+        ``size``-like dict -> bytes by part; the parts are summed (a ``"total"`` entry is
+        left out of the sum).
+    size : dict
+        Parameter name -> int, or a tuple of ints (layer widths); its least value is 1
+        (0 stays 0), 1 for each layer.
+    free : int or None
+        Bytes free (None: unknown, nothing is refused).
+
+    The estimate for each parameter at its least is only computed when the fit is refused.
+    """
+    def total(values) -> int:
+        return sum(v for k, v in fit_memory(values).items() if k != "total")
+
+    needed = total(size)
+    if free is None or needed <= free:
+        return
+    least = {name: tuple(1 for _ in value) if isinstance(value, tuple) else min(int(value), 1)
+             for name, value in size.items()}
+    culprits = {name: (value, needed - total({**size, name: least[name]})) for name, value in size.items()}
+    check_fit_memory({"total": needed}, free, culprits)
+
+
 def check_bits(n_bits: int) -> None:
     """Refuse code lengths the pursuit cannot search (over :data:`MAX_BITS`)."""
     if n_bits > MAX_BITS:
