@@ -84,7 +84,7 @@ class TrainingStep:
         ``weight``. A subclass may pursue otherwise (the same codes)."""
         batch = self.likelihood_.batch(X_batch, self.device_)
         # The decoder has no mode-dependent layer (no dropout, no batch norm): it stays in
-        # one mode (toggling eval()/train() on every step cost 3% of an epoch).
+        # one mode (toggling eval()/train() on every step cost a measurable share of an epoch).
         codes, score = greedy_pursuit(self.decoder_, self.likelihood_, batch,
                                       weight * self.prior_.bit_log_odds(), self.max_bits,
                                       return_score=True, params=params,

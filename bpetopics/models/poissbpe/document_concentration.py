@@ -17,9 +17,9 @@ half is scored, as in :mod:`bpetopics.evaluation.perplexity`). Training document
 biased towards a larger a0 than new ones: their codes were fitted to them. The bias runs
 one way, so the choice is only ever to lower a0 from 10: when even the training
 documents prefer less weight on their codes, new documents prefer it more. (Chosen from
-all values up to 100, the training documents of longer texts asked for 30 to 100 where
-new documents of the same corpora were completed best with 10.) Any other model keeps
-10, and a number given as ``document_concentration`` is used as it is.
+larger values too, the training documents of longer texts asked for several times the
+a0 that completed new documents of the same corpora best: docs/defaults.md.) Any other
+model keeps 10, and a number given as ``document_concentration`` is used as it is.
 """
 
 from __future__ import annotations

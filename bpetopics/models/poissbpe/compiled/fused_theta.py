@@ -170,9 +170,9 @@ if numba is not None:
     def _dot(x, y):  # pragma: no cover - compiled
         """sum_w x_w y_w over two rows, vectorised: the sum may be reassociated (fastmath
         ``reassoc`` alone), so LLVM keeps vector-wide partial sums. Without it the loop is
-        scalar (eight running sums in scalars are not vectorised either): 76 against 17 us
-        per T x W pass at 15,609 words x 20 topics, the two dot products of each topic
-        then a third of the step's topic gradient. The summing order is the machine's
+        scalar (eight running sums in scalars are not vectorised either), several times
+        slower per T x W pass, and the two dot products of each topic were then a third
+        of the step's topic gradient. The summing order is the machine's
         vector width's, as in torch's softmax, which this step already depends on."""
         total = np.float32(0.0)
         for w in range(x.shape[0]):

@@ -142,12 +142,12 @@ def available(device) -> bool:
     return numba is not None and not _torch_only and torch.device(device).type == "cpu"
 
 
-#: Multiply-adds below which a call runs serially whatever the thread count. Measured on
-#: 20 Newsgroups (2 cores, idle): with the parallel build a training epoch took 1.01 s on
-#: two threads against 0.70 s on one, and encoding ran at 15,400 documents/s against
-#: 66,500; serial everywhere, both are the same on one thread and two (0.60 s, 75,000
-#: documents/s). No call of training or encoding here comes near this threshold: the
-#: parallel build stays for much larger calls and machines with more cores.
+#: Multiply-adds below which a call runs serially whatever the thread count. On 20
+#: Newsgroups with two cores the parallel build made a training epoch slower on two threads
+#: than on one and encoding several times slower; serial everywhere, both run as fast on
+#: one thread as on two (docs/design.md). No call of training or encoding here comes near
+#: this threshold: the parallel build stays for much larger calls and machines with more
+#: cores.
 MIN_PARALLEL_WORK = 10**9
 
 

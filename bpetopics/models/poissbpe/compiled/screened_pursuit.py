@@ -40,8 +40,8 @@ numba = kernels.numba
 #: it, at T = 20 and K = 64 for example, bounding costs more than it saves).
 MIN_SCREEN_WORK = 4096
 #: The scored bits are padded with empty columns to a multiple of this: the compiled loops
-#: over bits run 16 lanes at a time and a remainder one by one (126 bits: 1.1x the time
-#: of 128; the bits of a later step are a few dozen).
+#: over bits run 16 lanes at a time and a remainder one by one (126 bits take longer
+#: than 128; the bits of a later step are a few dozen).
 PAD = 16
 
 
