@@ -118,6 +118,7 @@ def test_the_generalisation_gap_is_train_npmi_minus_held_out_npmi():
     from types import SimpleNamespace
 
     from benchmarks.bench_generalisation import measure
+    from bpetopics.evaluation.coherence import npmi_coherence
     from bpetopics.experiments.text_comparison import encode_texts
 
     vocabulary = [f"w{i}" for i in range(20)]
@@ -131,9 +132,18 @@ def test_the_generalisation_gap_is_train_npmi_minus_held_out_npmi():
     topic_word[0, :10] = topic_word[1, 10:] = 0.09
     model = SimpleNamespace(topic_word_=topic_word / topic_word.sum(1, keepdims=True))
     document_frequency = np.asarray([3] * 10 + [1] * 10)
-    npmi_train, npmi_test, npmi_corpus, gap, median_df, diversity = measure(model, references, document_frequency, vocabulary)
+    frequent = np.zeros(20, dtype=bool)
+    frequent[0] = True                   # the first topic's top words hold a frequent word, the second's none
+    (npmi_train, npmi_test, npmi_corpus, gap, median_df, n_rare, rare_npmi,
+     diversity) = measure(model, references, document_frequency, frequent, vocabulary)
     assert npmi_test < npmi_corpus < npmi_train
     assert npmi_test < -0.5 and npmi_train > 0.5    # no top-word pair meets in a held-out window
     assert gap == pytest.approx(npmi_train - npmi_test, abs=1e-12)
     assert median_df == 2.0    # ten top words in 3 training documents, ten in 1
+    assert n_rare == 1.0
+    second_topic = npmi_coherence(np.arange(10, 20)[None, :], references["test"], vocabulary).per_topic[0]
+    assert rare_npmi == pytest.approx(second_topic, abs=1e-12)
     assert diversity == pytest.approx(0.5, abs=1e-12)    # each topic lists all 20 words: 20 distinct of 40
+    # no topic without a frequent word: no mean to report
+    values = measure(model, references, document_frequency, np.ones(20, dtype=bool), vocabulary)
+    assert values[5] == 0.0 and np.isnan(values[6])
