@@ -45,8 +45,8 @@ from bpetopics.experiments.text_setup import comparison_data  # noqa: E402
 COLUMNS = ("NPMI (train split)", "NPMI (test split)", "NPMI (whole corpus)", "train - test",
            "median df of top words", "topics without frequent words", "their NPMI (test split)",
            "diversity top 25", "CPU s")
-#: The corpus's most frequent words (by tokens in the training split), as in the quality
-#: grid's count of generic topics.
+#: How many of the corpus's most frequent words (by tokens in the training split) count as
+#: frequent: the quality grid's count of generic topics takes as many.
 FREQUENT_WORDS = 100
 
 
