@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.bench_quality_grid import CORPORA, MODELS, NAMES, one_thread, warm_up  # noqa: E402
 from bpetopics.evaluation.coherence import npmi_coherence, top_word_ids  # noqa: E402
 from bpetopics.evaluation.diversity import topic_diversity  # noqa: E402
+from bpetopics.experiments.quality_grid import frequent_words  # noqa: E402
 from bpetopics.experiments.text_comparison import TEXT_MODELS, encode_texts, model_names  # noqa: E402
 from bpetopics.experiments.text_setup import comparison_data  # noqa: E402
 
@@ -87,9 +88,7 @@ def main():
     references = {"train": encode_texts(train.texts, vocabulary), "test": encode_texts(test.texts, vocabulary),
                   "corpus": encode_texts(list(train.texts) + list(test.texts), vocabulary)}
     document_frequency = train.counts.tocsc().getnnz(axis=0)       # training documents holding each word
-    tokens = np.asarray(train.counts.sum(axis=0)).ravel()
-    frequent = np.zeros(len(vocabulary), dtype=bool)
-    frequent[np.argsort(-tokens, kind="stable")[:FREQUENT_WORDS]] = True
+    frequent = np.isin(vocabulary, list(frequent_words(train.counts, vocabulary, FREQUENT_WORDS)))
     seeds = [int(s) for s in args.seeds.split(",")]
     print(f"{args.corpus}: {train.n_docs:,} training and {test.n_docs:,} held-out documents, "
           f"{len(vocabulary):,} words, T = {args.topics}, seeds {args.seeds}"

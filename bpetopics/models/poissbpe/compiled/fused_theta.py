@@ -172,8 +172,8 @@ if numba is not None:
         ``reassoc`` alone), so LLVM keeps vector-wide partial sums. Without it the loop is
         scalar (eight running sums in scalars are not vectorised either), several times
         slower per T x W pass, and the two dot products of each topic were then a third
-        of the step's topic gradient. The summing order is the machine's
-        vector width's, as in torch's softmax, which this step already depends on."""
+        of the step's topic gradient. The summing order is the machine's vector width's,
+        as in torch's softmax, which this step already depends on."""
         total = np.float32(0.0)
         for w in range(x.shape[0]):
             total += x[w] * y[w]
