@@ -64,8 +64,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
     10 passes, 50 iterations, alpha learnt, eta 1/T); each model uses its own
     defaults otherwise.
 
-    CORPUS is 20newsgroups, abc, state_union, lee or 20newsgroups-subjects (named
-    corpora), a folder of text files, a .jsonl or .csv file (compressed or not), or a corpus saved by
+    CORPUS is 20newsgroups, abc, state_union, lee, abc-sentences or
+    20newsgroups-subjects (named corpora), a folder of text files, a .jsonl or .csv file (compressed or not), or a corpus saved by
     `bpetopics corpus` (then the corpus options are ignored).
 
     Writes to --out:

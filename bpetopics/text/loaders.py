@@ -129,7 +129,7 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
     if not root.exists():
         raise CorpusError(
             f"corpus source {os.fspath(path)!r} does not exist: give 20newsgroups, "
-            "abc, state_union, lee or 20newsgroups-subjects (named corpora), a folder of text files, "
+            "abc, abc-sentences, state_union, lee or 20newsgroups-subjects (named corpora), a folder of text files, "
             "a .jsonl or .csv file or a saved corpus folder"
         )
     if not root.is_dir():

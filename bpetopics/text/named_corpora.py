@@ -8,6 +8,9 @@ name            documents what
 =============== ========= ============================================================
 ``abc``         3,189     ABC (Australia) radio news stories, one per paragraph of
                           NLTK's ``abc`` corpus; labels ``rural`` / ``science``
+``abc-          28,137    short texts: the same stories split into sentences of at
+sentences``               least three words (about nine distinct words each after
+                          cleaning); labels ``rural`` / ``science``
 ``state_union`` 4,683     paragraphs of at least 30 words of 65 US State of the Union
                           addresses (NLTK's ``state_union``, 1945-2006); label: the
                           president (11)
@@ -34,7 +37,7 @@ import numpy as np
 from bpetopics.text.errors import CorpusError
 from bpetopics.text.loaders import RawDocuments, load_20newsgroups
 
-__all__ = ["NAMED_CORPORA", "SUBJECTS", "is_named_corpus", "load_named_corpus", "subject_line"]
+__all__ = ["ABC_SENTENCES", "NAMED_CORPORA", "SUBJECTS", "is_named_corpus", "load_named_corpus", "subject_line"]
 
 _BLANK = re.compile(r"\n[ \t]*\n")
 MIN_PARAGRAPH_WORDS = 30
@@ -69,6 +72,28 @@ def _abc() -> RawDocuments:
         ids += [f"{name}/{i}" for i in range(len(stories))]
         labels += [label] * len(stories)
     return RawDocuments(texts, ids, labels=np.asarray(labels), label_names=names, source="abc")
+
+
+#: The name of the short-text corpus of abc's sentences.
+ABC_SENTENCES = "abc-sentences"
+#: A sentence ends at ".", "!" or "?" followed by white space.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+#: ``abc-sentences`` keeps sentences of at least this many words (not headings or "Dr
+#: Smith." fragments).
+MIN_SENTENCE_WORDS = 3
+
+
+def _abc_sentences() -> RawDocuments:
+    stories = _abc()
+    texts, ids, labels = [], [], []
+    for story, story_id, label in zip(stories.texts, stories.ids, stories.labels):
+        sentences = [s for s in _SENTENCE_END.split(" ".join(story.split()))
+                     if len(s.split()) >= MIN_SENTENCE_WORDS]
+        texts += sentences
+        ids += [f"{story_id}/{i}" for i in range(len(sentences))]
+        labels += [label] * len(sentences)
+    return RawDocuments(texts, ids, labels=np.asarray(labels), label_names=stories.label_names,
+                        source=ABC_SENTENCES)
 
 
 def _state_union() -> RawDocuments:
@@ -137,7 +162,8 @@ def _newsgroups_subjects(data_home=None, categories=None, download_if_missing: b
 
 #: Corpus name -> loader of its documents (one "train" split, or for the subjects a
 #: "train" and a "test" split).
-NAMED_CORPORA = {"abc": _abc, "state_union": _state_union, "lee": _lee, SUBJECTS: _newsgroups_subjects}
+NAMED_CORPORA = {"abc": _abc, ABC_SENTENCES: _abc_sentences, "state_union": _state_union, "lee": _lee,
+                 SUBJECTS: _newsgroups_subjects}
 
 
 def is_named_corpus(source) -> bool:

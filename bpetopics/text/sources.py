@@ -89,7 +89,7 @@ def load_source(
 ) -> dict[str, RawDocuments]:
     """Load raw documents from a source given by name: ``20newsgroups``, a named corpus
     (:data:`~bpetopics.text.named_corpora.NAMED_CORPORA`: abc, state_union, lee,
-    20newsgroups-subjects), a JSONL
+    abc-sentences, 20newsgroups-subjects), a JSONL
     or CSV file (:func:`~bpetopics.text.record_loader.load_records`) or a folder.
 
     Parameters

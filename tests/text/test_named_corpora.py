@@ -1,4 +1,4 @@
-"""Named corpora beyond 20 Newsgroups: abc news, State of the Union, Lee."""
+"""Named corpora beyond 20 Newsgroups: abc news (stories and sentences), State of the Union, Lee."""
 
 from __future__ import annotations
 
@@ -24,6 +24,20 @@ def test_abc_is_one_story_per_paragraph_with_two_labels(nltk_data):
     assert len(docs) == 3189 and docs.label_names == ["rural", "science"]
     assert np.bincount(docs.labels).tolist() == [2425, 764]
     assert docs.texts[0].startswith("PM denies knowledge of AWB kickbacks")
+    assert len(set(docs.ids)) == len(docs)
+
+
+def test_abc_sentences_split_the_stories_and_keep_their_labels(nltk_data):
+    """Every sentence of three words or more, in story order, labelled as its story."""
+    stories = load_named_corpus("abc")["train"]
+    docs = load_named_corpus("abc-sentences")["train"]
+    assert len(docs) == 28137 and docs.label_names == ["rural", "science"]
+    assert np.bincount(docs.labels).tolist() == [12746, 15391]
+    assert docs.texts[1] == ("Letters from John Howard and Deputy Prime Minister Mark Vaile to AWB have been "
+                             "released by the Cole inquiry into the oil for food program.")
+    assert docs.ids[1] == "rural/0/1" and min(len(t.split()) for t in docs.texts) >= 3
+    first = [t for t, i in zip(docs.texts, docs.ids) if i.startswith("rural/0/")]
+    assert " ".join(first) == " ".join(stories.texts[0].split())     # nothing lost but fragments
     assert len(set(docs.ids)) == len(docs)
 
 
