@@ -47,7 +47,8 @@ class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, To
         affordable; codes of one or two bits out of 64 already tell 2,000 mixtures apart
         (docs/defaults.md measures 64 bits against 2.5 T at T = 50 to 200). Short texts
         (fewer than ``SHORT_TEXT_WORDS`` distinct words a training document on average),
-        whose codes hold about one bit, get at least T bits (docs/defaults.md).
+        whose codes hold about one bit, get T bits rounded up to a multiple of 8, one a
+        topic (docs/defaults.md).
     hidden : tuple of int
         Decoder hidden sizes. The default ``()`` is a linear map from the code to the
         topic logits, f(z) = softmax(b + W z): on 20 Newsgroups hidden layers gave
@@ -236,26 +237,26 @@ class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, To
 
     #: Short texts: training documents with fewer distinct words than this on average
     #: (titles, subject lines, snippets) switch on about one bit each, so ``n_bits=None``
-    #: gives them at least T bits (:meth:`code_length`).
+    #: gives them a bit a topic (:meth:`code_length`).
     SHORT_TEXT_WORDS = 10
 
     def code_length(self) -> int:
-        """K: ``n_bits``, or when None max(64, sqrt(20 T) rounded up to a multiple of 8),
-        and at least T rounded up to a multiple of 8 for short texts (once fitted:
-        ``words_per_document_`` < :attr:`SHORT_TEXT_WORDS`)."""
+        """K: ``n_bits``, or when None max(64, sqrt(20 T) rounded up to a multiple of 8);
+        for short texts (once fitted: ``words_per_document_`` < :attr:`SHORT_TEXT_WORDS`)
+        T rounded up to a multiple of 8 instead."""
         if self.n_bits is not None:
             return int(self.n_bits)
-        n_bits = max(64, 8 * math.ceil(math.sqrt(20 * self.n_topics) / 8))
-        # A one-bit code z = e_k has the mixture f(e_k): with about one bit a document,
-        # K codes of one bit and fewer than T of them leave topics that lead no code.
+        # A one-bit code z = e_k has the mixture f(e_k): with about one bit a document the
+        # K one-bit codes are K clusters of documents. Fewer than T leave topics that lead
+        # no code; more than T share a topic's documents among codes of nearly one mixture.
         if self.short_texts():
-            n_bits = max(n_bits, 8 * math.ceil(self.n_topics / 8))
-        return n_bits
+            return 8 * math.ceil(self.n_topics / 8)
+        return max(64, 8 * math.ceil(math.sqrt(20 * self.n_topics) / 8))
 
     def short_texts(self) -> bool:
         """Whether the training documents are short texts: fewer than
         :attr:`SHORT_TEXT_WORDS` distinct words a document on average (False before
-        fitting). They get at least T bits (:meth:`code_length`)."""
+        fitting). They get a bit a topic (:meth:`code_length`)."""
         return getattr(self, "words_per_document_", self.SHORT_TEXT_WORDS) < self.SHORT_TEXT_WORDS
 
     def _setup(self, X, n_data=None):

@@ -23,18 +23,21 @@ def test_the_default_code_length_grows_with_the_topics():
     assert PoissBPE(n_topics=50, n_bits=12).code_length() == 12
 
 
-def test_short_texts_get_at_least_a_bit_a_topic():
-    """Documents of three distinct words (under SHORT_TEXT_WORDS) train with K >= T; long
-    documents keep the sqrt rule; an explicit n_bits wins over both."""
+def test_short_texts_get_a_bit_a_topic():
+    """Documents of three distinct words (under SHORT_TEXT_WORDS) train with K = T rounded
+    up to a multiple of 8, above and below the 64 bits of long documents; long documents
+    keep the sqrt rule; an explicit n_bits wins over both."""
     short = documents_of(3)
     fast = dict(epochs=1, device="cpu", progress=False)
     model = PoissBPE(n_topics=75, **fast).fit(short)
     assert model.words_per_document_ == 3.0
     assert model.code_length() == 80 and model.codes_.shape == (400, 80)      # 75 rounded up to 8s
+    assert PoissBPE(n_topics=20, **fast).fit(short).codes_.shape == (400, 24)
     assert PoissBPE(n_topics=75, n_bits=16, **fast).fit(short).codes_.shape == (400, 16)
     long, _, _ = planted_corpus(n_docs=400, n_words=120)
-    model = PoissBPE(n_topics=75, **fast).fit(long)
-    assert model.words_per_document_ >= PoissBPE.SHORT_TEXT_WORDS and model.code_length() == 64
+    for n_topics in (20, 75):
+        model = PoissBPE(n_topics=n_topics, **fast).fit(long)
+        assert model.words_per_document_ >= PoissBPE.SHORT_TEXT_WORDS and model.code_length() == 64
 
 
 def test_texts_of_a_few_words_are_checked_every_epoch(monkeypatch):
