@@ -52,6 +52,7 @@ CORPORA = {
     "state_union": ("state_union", None),
     "lee": ("lee", None),
     "20newsgroups-subjects": ("20newsgroups-subjects", None),
+    "abc-sentences": ("abc-sentences", None),
 }
 MODELS = "PoissBPE,Tomotopy-200,Tomotopy,NMF,LDA"
 #: Registry names as the tables show them.
