@@ -152,7 +152,7 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
     post's subject line, a short-text corpus with the by-date split), a folder of text files (one
     document per file; a first-level subfolder names the label), a .jsonl file (one
     JSON object a line) or a .csv file (a header row), either compressed or not (.gz,
-    .bz2, .xz), or a saved corpus folder (summarised, and copied if --out is given; a
+    .bz2, .xz, .zst), or a saved corpus folder (summarised, and copied if --out is given; a
     sharded one is summarised after its checksums are verified). With --format
     sharded (the default with --nproc or --shard-docs), SOURCE is a folder, a .jsonl
     or a .csv file, of any size: it is read twice in chunks (vocabulary, then

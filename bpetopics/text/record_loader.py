@@ -21,7 +21,7 @@ def load_records(path: str | os.PathLike, split: str = "train", *, text_field: s
                  id_field: str | None = None, label_field: str | None = None,
                  skip_bad_lines: bool = False, time_field: str | None = None) -> RawDocuments:
     """Load a JSONL file (one JSON object a line) or a CSV file (a header row), either
-    compressed or not (``.gz``, ``.bz2``, ``.xz``), one document a record.
+    compressed or not (``.gz``, ``.bz2``, ``.xz``, ``.zst``), one document a record.
 
     Parameters
     ----------

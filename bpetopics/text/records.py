@@ -1,7 +1,7 @@
 """Documents read record by record: a folder of texts, a JSONL or a CSV file, the files
-optionally compressed (``.gz``, ``.bz2``, ``.xz``: the standard library's; ``.zst`` is
-recognised and refused, no zstd reader being installed), in chunks of raw records that :func:`parse_chunk` turns into
-texts, ids and labels.
+optionally compressed (``.gz``, ``.bz2``, ``.xz``: the standard library's; ``.zst``:
+:mod:`bpetopics.text.zstd_reader`), in chunks of raw records that :func:`parse_chunk`
+turns into texts, ids and labels.
 
 The sharded build streams the chunks (:mod:`bpetopics.text.streaming`, through a pool
 of workers); the in-memory loader reads them all
@@ -27,6 +27,7 @@ from pathlib import Path
 from bpetopics.text.corpus import is_saved_corpus
 import warnings
 
+from bpetopics.text import zstd_reader
 from bpetopics.text.decoding import decode_bytes, looks_binary, replace_bad_bytes, writable_name
 from bpetopics.text.errors import CorpusError, CorpusWarning
 from bpetopics.text.sharded import is_sharded_corpus
@@ -37,10 +38,10 @@ FOLDER, JSONL, CSV = "folder", "jsonl", "csv"
 MALFORMED = "malformed line"
 #: A record file's kind by its suffix (before a compression suffix).
 RECORD_SUFFIXES = {".jsonl": JSONL, ".ndjson": JSONL, ".csv": CSV}
-#: Compression suffixes recognised (.zst only to say that it is not read).
+#: Compression suffixes read.
 COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst")
 #: What a damaged or truncated compressed file raises while it is read.
-_DECOMPRESSION_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+_DECOMPRESSION_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error) + zstd_reader.ERRORS
 
 
 def record_kind(path) -> str | None:
@@ -73,8 +74,7 @@ def open_bytes(path):
     if suffix == ".xz":
         return lzma.open(path, "rb")
     if suffix == ".zst":
-        raise CorpusError(f"{path} is compressed with zstd, which bpetopics does not read: decompress it "
-                          "(zstd -d), or compress it with gzip, bzip2 or xz")
+        return zstd_reader.open_zstd(path)
     return open(path, "rb")
 
 

@@ -22,7 +22,7 @@ Inputs (read by :mod:`bpetopics.text.records`): a folder (one document per file,
 :func:`~bpetopics.text.loaders.load_folder`: sorted paths, a first-level subfolder names
 the label, files that are not text skipped), a ``.jsonl`` file (one JSON object a line
 with a text field, optional id and label fields), a ``.csv`` file (a header row naming
-the columns), either compressed or not (``.gz``, ``.bz2``, ``.xz``). A malformed line is a
+the columns), either compressed or not (``.gz``, ``.bz2``, ``.xz``, ``.zst``). A malformed line is a
 one-line :class:`CorpusError` naming the file and line, or, with ``skip_bad_lines``,
 skipped and counted.
 """

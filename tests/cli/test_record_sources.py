@@ -1,4 +1,4 @@
-"""JSONL and CSV sources, compressed or not (.gz, .bz2, .xz), read without a flag by
+"""JSONL and CSV sources, compressed or not (.gz, .bz2, .xz, .zst), read without a flag by
 ``corpus`` (in memory, or sharded with --nproc) and ``train``."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import lzma
 
 import numpy as np
 import pytest
+import zstandard
 
 from bpetopics.cli import main
 from bpetopics.text import load_splits
@@ -19,7 +20,16 @@ from bpetopics.text.sharded import open_sharded
 from tests.cli.conftest import TINY, one_line_error
 
 WORDS = ["--stopwords", "none", "--min-df", "2", "--vocab-size", "60"]
-COMPRESS = {"": lambda b: b, ".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
+
+
+def _zstd_two_frames(data: bytes) -> bytes:
+    """zstd of ``data`` as two frames one after the other (as pzstd and appends write)."""
+    half = len(data) // 2
+    return b"".join(zstandard.ZstdCompressor(level=3).compress(part) for part in (data[:half], data[half:]))
+
+
+COMPRESS = {"": lambda b: b, ".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress,
+            ".zst": _zstd_two_frames}
 
 
 def _documents(n=120, seed=5):
@@ -69,10 +79,11 @@ def test_a_jsonl_or_csv_file_compressed_or_not_is_built_in_memory(runner, source
     assert (a.counts != b.counts).nnz == 0 and a.vocabulary == b.vocabulary
 
 
-def test_jobs_build_a_compressed_jsonl_sharded_with_the_same_counts(runner, sources, tmp_path):
+@pytest.mark.parametrize("suffix", [".gz", ".zst"])
+def test_jobs_build_a_compressed_jsonl_sharded_with_the_same_counts(runner, sources, tmp_path, suffix):
     memory, sharded = tmp_path / "m", tmp_path / "s"
-    assert runner.invoke(main, ["corpus", str(sources[".gz"]), "--out", str(memory), *FIELDS, *WORDS]).exit_code == 0
-    result = runner.invoke(main, ["corpus", str(sources[".gz"]), "--nproc", "2", "--out", str(sharded), "-q",
+    assert runner.invoke(main, ["corpus", str(sources[suffix]), "--out", str(memory), *FIELDS, *WORDS]).exit_code == 0
+    result = runner.invoke(main, ["corpus", str(sources[suffix]), "--nproc", "2", "--out", str(sharded), "-q",
                                   *FIELDS, *WORDS])
     assert result.exit_code == 0, result.output
     assert "(sharded)" in result.output
@@ -97,7 +108,9 @@ def test_train_reads_a_compressed_jsonl(runner, sources, tmp_path):
 
 
 @pytest.mark.parametrize("name, data, fragment", [
-    ("docs.jsonl.zst", b"(\xb5/\xfd", "zstd"),
+    ("docs.jsonl.zst", zstandard.ZstdCompressor().compress(b'{"text": "hello world"}\n' * 200)[:-9],
+     "ends inside a zstd frame"),
+    ("docs.csv.zst", b"id,text\n1,hello world\n", "cannot be decompressed"),
     ("docs.jsonl.gz", b"not gzip at all", "cannot be decompressed"),
     ("docs.csv.xz", lzma.compress(b"id,text\n1,hello world\n" * 50)[:40], "cannot be decompressed"),
 ])
