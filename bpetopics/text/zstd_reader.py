@@ -34,18 +34,19 @@ class ZstdReader(io.RawIOBase):
         self._decompressor = zstandard.ZstdDecompressor(max_window_size=MAX_WINDOW)
         self._frame = None             # the frame being decompressed, None between frames
         self._pending = b""            # compressed bytes read but not yet given to a frame
-        self._out = b""                # decompressed bytes not yet returned
+        self._out = b""                # decompressed bytes, returned up to _at
+        self._at = 0
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
-        while not self._out:
+        while self._at == len(self._out):
             if not self._fill():
                 return 0
-        n = min(len(buffer), len(self._out))
-        buffer[:n] = self._out[:n]
-        self._out = self._out[n:]
+        n = min(len(buffer), len(self._out) - self._at)
+        buffer[:n] = memoryview(self._out)[self._at:self._at + n]
+        self._at += n
         return n
 
     def _fill(self) -> bool:
@@ -58,7 +59,7 @@ class ZstdReader(io.RawIOBase):
             return False
         if self._frame is None:
             self._frame = self._decompressor.decompressobj()
-        self._out = self._frame.decompress(data)
+        self._out, self._at = self._frame.decompress(data), 0
         if self._frame.eof:            # the frame is complete: what follows starts the next
             self._pending = self._frame.unused_data
             self._frame = None
