@@ -128,9 +128,7 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
     root = Path(path)
     if not root.exists():
         raise CorpusError(
-            f"corpus source {os.fspath(path)!r} does not exist: give 20newsgroups, "
-            "abc, abc-sentences, state_union, lee or 20newsgroups-subjects (named corpora), a folder of text files, "
-            "a .jsonl or .csv file or a saved corpus folder"
+            f"folder {os.fspath(path)!r} does not exist: give a folder of text files (one document per file)"
         )
     if not root.is_dir():
         raise CorpusError(f"{root} is a file, not a folder: give a folder of text files (one document per file), "

@@ -37,7 +37,7 @@ import numpy as np
 from bpetopics.text.errors import CorpusError
 from bpetopics.text.loaders import RawDocuments, load_20newsgroups
 
-__all__ = ["ABC_SENTENCES", "NAMED_CORPORA", "SUBJECTS", "is_named_corpus", "load_named_corpus", "subject_line"]
+__all__ = ["ABC_SENTENCES", "NAMED_CORPORA", "SUBJECTS", "corpus_names", "is_named_corpus", "load_named_corpus", "subject_line"]
 
 _BLANK = re.compile(r"\n[ \t]*\n")
 MIN_PARAGRAPH_WORDS = 30
@@ -164,6 +164,13 @@ def _newsgroups_subjects(data_home=None, categories=None, download_if_missing: b
 #: "train" and a "test" split).
 NAMED_CORPORA = {"abc": _abc, ABC_SENTENCES: _abc_sentences, "state_union": _state_union, "lee": _lee,
                  SUBJECTS: _newsgroups_subjects}
+
+
+def corpus_names() -> str:
+    """The corpora a source may name, for messages: "20newsgroups, abc, ... or
+    20newsgroups-subjects" (20 Newsgroups, then :data:`NAMED_CORPORA` in order)."""
+    names = ["20newsgroups", *NAMED_CORPORA]
+    return ", ".join(names[:-1]) + " or " + names[-1]
 
 
 def is_named_corpus(source) -> bool:

@@ -26,7 +26,7 @@ import numpy as np
 from bpetopics.text.corpus import is_saved_corpus
 from bpetopics.text.errors import CorpusError
 from bpetopics.text.loaders import RawDocuments, is_newsgroups, load_20newsgroups, load_folder
-from bpetopics.text.named_corpora import SUBJECTS, is_named_corpus, load_named_corpus
+from bpetopics.text.named_corpora import SUBJECTS, corpus_names, is_named_corpus, load_named_corpus
 from bpetopics.text.record_loader import load_records
 from bpetopics.text.records import is_record_file
 from bpetopics.text.settings import CorpusSettings
@@ -124,6 +124,10 @@ def load_source(
         docs = load_named_corpus(source)["train"]
     elif is_record_file(source):
         docs = load_records(source, **(fields or {}))
+    elif not Path(source).exists():
+        raise CorpusError(f"corpus source {os.fspath(source)!r} does not exist: give {corpus_names()} "
+                          "(named corpora), a folder of text files, a .jsonl or .csv file or a saved "
+                          "corpus folder")
     else:
         docs = load_folder(source)
     if categories is not None:

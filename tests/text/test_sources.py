@@ -1,7 +1,10 @@
 """One function decides what a corpus argument names."""
 
 from bpetopics.text import Corpus, save_splits
-from bpetopics.text.sources import FOLDER, NEWSGROUPS, SAVED, corpus_record, recorded_source, source_kind
+from bpetopics.text.errors import CorpusError
+from bpetopics.text.named_corpora import NAMED_CORPORA
+from bpetopics.text.sources import (FOLDER, NEWSGROUPS, SAVED, corpus_record, load_source, recorded_source,
+                                    source_kind)
 
 import numpy as np
 import pytest
@@ -55,3 +58,13 @@ def test_corpus_settings_keep_the_recorded_format_and_read_it_back():
     with pytest.raises(TypeError, match="unknown corpus settings: txt_field"):
         CorpusSettings.from_options(vocab_size=1, min_df=1, max_df=1.0, stopwords="none", data_home=None,
                                     categories=None, max_docs=None, seed=0, txt_field="body")
+
+
+def test_a_missing_source_names_every_corpus_a_source_may_name(tmp_path):
+    with pytest.raises(CorpusError) as caught:
+        load_source(tmp_path / "nope")
+    message = str(caught.value)
+    assert "'" + str(tmp_path / "nope") + "' does not exist" in message
+    for name in ["20newsgroups", *NAMED_CORPORA]:
+        assert name in message
+    assert "a folder of text files, a .jsonl or .csv file or a saved corpus folder" in message
