@@ -17,7 +17,7 @@ THEMES = {"space": ["space", "shuttle", "orbit", "nasa", "launch", "moon"],
           "graphics": ["graphics", "image", "pixel", "render", "color", "screen"]}
 
 
-def _texts(n=150, seed=0):
+def planted_texts(n=150, seed=0):
     """Documents from three planted themes with disjoint words; returns (texts, themes)."""
     rng = np.random.default_rng(seed)
     names = list(THEMES)
@@ -27,7 +27,7 @@ def _texts(n=150, seed=0):
 
 @pytest.fixture(scope="module")
 def fitted():
-    texts, themes = _texts()
+    texts, themes = planted_texts()
     return TopicModel(n_topics=3, **FAST).fit(texts + ["a b c"]), texts, themes
 
 

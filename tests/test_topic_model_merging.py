@@ -11,11 +11,11 @@ from click.testing import CliRunner
 
 from bpetopics import TopicModel
 from bpetopics.cli import main
-from tests.test_topic_model import FAST, _texts
+from tests.test_topic_model import FAST, planted_texts
 
 
 def test_merge_carries_mixtures_labels_and_the_run_folder(tmp_path):
-    texts, _ = _texts()
+    texts, _ = planted_texts()
     model = TopicModel(n_topics=3, **FAST).fit(texts + ["a b c"])
     model.set_topic_labels({2: "kept by hand"})
     before = model.probabilities_.copy()
@@ -42,7 +42,7 @@ def test_merge_carries_mixtures_labels_and_the_run_folder(tmp_path):
 
 
 def test_reduce_topics_reports_the_likelihood_change():
-    texts, _ = _texts()
+    texts, _ = planted_texts()
     model = TopicModel(n_topics=4, **FAST).fit(texts)
     report = model.reduce_topics(3)
     assert model.model_.topic_word_.shape[0] == 3 and len(report.groups) == 1

@@ -46,7 +46,7 @@ def sharded(jsonl, tmp_path_factory):
     return out
 
 
-def _in_memory_copy(sharded, folder):
+def in_memory_copy(sharded, folder):
     """The same corpus as a saved in-memory one (the counts gathered from the shards)."""
     c = open_sharded(sharded)
     counts = c.counts[np.arange(c.n_docs)]
@@ -62,7 +62,7 @@ def _weights(run):
 
 
 def test_train_on_a_sharded_corpus_equals_training_in_memory(sharded, tmp_path):
-    memory = _in_memory_copy(sharded, tmp_path / "memory")
+    memory = in_memory_copy(sharded, tmp_path / "memory")
     runner = CliRunner()
     for corpus, out in ((sharded, tmp_path / "disk"), (memory, tmp_path / "mem")):
         result = runner.invoke(main, ["train", str(corpus), "--out", str(out), "--quiet", "--batch-size", "16",

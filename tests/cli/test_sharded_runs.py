@@ -18,7 +18,7 @@ import bpetopics.runs as run_io
 from bpetopics.cli import main
 from bpetopics.text.sharded import open_sharded
 from tests.cli.conftest import TINY, one_line_error
-from tests.cli.test_sharded_commands import _in_memory_copy, jsonl, sharded  # noqa: F401 (fixtures)
+from tests.cli.test_sharded_commands import in_memory_copy, jsonl, sharded  # noqa: F401 (fixtures)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +28,7 @@ def runs(sharded, tmp_path_factory):  # noqa: F811
     from bpetopics.runs import sharded_codes
 
     root = tmp_path_factory.mktemp("runs")
-    memory = _in_memory_copy(sharded, root / "memory")
+    memory = in_memory_copy(sharded, root / "memory")
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sharded_codes, "ENCODE_ROWS", 16)

@@ -74,9 +74,9 @@ def test_seed_files_and_words(tmp_path):
 
 def test_topic_model_maps_seed_words_through_its_vocabulary():
     from bpetopics import TopicModel
-    from tests.test_topic_model import FAST, _texts
+    from tests.test_topic_model import FAST, planted_texts
 
-    texts, _ = _texts()
+    texts, _ = planted_texts()
     with pytest.warns(UserWarning, match="dropped\\): qqqq"):
         model = TopicModel(n_topics=3, seed_topics=[["hockey", "qqqq"], ["pixel"], ["moon"]], **FAST).fit(texts)
     vocabulary = model.vocabulary_
