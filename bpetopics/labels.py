@@ -13,9 +13,12 @@ first-order relevance (tomotopy's ``FoRelevance``, the PMI of the label with the
 words over documents) was tried first: on 20 Newsgroups it favoured rare pairs that
 happen to share documents with a topic's words ("journal medicine" for the topic of
 guns), where r chose "gun laws" (docs/topic-model.md). The topics choose in turn, the
-surest first, each the best candidate no other has taken; a topic whose best candidate
-holds none of its ``TOP_WORDS`` most probable words, or a corpus without candidates (no
-texts, or too small), falls back to its top two words (``"space, nasa"``).
+surest first, each the best candidate no other has taken. Both words of a label are among the topic's
+``TOP_WORDS`` most probable: the lift rewards rare words, and with one word allowed from
+further down a rare pair beat the topic's own ("islamic jihad" for a topic of "match
+team" on the Lee corpus, docs/topic-model.md). A topic without such a candidate, or a
+corpus without candidates (no texts, or too small), falls back to its top two words
+(``"space, nasa"``).
 
 Labels are saved in a run's ``labels.json`` (:func:`labels_record`): the automatic ones
 and those set by hand, kept apart so that setting one by hand loses nothing.
@@ -30,10 +33,10 @@ from bpetopics.topwords import top_word_ids
 LABELS_FORMAT = "bpetopics.topic_labels"
 LABELS_VERSION = 1
 #: How the automatic labels were chosen (recorded in labels.json).
-METHOD = "pmi-collocations+word-relevance"
+METHOD = "pmi-collocations+word-relevance+top-words"
 #: lam of the relevance: the weight of ln p(w | k) against the lift ln [p(w | k) / p(w)].
 RELEVANCE_LAMBDA = 0.4
-#: A label holds at least one of its topic's this many most probable words.
+#: Both words of a label are among its topic's this many most probable words.
 TOP_WORDS = 30
 
 
@@ -88,7 +91,7 @@ def label_topics(topic_word, vocabulary, texts=None, *, min_count: int = 10, min
     top = top_word_ids(topic_word, min(TOP_WORDS, topic_word.shape[1]))
     in_top = np.zeros(topic_word.shape, dtype=bool)
     np.put_along_axis(in_top, top, True, axis=1)
-    scores[~(in_top[:, first] | in_top[:, second])] = -np.inf               # about the topic
+    scores[~(in_top[:, first] & in_top[:, second])] = -np.inf               # both about the topic
     names = candidates.names(vocabulary)
     taken = np.zeros(len(candidates), dtype=bool)
     for topic in np.argsort(-scores.max(axis=1), kind="stable"):   # the surest topics choose first

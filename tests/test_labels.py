@@ -58,3 +58,25 @@ def test_label_assignments_parse():
     for bad in ("3", "x=space", "3="):
         with pytest.raises(ValueError, match="TOPIC=LABEL"):
             parse_label_assignment(bad)
+
+
+
+
+
+def test_a_label_is_made_of_two_of_its_topics_top_words():
+    """A rare pair has a large lift p(w | k) / p(w): "islamic jihad", in 10 of 2,000
+    documents, with "jihad" 25th of the sports topic's words and "islamic" 36th, outscores
+    "match team", and would name the topic by words it hardly holds."""
+    fillers = [f"filler{i:03d}" for i in range(400)]            # too many to pair up often
+    vocabulary = ["match", "team", "islamic", "jihad", "said"] + fillers
+    rng = np.random.default_rng(0)
+    texts = [["match", "team", "match", "team", "said"] + list(rng.choice(fillers, size=40))
+             for _ in range(2000)]
+    for doc in texts[:10]:
+        doc += ["said", "islamic", "jihad"]
+    order = ["match", "team"] + fillers[:22] + ["jihad"] + fillers[22:33] + ["islamic"] + fillers[33:] + ["said"]
+    topic_word = np.zeros((1, len(vocabulary)))
+    for rank, word in enumerate(order):
+        topic_word[0, vocabulary.index(word)] = 0.9 ** rank
+    topic_word /= topic_word.sum()
+    assert label_topics(topic_word, vocabulary, texts, min_count=10, min_docs=10) == ["match team"]

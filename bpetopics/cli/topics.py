@@ -19,7 +19,10 @@ FORMATS = ("table", "csv", "json")
               help="table (for people), csv (one row per topic and word) or json.")
 @click.option("--set-label", "set_labels", multiple=True, metavar="TOPIC=LABEL",
               help="Label a topic by hand (saved in the run's labels.json); repeat for several.")
-def topics(run, top, fmt, set_labels):
+@click.option("--relabel", is_flag=True,
+              help="Compute the automatic labels again from the run's corpus and save them "
+                   "(labels set by hand stay).")
+def topics(run, top, fmt, set_labels, relabel):
     """Print the topics of a trained run: label, top words, their weights, each topic's share.
 
     A topic's share is the fraction of the training corpus's words that its mixture
@@ -34,6 +37,7 @@ def topics(run, top, fmt, set_labels):
       bpetopics topics runs/20ng --format csv > topics.csv
       bpetopics topics runs/20ng --format json
       bpetopics topics runs/20ng --set-label 3="space flight" --set-label 7=hockey
+      bpetopics topics runs/20ng --relabel
     """
     from bpetopics.labels import parse_label_assignment
 
@@ -41,12 +45,14 @@ def topics(run, top, fmt, set_labels):
         assignments = dict(parse_label_assignment(text) for text in set_labels)
     except ValueError as exc:
         raise UserError(f"--set-label: {exc}") from None
-    from bpetopics.runs.labels import set_topic_labels, topic_labels
+    from bpetopics.runs.labels import relabel_topics, set_topic_labels, topic_labels
     from bpetopics.runs.topics import format_rows, topic_rows
 
     loaded = open_run(run)
     with run_errors():
         try:
+            if relabel:
+                relabel_topics(loaded)
             labels = set_topic_labels(loaded, assignments) if assignments else topic_labels(loaded)
         except ValueError as exc:
             if type(exc) is not ValueError:

@@ -25,7 +25,7 @@ _EXPORTS = {
     "run_splits": "corpus", "run_train_counts": "corpus",
     "save_image_run": "image_folder", "train_image_run": "image_job", "image_params": "image_job",
     "encode_images": "image_codes", "show_run": "image_explore", "encode_run_images": "image_explore",
-    "topic_labels": "labels", "set_topic_labels": "labels",
+    "topic_labels": "labels", "set_topic_labels": "labels", "relabel_topics": "labels",
     "CodeIndex": "search", "find_topics": "search", "similar_documents": "search",
 }
 

@@ -5,7 +5,8 @@ texts) writes ``labels.json``; :func:`topic_labels` is what the commands and pic
 show (labels set by hand over the automatic ones). A run without the file (trained by an
 older bpetopics, or on a sharded corpus) gets its labels computed from its corpus, rebuilt
 (:func:`~bpetopics.runs.corpus.run_splits`), or else each topic's top two words; nothing
-is written then. :func:`set_topic_labels` writes the file (atomically).
+is written then. :func:`set_topic_labels` and :func:`relabel_topics` write the file
+(atomically).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from bpetopics.labels import (fallback_label, label_topics, labels_record, merge
 from bpetopics.runs.corpus import run_splits
 from bpetopics.runs.run import LABELS_FILE, RunError
 
-__all__ = ["topic_labels", "label_record", "set_topic_labels", "automatic_labels"]
+__all__ = ["topic_labels", "label_record", "set_topic_labels", "relabel_topics", "automatic_labels"]
 
 
 def automatic_labels(run, rebuild: bool = True) -> list[str]:
@@ -85,3 +86,21 @@ def set_topic_labels(run, labels: dict) -> list[str]:
         write_bytes_atomic(run.path / LABELS_FILE,
                            (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     return merge_labels(automatic, {**before, **manual})
+
+
+def relabel_topics(run) -> list[str]:
+    """Compute the automatic labels again from the run's corpus (a run labelled by an older
+    bpetopics, or whose labels.json was lost) and write ``labels.json``, keeping the labels
+    set by hand; returns all the labels. RunError (one line) when the corpus cannot be
+    rebuilt (its labels would only be the top two words)."""
+    settings = (run.config.get("corpus") or {}).get("settings") or {}
+    texts = None if "sharded_corpus" in settings else run_splits(run)["train"].texts
+    if texts is None:
+        raise RunError(f"the corpus of {run.path} keeps no word order (a sharded corpus), so its topics "
+                       "cannot be labelled by collocations: set labels by hand with --set-label")
+    automatic = label_topics(run.model.topic_word_, run.vocabulary, texts)
+    _, manual = label_record(run, rebuild=False)
+    record = labels_record(automatic, manual)
+    write_bytes_atomic(run.path / LABELS_FILE,
+                       (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    return merge_labels(automatic, manual)

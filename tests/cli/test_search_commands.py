@@ -25,6 +25,22 @@ def test_topics_shows_labels_and_sets_one_by_hand(runner, trained_run, tmp_path)
     one_line_error(runner.invoke(main, ["topics", str(run), "--set-label", "x"]), "TOPIC=LABEL")
 
 
+def test_relabel_computes_the_automatic_labels_again_and_keeps_those_set_by_hand(runner, trained_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(trained_run[0], run)
+    fresh = json.loads((run / "labels.json").read_text())["automatic"]
+    record = json.loads((run / "labels.json").read_text())
+    record["automatic"] = ["stale"] * len(fresh)
+    record["manual"] = {"1": "mine"}
+    (run / "labels.json").write_text(json.dumps(record))
+    result = runner.invoke(main, ["topics", str(run), "--relabel", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    shown = [row["label"] for row in json.loads(result.output)]
+    assert shown == [fresh[0], "mine", *fresh[2:]]
+    saved = json.loads((run / "labels.json").read_text())
+    assert saved["automatic"] == fresh and saved["manual"] == {"1": "mine"}
+
+
 def test_search_lists_the_topics_of_a_query(runner, trained_run):
     run = str(trained_run[0])
     result = runner.invoke(main, ["search", run, "space shuttle launch orbit", "--format", "json", "--top-topics", "2"])

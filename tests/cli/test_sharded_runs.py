@@ -7,6 +7,7 @@ in its output)."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import networkx as nx
 import numpy as np
@@ -151,6 +152,14 @@ def test_info_topics_and_encode_read_a_sharded_run(runs, jsonl, tmp_path):  # no
     result = runner.invoke(main, ["encode", str(runs[0]), str(texts), "--out", str(tmp_path / "c.npz")])
     assert result.exit_code == 0, result.output
     assert sp.load_npz(tmp_path / "c.npz").shape == (3, 8)
+
+
+def test_relabel_of_a_sharded_run_is_one_line(runs, tmp_path):
+    run = tmp_path / "disk"
+    shutil.copytree(runs[0], run)
+    before = (run / "labels.json").read_bytes() if (run / "labels.json").exists() else None
+    one_line_error(CliRunner().invoke(main, ["topics", str(run), "--relabel"]), "set labels by hand")
+    assert ((run / "labels.json").read_bytes() if (run / "labels.json").exists() else None) == before
 
 
 def test_a_damaged_code_shard_is_one_line(runs, tmp_path):
