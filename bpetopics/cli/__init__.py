@@ -132,6 +132,11 @@ _VOCABULARY_OPTIONS = [
                       "comma-separated."),
     click.option("--max-docs", type=IntRange(min=1), default=None,
                  help="Keep at most this many documents per split, drawn at random with the seed."),
+    click.option("--test-size", type=FloatRange(0, 1, min_open=True, max_open=True), default=None,
+                 metavar="FRACTION",
+                 help="Hold out this share of the documents as the test split, drawn at random with the seed "
+                      "(a source without one: a folder, .jsonl, .csv, abc, state_union, lee, abc-sentences) "
+                      "[default: none]."),
 ]
 
 

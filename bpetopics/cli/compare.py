@@ -42,18 +42,18 @@ from bpetopics.cli import (Choice, IntRange, UserError, corpus_errors, device_op
                    "(bpetopics.experiments.text_comparison.TEXT_MODELS).")
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True,
-              help="Seed of the --max-docs draw (and of the held-out draw for a folder).")
+              help="Seed of the --max-docs and --test-size draws (and of the held-out draw for a corpus without a test split).")
 @record_options
 def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_passes, reference, gensim, overwrite,
-            models, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, corpus_seed,
+            models, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, test_size, corpus_seed,
             text_field, id_field, label_field, time_field, skip_bad_lines):
     """Compare PoissBPE with baseline topic models on CORPUS, over several seeds.
 
     Every model of --models (PoissBPE and gensim LDA by default; also Tomotopy, LDA
     by collapsed Gibbs sampling, NMF and ProdLDA) is fitted on the same bag of words
     (the train split, one vocabulary) for each seed and measured the same way on the
-    same held-out documents (the test split; for a corpus without one, 20% of its
-    documents drawn with --corpus-seed): NPMI on the --reference texts and on the
+    same held-out documents (the test split, or --test-size of the documents; for a
+    corpus without one, 20% of its documents drawn with --corpus-seed): NPMI on the --reference texts and on the
     whole corpus, gensim's c_npmi, C_V, UMass and UCI (topics with non-finite scores
     are counted), topic diversity (top 10, top 25, words in exactly one topic),
     completion perplexity, code sparsity (PoissBPE), accuracy of a logistic
@@ -99,7 +99,7 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
         raise UserError(f"--device must be cpu, cuda or auto; got {device!r}")
     settings = CorpusSettings.from_options(
         vocab_size=vocab_size, min_df=min_df, max_df=max_df, stopwords=stopwords, data_home=data_home,
-        categories=categories, max_docs=max_docs, seed=corpus_seed, text_field=text_field, id_field=id_field,
+        categories=categories, max_docs=max_docs, seed=corpus_seed, test_size=test_size, text_field=text_field, id_field=id_field,
         label_field=label_field, skip_bad_lines=skip_bad_lines, time_field=time_field).keywords()
     with corpus_errors():
         try:

@@ -82,11 +82,11 @@ def _check_sizes(params: dict, corpus) -> None:
                    "spaces; topic t starts with extra weight on line t's words and a prior favours them "
                    "(--seed-strength). Words outside the vocabulary are dropped and named.")
 @vocabulary_options
-@click.option("--corpus-seed", type=int, default=0, show_default=True, help="Seed of the --max-docs draw.")
+@click.option("--corpus-seed", type=int, default=0, show_default=True, help="Seed of the --max-docs and --test-size draws.")
 @record_options
 @click.pass_context
 def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, vocab_size, min_df, max_df, stopwords, data_home,
-          categories, max_docs, corpus_seed, text_field, id_field, label_field, time_field, skip_bad_lines,
+          categories, max_docs, test_size, corpus_seed, text_field, id_field, label_field, time_field, skip_bad_lines,
           **params):
     """Train a PoissBPE topic model on CORPUS and save the run to --out.
 
@@ -111,6 +111,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, voc
       bpetopics train 20newsgroups --categories sci.space,rec.autos --topics 10 --out runs/two
       bpetopics train corpora/20ng --topics 50 --bits 128 --epochs 30 --seed 1 --out runs/20ng-50
       bpetopics train path/to/texts --vocab-size 5000 --min-df 2 --device cpu --out runs/mine
+      bpetopics train path/to/texts --test-size 0.2 --out runs/mine   # then: bpetopics evaluate runs/mine
       bpetopics train corpora/big-sharded --epochs 2 --out runs/big
       bpetopics train corpora/big-sharded --nproc 2 --out runs/big
       torchrun --nproc-per-node 2 -m bpetopics train corpora/big-sharded --out runs/big
@@ -148,7 +149,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, voc
     options = dict(corpus=corpus, out=out, resume=resume, overwrite=overwrite, quiet=quiet, top=top,
                    settings=CorpusSettings.from_options(
                        vocab_size=vocab_size, min_df=min_df, max_df=max_df, stopwords=stopwords, data_home=data_home,
-                       categories=categories, max_docs=max_docs, seed=corpus_seed, text_field=text_field,
+                       categories=categories, max_docs=max_docs, seed=corpus_seed, test_size=test_size, text_field=text_field,
                        id_field=id_field, label_field=label_field, skip_bad_lines=skip_bad_lines,
                        time_field=time_field),
                    params=params, seed_topics=seed_topics, explicit=explicit, resume_hint=resume_hint, summary=True,

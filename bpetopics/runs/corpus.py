@@ -26,7 +26,7 @@ def run_splits(run) -> dict:
     did); otherwise a :class:`RunError` (one line) says why.
     """
     from bpetopics.text import CorpusError, CorpusWarning, TextPipeline, corpus_from_documents, load_source, load_splits
-    from bpetopics.text.prepare import corpus_on_vocabulary
+    from bpetopics.text.prepare import corpus_on_vocabulary, draw_documents
     from bpetopics.text.settings import CorpusSettings
     from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, source_kind
 
@@ -62,7 +62,7 @@ def run_splits(run) -> dict:
                 if cfg.get("update") is not None:    # `bpetopics update`: counted on the run's vocabulary
                     splits = {"train": corpus_on_vocabulary(raw["train"], pipeline)[0]}
                 else:
-                    raw = {name: docs.sample(recorded.max_docs, recorded.random_state) for name, docs in raw.items()}
+                    raw = draw_documents(raw, source, recorded.max_docs, recorded.random_state, recorded.test_size)
                     splits = corpus_from_documents(raw, pipeline)
     except CorpusError as exc:
         raise RunError(f"cannot rebuild the corpus of {run.path}: {exc}") from None

@@ -144,7 +144,8 @@ def evaluate_run(run, reference: str = "test", top_n: int = 10, seed: int = 0, g
     if test is None or test.n_docs == 0:
         if reference == "test":
             raise RunError(f"the corpus of {run.path} has no test split: use --reference train "
-                            "(held-out measures are then computed on the training documents)")
+                            "(held-out measures are then computed on the training documents), or train "
+                            "with --test-size 0.2 to hold out documents")
         test, heldout = train, "train"
         if echo is not None:
             echo("Warning: no test split: perplexity, inference time and accuracy use the training documents")

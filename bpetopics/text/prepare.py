@@ -95,6 +95,7 @@ def prepare_corpus(
     label_field: str | None = None,
     skip_bad_lines: bool = False,
     time_field: str | None = None,
+    test_size: float | None = None,
     **cleaning,
 ) -> dict[str, Corpus]:
     """Load, clean and vectorise a corpus.
@@ -134,6 +135,10 @@ def prepare_corpus(
         number: :mod:`bpetopics.text.timestamps`), kept as ``Corpus.times``.
     skip_bad_lines : bool, default=False
         A JSONL or CSV source: skip (and record) malformed lines instead of stopping.
+    test_size : float, optional
+        A source without a test split: hold out this share of its documents (in (0, 1),
+        drawn with ``random_state`` after ``max_docs``) as the ``"test"`` split, before the
+        vocabulary is fitted on the rest (:func:`hold_out`).
     **cleaning
         Other :class:`TextPipeline` settings: ``strip_headers``, ``strip_footers``,
         ``strip_quotes``, ``strip_binary``, ``lowercase``, ``min_token_length``.
@@ -141,8 +146,8 @@ def prepare_corpus(
     Returns
     -------
     dict of str to Corpus
-        ``{"train": Corpus, "test": Corpus}`` when the source has a test split, else
-        ``{"train": Corpus}``. The test split is vectorised with the train vocabulary.
+        ``{"train": Corpus, "test": Corpus}`` when the source has a test split or
+        ``test_size`` is given, else ``{"train": Corpus}``. The test split is vectorised with the train vocabulary.
         All splits share one fitted :class:`TextPipeline`.
 
     Raises
@@ -164,6 +169,11 @@ def prepare_corpus(
     # the settings, then (before loading 20 Newsgroups, which takes seconds) the stop
     # words, whose data may be missing.
     pipeline.check_settings()
+    if test_size is not None and not 0 < test_size < 1:
+        raise CorpusError(f"test_size={test_size} is not a share of the documents: give a number between 0 and 1, "
+                          "e.g. 0.2")
+    if test_size is not None and kind == NEWSGROUPS:       # (before the seconds of loading it)
+        raise CorpusError(f"{source} has its own test split: leave --test-size (test_size) out")
     if kind == NEWSGROUPS:
         pipeline.stop_words  # noqa: B018
     raw = load_source(source, data_home=data_home, categories=categories,
@@ -171,8 +181,38 @@ def prepare_corpus(
                       fields={"text_field": text_field, "id_field": id_field, "label_field": label_field,
                               "skip_bad_lines": skip_bad_lines, "time_field": time_field})
     pipeline.stop_words  # noqa: B018
+    return corpus_from_documents(draw_documents(raw, source, max_docs, random_state, test_size), pipeline)
+
+
+def draw_documents(raw: dict, source, max_docs: int | None = None, random_state: int = 0,
+                   test_size: float | None = None) -> dict[str, RawDocuments]:
+    """The documents a corpus keeps of its source's splits ``raw``: at most ``max_docs`` a
+    split, then ``test_size`` of the train split held out as the test split
+    (:func:`hold_out`), both drawn with ``random_state`` (what :func:`prepare_corpus` does,
+    and what rebuilding a run's corpus does again)."""
     raw = {split: docs.sample(max_docs, random_state) for split, docs in raw.items()}
-    return corpus_from_documents(raw, pipeline)
+    if test_size is None:
+        return raw
+    if "test" in raw:
+        raise CorpusError(f"{source} has its own test split: leave --test-size (test_size) out")
+    return hold_out(raw["train"], test_size, random_state)
+
+
+def hold_out(docs: RawDocuments, test_size: float, random_state: int = 0) -> dict[str, RawDocuments]:
+    """``{"train": ..., "test": ...}``: round(``test_size`` N) of the N documents, drawn
+    without replacement with ``random_state``, as the test split, the rest as the train
+    split, each in the documents' order. CorpusError when either would be empty."""
+    n_docs = len(docs)
+    n_test = int(round(test_size * n_docs))
+    if n_test < 1 or n_test >= n_docs:
+        raise CorpusError(f"{n_docs} documents are too few to hold out {test_size:g} of them: give more documents "
+                          "or another --test-size")
+    rng = np.random.default_rng(random_state)
+    test = np.zeros(n_docs, dtype=bool)
+    test[rng.choice(n_docs, size=n_test, replace=False)] = True
+    train_docs, test_docs = docs.take(np.flatnonzero(~test)), docs.take(np.flatnonzero(test))
+    train_docs.split, test_docs.split = "train", "test"
+    return {"train": train_docs, "test": test_docs}
 
 
 def prepare_training_corpus(source, settings: CorpusSettings) -> dict:

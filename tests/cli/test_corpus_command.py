@@ -81,6 +81,9 @@ def test_corpus_warns_about_files_that_are_not_text(runner, folder, tmp_path):
         ("folder", ["--min-df", "5", "--max-df", "7"], ["vocabulary is empty", "lower --min-df"]),
         ("folder", ["--stopwords", "klingon"], ["unknown stop-word list"]),
         ("folder", ["--categories", "boats"], ["unknown labels"]),
+        ("folder", ["--min-df", "1", "--test-size", "0.01"], ["too few to hold out 0.01", "--test-size"]),
+        ("folder", ["--test-size", "1.5"], ["--test-size", "1.5"]),
+        (lambda p: None, ["--test-size", "0.2"], ["does not exist"]),
     ],
 )
 def test_bad_input_gives_one_line_and_exit_2(runner, folder, tmp_path, make, extra, fragments):
@@ -124,3 +127,15 @@ def test_corpus_20newsgroups_small_run(runner, shared_data, tmp_path):
     assert rows["train"][4] == "300"
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["splits"] == ["train", "test"]
+
+
+def test_test_size_holds_out_a_test_split_and_20newsgroups_keeps_its_own(runner, folder, tmp_path):
+    result = runner.invoke(main, ["corpus", str(folder), "--out", str(tmp_path / "o"), "--min-df", "1",
+                                  "--max-df", "1.0", "--stopwords", "none", "--test-size", "0.25"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line.split() for line in result.output.splitlines() if line.startswith(("train", "test"))}
+    assert (rows["train"][1], rows["test"][1]) == ("7", "2")        # 9 files, round(0.25 x 9) = 2 held out
+    _check_one_line_error(runner.invoke(main, ["corpus", "20newsgroups", "--test-size", "0.2",
+                                               "--out", str(tmp_path / "ng")]), "has its own test split")
+    _check_one_line_error(runner.invoke(main, ["corpus", str(folder), "--format", "sharded", "--test-size", "0.2",
+                                               "--out", str(tmp_path / "sh")]), "--test-size", "sharded")

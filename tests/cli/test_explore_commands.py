@@ -122,6 +122,22 @@ def test_evaluate_a_run_trained_on_a_named_corpus(runner, tmp_path):
     assert res["heldout"] == "train" and res["n_heldout"] == 300 and res["n_words"] == 300
 
 
+def test_a_run_trained_with_test_size_is_evaluated_on_its_held_out_documents(runner, tmp_path):
+    """--test-size holds out documents of a corpus without a test split; evaluate rebuilds
+    the same split from the run's record and measures on it by default."""
+    out = tmp_path / "lee"
+    trained = runner.invoke(main, ["train", "lee", "--out", str(out), "--quiet", "--vocab-size", "300",
+                                   "--min-df", "2", "--stopwords", "sklearn", "--test-size", "0.2", *TINY])
+    assert trained.exit_code == 0, trained.output
+    config = json.loads((out / "config.json").read_text())
+    assert config["corpus"]["settings"]["test_size"] == 0.2 and config["n_data"] == 240
+    result = runner.invoke(main, ["evaluate", str(out), "--no-gensim", "--out", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    res = json.loads((tmp_path / "m.json").read_text())
+    assert res["heldout"] == "test" and res["reference"] == "test"
+    assert (res["n_train"], res["n_heldout"]) == (240, 60) and res["perplexity"] > 1
+
+
 def test_evaluate_bad_input(runner, trained_run, corpus_with_test, tmp_path):
     run_dir = trained_run[0]
     one_line_error(runner.invoke(main, ["evaluate", str(tmp_path / "nope")]), "does not exist")

@@ -2,6 +2,7 @@
 
 import gzip
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -136,3 +137,39 @@ def test_prepare_corpus_reports_bad_input(tmp_path):
         prepare_corpus(tmp_path / "missing", stopwords="none")
     with pytest.raises(CorpusError, match="max_df=0.1 is below min_df=0.5"):
         prepare_corpus(tmp_path / "missing", min_df=0.5, max_df=0.1, stopwords="none")  # checked first
+
+
+def test_test_size_holds_out_documents_before_the_vocabulary_is_fitted(tmp_path):
+    root = tmp_path / "texts"
+    root.mkdir()
+    rng = np.random.default_rng(0)
+    def name(i):                                    # letters only: digits are cleaned away
+        return "".join("abcdefghij"[int(c)] for c in f"{i:02d}")
+
+    words = [f"word{name(i)}" for i in range(30)]
+    for i in range(40):
+        (root / f"d{i:02d}.txt").write_text(" ".join(rng.choice(words, size=12)) + f" only{name(i)} only{name(i)}\n")
+    settings = dict(vocab_size=None, min_df=1, max_df=1.0, stopwords="none", random_state=3)
+    whole = prepare_corpus(root, **settings)["train"]
+    splits = prepare_corpus(root, test_size=0.25, **settings)
+    train, test = splits["train"], splits["test"]
+    assert (train.split, test.split, train.n_docs, test.n_docs) == ("train", "test", 30, 10)
+    assert sorted(train.ids + test.ids) == sorted(whole.ids) and not set(train.ids) & set(test.ids)
+    assert train.ids == sorted(train.ids) and test.ids == sorted(test.ids)       # in the documents' order
+    # the vocabulary is the training documents': a held-out document's own word is not in it
+    held = {f"only{name(int(i[1:3]))}" for i in test.ids}
+    assert not held & set(train.vocabulary) and held <= set(whole.vocabulary)
+    assert test.vocabulary == train.vocabulary
+    again = prepare_corpus(root, test_size=0.25, **settings)
+    assert again["test"].ids == test.ids                                         # seeded
+    other = prepare_corpus(root, test_size=0.25, **{**settings, "random_state": 4})
+    assert other["test"].ids != test.ids
+
+
+@pytest.mark.parametrize("test_size, pattern", [(0.0, "between 0 and 1"), (1.0, "between 0 and 1"),
+                                                (0.01, "too few to hold out")])
+def test_a_bad_test_size_is_one_line(folder, test_size, pattern):
+    with pytest.raises(CorpusError, match=pattern) as caught, warnings.catch_warnings():
+        warnings.simplefilter("ignore", CorpusWarning)          # (the folder's skipped image)
+        prepare_corpus(folder, min_df=1, max_df=1.0, stopwords="none", test_size=test_size)
+    assert "\n" not in str(caught.value)
