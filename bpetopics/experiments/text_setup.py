@@ -51,6 +51,9 @@ def comparison_data(corpus, settings: dict, seed: int = 0, fraction: float = 0.2
     train, test = splits["train"], splits.get("test")
     notes = []
     heldout = "the test split"
+    if settings.get("test_size") is not None and test is not None:
+        heldout = (f"{settings['test_size']:.0%} of the documents (test_size), drawn with seed "
+                   f"{settings.get('random_state', 0)}")
     if test is None or test.n_docs == 0:
         try:
             train, test = holdout_split(train, fraction, seed)
