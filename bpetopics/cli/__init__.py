@@ -235,8 +235,8 @@ class IntTuple(click.ParamType):
         try:
             return tuple(int(v) for v in str(value).replace(" ", "").split(",") if v)
         except ValueError:
-            raise UserError(f"--{param.name.replace('_', '-')} takes comma-separated integers such as "
-                            f"128,64; got {value!r}") from None
+            flag = param.opts[0] if getattr(param, "opts", None) else f"--{param.name.replace('_', '-')}"
+            raise UserError(f"{flag} takes comma-separated integers such as 128,64; got {value!r}") from None
 
 
 def option_flag(name: str) -> str:

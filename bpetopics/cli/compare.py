@@ -1,5 +1,6 @@
-"""``bpetopics compare CORPUS --topics T --out DIR``: PoissBPE against the baselines over seeds
-(the work is :mod:`bpetopics.experiments.text_comparison` and ``text_setup``)."""
+"""``bpetopics compare CORPUS --topics T[,T...] --out DIR``: PoissBPE against the baselines over
+seeds, at one T or several (the work is :mod:`bpetopics.experiments.text_comparison`,
+``text_setup`` and ``topic_sweep``)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,17 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import (Choice, IntRange, UserError, corpus_errors, device_option, main, record_options,
-                           vocabulary_options)
+from bpetopics.cli import (Choice, IntRange, IntTuple, UserError, corpus_errors, device_option, main,
+                           record_options, vocabulary_options)
 
 
 @main.command()
 @click.argument("corpus")
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
               help="Folder for comparison.csv, comparison.md and comparison.png.")
-@click.option("--topics", "n_topics", type=IntRange(min=1), required=True, help="T, for both models.")
+@click.option("--topics", "n_topics", type=IntTuple(), required=True, metavar="T[,T...]",
+              help="T, for every model; several (10,20,50) compare the models at each: one comparison "
+                   "a T in --out/T<T>/, and the measures over T in --out/by-topics.md and .csv.")
 @click.option("--seeds", type=IntRange(min=1), default=3, show_default=True,
               help="Fits per model, with seeds 0, 1, ..., SEEDS-1.")
 @click.option("--epochs", type=IntRange(min=1), default=None,
@@ -73,11 +76,17 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
       comparison.md    mean ± std over seeds, the setting, the topics of the first seed
       comparison.png   the main measures side by side
 
+    With several --topics, those three files for each T in --out/T<T>/, and:
+      by-topics.csv    mean and std over seeds of the main measures, a row per T and model
+      by-topics.md     the same as a table, the best of each T in bold: to choose T on your
+                       corpus by held-out perplexity, coherence and diversity
+
     \b
     Examples:
       bpetopics compare 20newsgroups --topics 20 --out results/20ng-T20
       bpetopics compare abc --topics 20 --models poissbpe,lda,tomotopy,nmf,prodlda --out results/abc
       bpetopics compare corpora/20ng --topics 50 --seeds 5 --epochs 30 --lda-passes 20 --out results/T50
+      bpetopics compare path/to/texts --test-size 0.2 --topics 10,20,50 --models poissbpe,tomotopy,nmf --out results/mine
       bpetopics compare 20newsgroups --categories sci.space,rec.autos --max-docs 500 \\
           --topics 5 --seeds 1 --epochs 2 --lda-passes 2 --out /tmp/quick
     """
@@ -85,7 +94,14 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
     from bpetopics.experiments.text_comparison import (FILES, TEXT_MODELS, choose_reference, compare_models,
                                                        model_names, write_comparison)
     from bpetopics.experiments.text_setup import comparison_data, describe_comparison
+    from bpetopics.experiments.topic_sweep import SWEEP_FILES, sweep_folder, write_topic_sweep
     from bpetopics.text.settings import CorpusSettings
+
+    if not n_topics or min(n_topics) < 1 or len(set(n_topics)) < len(n_topics):
+        raise UserError(f"--topics takes one number of topics or several different ones, each 1 or more, "
+                        f"such as 20 or 10,20,50; got {','.join(map(str, n_topics)) or 'none'}")
+    sweep = len(n_topics) > 1
+    folders = [sweep_folder(out, t) for t in n_topics] if sweep else [out]
 
     try:
         names = model_names(models)
@@ -93,7 +109,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
         raise UserError(f"unknown --models {models!r}; choose from {', '.join(TEXT_MODELS)}") from None
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file: give a folder")
-    if not overwrite and any((out / f).exists() for f in FILES):
+    if not overwrite and (any((folder / f).exists() for folder in folders for f in FILES)
+                          or sweep and any((out / f).exists() for f in SWEEP_FILES)):
         raise UserError(f"{out} already holds a comparison: pass --overwrite to replace it, or choose another --out")
     if device not in ("cpu", "auto") and not device.startswith("cuda"):
         raise UserError(f"--device must be cpu, cuda or auto; got {device!r}")
@@ -118,16 +135,25 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
         bpe_params["n_bits"] = bits
     lda_params = {} if lda_passes is None else {"passes": lda_passes}
     train, test = data.train, data.test
-    click.echo(f"Comparing on {corpus}: {train.n_docs:,} training and {test.n_docs:,} held-out documents, "
-               f"{train.n_words:,} words, {n_topics} topics, {seeds} seed(s)", err=True)
-    try:
-        results = compare_models(train, test, n_topics, range(seeds), bpe_params=bpe_params, lda_params=lda_params,
-                                 reference=reference, gensim_measures=GENSIM_MEASURES if gensim else (),
-                                 log=lambda m: click.echo(m, err=True), models=names)
-    except ValueError as exc:
-        raise UserError(str(exc).strip().splitlines()[0]) from None
-    described = describe_comparison(corpus, settings, data, choose_reference(reference, test.n_docs), names,
-                                    n_topics, bpe_params, lda_params)
-    paths = write_comparison(results, out, settings=described)
-    click.echo(Path(paths["md"]).read_text(encoding="utf-8").split("\n## Topics")[0].rstrip())
-    click.echo(f"Wrote {paths['csv']}, {paths['md']}, {paths['png']}", err=True)
+    by_topics = {}
+    for topics, folder in zip(n_topics, folders):
+        click.echo(f"Comparing on {corpus}: {train.n_docs:,} training and {test.n_docs:,} held-out documents, "
+                   f"{train.n_words:,} words, {topics} topics, {seeds} seed(s)", err=True)
+        try:
+            results = compare_models(train, test, topics, range(seeds), bpe_params=bpe_params,
+                                     lda_params=lda_params, reference=reference,
+                                     gensim_measures=GENSIM_MEASURES if gensim else (),
+                                     log=lambda m: click.echo(m, err=True), models=names)
+        except ValueError as exc:
+            raise UserError(str(exc).strip().splitlines()[0]) from None
+        described = describe_comparison(corpus, settings, data, choose_reference(reference, test.n_docs), names,
+                                        topics, bpe_params, lda_params)
+        paths = write_comparison(results, folder, settings=described)
+        by_topics[topics] = results
+        if not sweep:
+            click.echo(Path(paths["md"]).read_text(encoding="utf-8").split("\n## Topics")[0].rstrip())
+        click.echo(f"Wrote {paths['csv']}, {paths['md']}, {paths['png']}", err=True)
+    if sweep:
+        paths = write_topic_sweep(by_topics, corpus, out, data.heldout, choose_reference(reference, test.n_docs))
+        click.echo(Path(paths["md"]).read_text(encoding="utf-8").rstrip())
+        click.echo(f"Wrote {paths['csv']}, {paths['md']}", err=True)

@@ -52,7 +52,7 @@ def comparison_data(corpus, settings: dict, seed: int = 0, fraction: float = 0.2
     notes = []
     heldout = "the test split"
     if settings.get("test_size") is not None and test is not None:
-        heldout = (f"{settings['test_size']:.0%} of the documents (test_size), drawn with seed "
+        heldout = (f"{settings['test_size']:.0%} of the documents, held out by test_size with seed "
                    f"{settings.get('random_state', 0)}")
     if test is None or test.n_docs == 0:
         try:

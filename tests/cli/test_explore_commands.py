@@ -359,6 +359,34 @@ def test_compare_writes_three_files_with_both_models(runner, corpus_with_test, t
     assert "pipeline=False" in (out / "comparison.md").read_text()
 
 
+def test_compare_over_several_numbers_of_topics(runner, corpus_with_test, tmp_path):
+    """--topics 3,5: a comparison a T in its folder, and the measures over T side by side,
+    each T's row the mean of that T's comparison."""
+    out = tmp_path / "sweep"
+    args = ["compare", str(corpus_with_test), "--topics", "3,5", "--bits", "8", "--epochs", "2", "--lda-passes", "2",
+            "--seeds", "2", "--no-gensim", "--models", "PoissBPE,NMF", "--device", "cpu", "--out", str(out)]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["T3", "T5", "by-topics.csv", "by-topics.md"]
+    assert sorted(p.name for p in (out / "T5").iterdir()) == ["comparison.csv", "comparison.md", "comparison.png"]
+    with open(out / "by-topics.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["n_topics"], r["model"], r["seeds"]) for r in rows] == [
+        ("3", "PoissBPE", "2"), ("3", "NMF", "2"), ("5", "PoissBPE", "2"), ("5", "NMF", "2")]
+    with open(out / "T5" / "comparison.csv", newline="") as f:
+        per_seed = [r for r in csv.DictReader(f) if r["model"] == "NMF"]
+    assert float(rows[3]["perplexity_mean"]) == pytest.approx(np.mean([float(r["perplexity"]) for r in per_seed]))
+    md = (out / "by-topics.md").read_text()
+    assert md.startswith(f"# {corpus_with_test}: the models over the number of topics T")
+    # 300 held-out documents are too few a reference: NPMI is the whole corpus's, shown once
+    assert "| T | model | NPMI (whole corpus) |" in md and "NPMI (test split)" not in md
+    assert "| 5 | NMF |" in md and "300 held-out documents" in md
+    assert "| T | model |" in result.output
+    one_line_error(runner.invoke(main, args), "already holds a comparison")
+    for bad in ("5,5", "0,5", "x"):
+        one_line_error(runner.invoke(main, [*args[:3], bad, *args[4:], "--overwrite"]), "--topics")
+
+
 def test_compare_says_which_documents_it_left_out(runner, tmp_path):
     """Issue #14: never drop a document silently; a folder with an empty document and
     one that cleaning empties (a message that is all header) reports both."""

@@ -26,7 +26,7 @@ def test_a_corpus_without_test_split_holds_out_a_seeded_fifth():
 def test_test_size_is_the_held_out_share_and_is_said_so():
     data = comparison_data("lee", {**SETTINGS, "test_size": 0.3, "random_state": 1}, seed=3)
     assert (data.train.n_docs, data.test.n_docs) == (210, 90) and data.notes == []
-    assert data.heldout == "30% of the documents (test_size), drawn with seed 1"
+    assert data.heldout == "30% of the documents, held out by test_size with seed 1"
 
 
 def test_too_small_a_corpus_is_one_line(tmp_path):
