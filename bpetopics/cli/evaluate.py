@@ -48,6 +48,7 @@ def evaluate(run, reference, out, top_n, seed, gensim, sample):
     \b
     Prints, and with --out writes as JSON:
       npmi, gensim_c_npmi   coherence of the top words (and topics with non-finite NPMI)
+      npmi_corpus           the same on the whole corpus, train and test (the OCTIS protocol)
       gensim_c_v, gensim_u_mass, gensim_c_uci   gensim's other coherence measures
       diversity             share of unique words among the topics' top 25
       perplexity            document completion on the test split

@@ -50,7 +50,13 @@ __all__ = [
     "EPSILON",
     "MEASURE_FLOORS",
     "GENSIM_MEASURES",
+    "MIN_REFERENCE_DOCS",
 ]
+
+#: A held-out split with fewer documents than this is too small a coherence reference
+#: (a word pair seen in no window scores NPMI -1): ``compare --reference auto`` then uses
+#: the whole corpus, and ``evaluate`` says so.
+MIN_REFERENCE_DOCS = 1000
 
 #: gensim's ``direct_confirmation_measure.EPSILON``.
 EPSILON = 1e-12

@@ -35,6 +35,7 @@ from typing import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from bpetopics.evaluation.coherence import MIN_REFERENCE_DOCS
 from bpetopics.evaluation.cooccurrence import encode_texts
 from bpetopics.evaluation.evaluate import evaluate_topic_model
 # The tables and figure of a comparison (re-exported: they were defined here before).
@@ -107,10 +108,6 @@ TEXT_MODELS = {
 #: The models compared when none are named.
 MODEL_NAMES = ("PoissBPE", "LDA")
 
-#: A held-out split with fewer documents than this is too small a coherence reference
-#: (a word pair seen in no window scores NPMI -1): ``reference="auto"`` then uses the
-#: whole corpus.
-MIN_REFERENCE_DOCS = 1000
 
 
 def model_names(names) -> list:

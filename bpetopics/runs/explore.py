@@ -123,14 +123,15 @@ def evaluate_run(run, reference: str = "test", top_n: int = 10, seed: int = 0, g
     Held-out documents are the test split, rebuilt with :func:`run_splits` (for a source
     without one, the training documents, which flatters perplexity; ``heldout`` says
     which). The training counts are the run's saved ones (``counts.npz``) when it has
-    them. ``reference`` is the split whose texts score coherence. ``fit_seconds`` is the
+    them. ``reference`` is the split whose texts score coherence (``npmi``; ``npmi_corpus``
+    scores it on the whole corpus, train and test, as ``compare`` does). ``fit_seconds`` is the
     recorded training time. A run trained on a sharded corpus is measured on a seeded
     sample of ``sample`` of its training documents
     (:func:`~bpetopics.runs.sharded_explore.evaluate_sharded_run`; ``reference`` and
     ``gensim`` do not apply).
     """
     from bpetopics.evaluation import evaluate_topic_model
-    from bpetopics.evaluation.coherence import GENSIM_MEASURES
+    from bpetopics.evaluation.coherence import GENSIM_MEASURES, MIN_REFERENCE_DOCS
 
     if is_sharded_run(run):
         from bpetopics.runs.sharded_explore import DEFAULT_SAMPLE, evaluate_sharded_run
@@ -157,7 +158,12 @@ def evaluate_run(run, reference: str = "test", top_n: int = 10, seed: int = 0, g
         train_labels=train.labels if heldout == "test" else None,
         test_labels=test.labels if heldout == "test" else None,
         codes=model.transform(test_counts), top_n=top_n, seed=seed,
-        gensim_measures=GENSIM_MEASURES if gensim else ())
+        gensim_measures=GENSIM_MEASURES if gensim else (),
+        corpus_texts=list(train.texts) + (list(test.texts) if heldout == "test" else []))
+    if echo is not None and reference == "test" and test.n_docs < MIN_REFERENCE_DOCS:
+        echo(f"Note: the test split has {test.n_docs:,} documents, a small coherence reference (word pairs "
+             f"that never meet in it score -1, and {res['npmi_nonfinite']} topic(s) had no finite NPMI on it): "
+             f"npmi_corpus scores the same topics on the whole corpus")
     seconds = run.summary.get("train_seconds")
     if seconds is None:
         seconds = sum(h.get("seconds", 0.0) for h in model.history_)

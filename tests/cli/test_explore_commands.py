@@ -78,6 +78,8 @@ def test_evaluate_a_run_with_a_test_split(runner, run_with_test, corpus_with_tes
     res = json.loads(out.read_text())
     assert res["heldout"] == "test" and res["reference"] == "test"
     assert res["n_train"] == 300 and res["n_heldout"] == 300 and res["n_topics"] == 5
+    assert "Note: the test split has 300 documents, a small coherence reference" in result.output
+    assert -1 <= res["npmi_corpus"] <= 1 and res["npmi_corpus"] != res["npmi"]
     assert res["npmi"] == pytest.approx(res["gensim_c_npmi"], abs=1e-6)
     assert res["npmi_nonfinite"] == res["gensim_c_npmi_nonfinite"]
     assert -1 <= res["gensim_c_v"] <= 1 and res["gensim_u_mass"] <= 0 and np.isfinite(res["gensim_c_uci"])
@@ -91,6 +93,9 @@ def test_evaluate_a_run_with_a_test_split(runner, run_with_test, corpus_with_tes
                                codes=run.model.transform(splits["test"].counts), gensim_measures=())
     for key in ("npmi", "diversity", "perplexity", "accuracy", "code_mean_active"):
         assert res[key] == pytest.approx(lib[key]), key
+    whole = evaluate_topic_model(run.model, splits["train"].counts, splits["test"].counts,
+                                 splits["train"].texts + splits["test"].texts, run.vocabulary, gensim_measures=())
+    assert res["npmi_corpus"] == pytest.approx(whole["npmi"])
 
     train_ref = runner.invoke(main, ["evaluate", str(run_with_test), "--reference", "train", "--no-gensim"])
     assert train_ref.exit_code == 0, train_ref.output
