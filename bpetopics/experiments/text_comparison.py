@@ -29,6 +29,7 @@ Fairness, by construction:
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
@@ -152,10 +153,13 @@ def holdout_split(corpus, fraction: float = 0.2, seed: int = 0):
 def warm_up_models(n_topics: int, X, models: Sequence[str], params: dict) -> None:
     """One small untimed fit of each model (lazy imports, thread pools, allocators): on 64
     documents, or on T when there are more topics (a model refuses more topics than
-    documents)."""
+    documents). Their warnings are not shown: a warm-up stops early on purpose (NMF's
+    "maximum number of iterations reached")."""
     small = X[: min(max(64, n_topics), X.shape[0])]
     for name in models:
-        TEXT_MODELS[name].make(n_topics, 0, {**params[name], **TEXT_MODELS[name].warm_up}).fit(small)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            TEXT_MODELS[name].make(n_topics, 0, {**params[name], **TEXT_MODELS[name].warm_up}).fit(small)
 
 
 def compare_models(train, test, n_topics: int, seeds: Sequence[int] = (0, 1, 2), *,

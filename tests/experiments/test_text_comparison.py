@@ -14,6 +14,7 @@ from bpetopics.experiments.text_comparison import (
     holdout_split,
     summarize,
     summary_markdown,
+    warm_up_models,
     write_comparison,
 )
 
@@ -216,3 +217,15 @@ def test_comparison_md_records_the_documents_left_out(tmp_path):
                              "npmi": 0.1}])
     assert "- documents left out: train: 1 document(s) left out (1 empty after cleaning" in \
         summary_markdown(results, settings=described)
+
+
+def test_the_warm_up_fits_keep_their_early_stops_quiet(small):
+    """The untimed warm-up stops NMF after a few iterations on purpose: a user of
+    `compare` must not be told its maximum number of iterations was reached."""
+    import warnings
+
+    train, _ = small
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warm_up_models(4, train.counts, ["NMF"], {"NMF": {}})
+    assert [str(w.message) for w in caught] == []
