@@ -136,7 +136,8 @@ through beta's softmax needs come from the Gram matrix, without another pass ove
 
 def dirichlet_penalty(beta: torch.Tensor, strength: float) -> torch.Tensor:
     """-strength sum_t sum_w ln beta_wt: a symmetric Dirichlet prior's negative log density
-    (up to a constant) with strength = eta / N_tok per token (``PoissBPE.topic_smoothing``).
+    (up to a constant) with strength = eta / N_tok per token (``PoissBPE.topic_smoothing``;
+    eta in (-1, 0), a concentration below 1, rewards small entries: a sparse prior).
 
     beta : torch.Tensor, shape (W, T) -> scalar (differentiable)."""
     return -strength * torch.log(beta).sum()

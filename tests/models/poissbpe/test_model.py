@@ -308,6 +308,32 @@ def test_topic_smoothing_is_the_gradient_of_a_dirichlet_prior_and_smooths_the_to
     assert model.topic_word_.min() > 3 * plain.topic_word_.min()
 
 
+def test_negative_topic_smoothing_is_a_sparse_prior():
+    """eta in (-1, 0), a Dirichlet concentration below 1: the same fit's topics put less
+    of their mass outside their top words, and their written-out gradient is still
+    autograd's; -1 and below is no Dirichlet and is refused in one line."""
+    X, _, _ = planted_corpus(n_docs=300)
+    fits = {eta: PoissBPE(n_topics=6, n_bits=8, epochs=20, topic_repulsion=0.0, topic_smoothing=eta,
+                          random_state=0, device="cpu", progress=False).fit(X) for eta in (0.0, -0.5)}
+
+    def tail_mass(model):
+        return np.sort(model.topic_word_, axis=1)[:, :-20].sum(1).mean()    # all but the top 20 of 120
+
+    assert tail_mass(fits[-0.5]) < 0.8 * tail_mass(fits[0.0])
+    assert np.isfinite(fits[-0.5].topic_word_).all()
+    model = fits[-0.5]
+    lik = model.likelihood_
+    lik.topic_logits.grad = None
+    model._penalty_backward(None)
+    written = lik.topic_logits.grad.clone()
+    lik.topic_logits.grad = None
+    (0.5 / float(X.sum()) * torch.log(torch.softmax(lik.topic_logits, dim=1)).sum()).backward()
+    torch.testing.assert_close(written, lik.topic_logits.grad, rtol=1e-4, atol=1e-9)
+    for bad in (-1.0, -2.0):
+        with pytest.raises(ValueError, match=r"topic_smoothing must be a number > -1"):
+            PoissBPE(topic_smoothing=bad).fit(X)
+
+
 def test_the_cooldown_trains_the_last_epochs_at_a_fifth_of_the_learning_rate():
     """lr / 5 in the last cooldown_epochs epochs, at most a fifth of them (a 4-epoch run
     keeps lr throughout); a function of the epoch alone, as a resumed run needs."""

@@ -121,7 +121,7 @@ def test_softmax_chain_into_the_logits_equals_autograd(sparse):
     assert torch.allclose(lik.topic_logits.grad, 2 * expected, rtol=1e-10, atol=1e-14)  # accumulates
 
 
-@pytest.mark.parametrize("repulsion, smoothing", [(0.05, 0.1), (0.05, 0.0), (0.0, 0.1)])
+@pytest.mark.parametrize("repulsion, smoothing", [(0.05, 0.1), (0.05, 0.0), (0.0, 0.1), (0.05, -0.5)])
 def test_a_poissbpe_step_gets_autograds_gradient_of_loss_plus_prior(repulsion, smoothing):
     """Both topic priors' written-out gradients (chained through the softmax together, or
     either alone) and the data term's equal autograd's of the loss plus the penalty."""
@@ -180,7 +180,7 @@ def test_topic_rows_gather_the_batch_words_rows_of_beta():
     assert batch.topic_rows(beta) is rows                             # once per beta
 
 
-@pytest.mark.parametrize("repulsion, smoothing", [(0.3, 1e-4), (0.0, 1e-4), (0.3, 0.0), (0.0, 0.0)])
+@pytest.mark.parametrize("repulsion, smoothing", [(0.3, 1e-4), (0.0, 1e-4), (0.3, 0.0), (0.0, 0.0), (0.3, -5e-5)])
 def test_the_compiled_theta_gradients_are_the_torch_paths(repulsion, smoothing):
     """core/fused_theta.py: the decoder's and the topic logits' gradients of a step (data
     term, diversity prior, Dirichlet prior) as the torch operations give them, float32."""

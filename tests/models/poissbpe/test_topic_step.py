@@ -52,7 +52,7 @@ def _case(seed, n_topics=6, n_words=300, n_batch_words=40):
     return logits, beta_t, words, beta_u, d_beta_u, usage
 
 
-@pytest.mark.parametrize("repulsion, smoothing", [(0.3, 1e-3), (0.0, 1e-3), (0.3, 0.0)])
+@pytest.mark.parametrize("repulsion, smoothing", [(0.3, 1e-3), (0.0, 1e-3), (0.3, 0.0), (0.3, -5e-4)])
 def test_one_pass_is_the_gradient_then_torch_adam_then_softmax(repulsion, smoothing):
     """Three steps from the same state: the logits, Adam's moments and step, the next
     topics and the softmax shift (the new rows' log-normaliser) agree with the gradient
