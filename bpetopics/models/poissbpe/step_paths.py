@@ -81,7 +81,7 @@ class StepPaths:
             if self._softmax_shift is not None:      # within an epoch: Adam and the next topics too
                 self.likelihood_.next_topics = fused_theta.take_step(
                     self.decoder_, self.likelihood_, self.optimizer_, batch, codes, params,
-                    repulsion, self._smoothing_strength(), self._softmax_shift)
+                    repulsion, self._smoothing_strength(), self._softmax_shift, self._logit_floor())
                 self.step_ += 1
                 return
             fused_theta.set_gradients(self.decoder_, self.likelihood_, batch, codes, params,

@@ -6,6 +6,8 @@ reasoning behind them)."""
 
 from __future__ import annotations
 
+import torch
+
 from bpetopics.models.poissbpe.topic_prior import (dirichlet_logit_grad, dirichlet_penalty, topic_overlap,
                                         topic_overlap_grad)
 
@@ -18,6 +20,11 @@ FULL_PUSH_PARTNERS = 59
 #: tokens, 0.52 on 400 documents of 20 Newsgroups; the corpora of 100,000 tokens and more
 #: keep 0.1).
 BASE_SMOOTHING = 0.1
+#: With a sparse Dirichlet prior (``topic_smoothing`` < 0) each topic logit stays within
+#: this many nats of its row's log-normaliser (beta_tw >= about e^-30 = 1e-13): the prior
+#: would push the logits of the words a topic lacks down by about ``lr`` a step without
+#: end, into float32's subnormal numbers, whose arithmetic is many times slower.
+LOGIT_FLOOR = 30.0
 SMOOTHING_TOKENS = 80_000
 MAX_SMOOTHING = 1.0
 
@@ -48,6 +55,21 @@ class TopicPriors:
             return float(self.topic_smoothing)
         n_tokens = getattr(self, "n_tokens_", None)
         return smoothing_for(n_tokens) if n_tokens else BASE_SMOOTHING
+
+    def _logit_floor(self) -> float:
+        """:data:`LOGIT_FLOOR` with a sparse Dirichlet prior (eta < 0), else inf (none)."""
+        return LOGIT_FLOOR if self._topic_smoothing() < 0 else float("inf")
+
+    def _adam_step(self) -> None:
+        """The theta step's Adam step, then, with a sparse Dirichlet prior, the topic logits
+        floored :data:`LOGIT_FLOOR` nats below their row's log-normaliser (the compiled
+        step floors them itself)."""
+        super()._adam_step()
+        floor = self._logit_floor()
+        if floor < float("inf"):
+            with torch.no_grad():
+                logits = self.likelihood_.topic_logits
+                logits.clamp_(min=torch.logsumexp(logits, dim=1, keepdim=True) - floor)
 
     def _smoothing_strength(self) -> float:
         """s = eta / N_tok, the Dirichlet prior's weight per token (0 without smoothing)."""

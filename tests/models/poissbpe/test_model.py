@@ -7,6 +7,7 @@ import torch
 from scipy.optimize import linear_sum_assignment
 
 from bpetopics import PoissBPE
+from bpetopics.models.poissbpe.topic_priors import LOGIT_FLOOR
 
 
 def hoyer(codes):
@@ -329,6 +330,13 @@ def test_negative_topic_smoothing_is_a_sparse_prior():
     lik.topic_logits.grad = None
     (0.5 / float(X.sum()) * torch.log(torch.softmax(lik.topic_logits, dim=1)).sum()).backward()
     torch.testing.assert_close(written, lik.topic_logits.grad, rtol=1e-4, atol=1e-9)
+    # its logits stay within LOGIT_FLOOR nats of their row's log-normaliser (no subnormal topics)
+    with torch.no_grad():
+        lik.topic_logits[:, 0] -= 100.0
+    model.optimizer_.zero_grad()
+    model._adam_step()
+    logits = lik.topic_logits.detach()
+    assert (torch.logsumexp(logits, 1) - logits.min(1).values).max() <= LOGIT_FLOOR + 1e-4
     for bad in (-1.0, -2.0):
         with pytest.raises(ValueError, match=r"topic_smoothing must be a number > -1"):
             PoissBPE(topic_smoothing=bad).fit(X)

@@ -172,3 +172,30 @@ def test_where_the_compiled_passes_do_not_serve_no_shift_is_taken(monkeypatch):
                      progress=False).fit(X, encode=False)
     assert shifts == [] and model.epoch_ == 2 and model._softmax_shift is None
     assert np.isfinite(model.topic_word_).all()
+
+
+def test_the_floor_keeps_each_logit_within_its_nats_of_the_row_shift():
+    """A sparse Dirichlet prior's floor: after the step no logit lies more than ``floor``
+    below the shift it was taken with, the logits above it are the unfloored step's, and
+    the next topics are the floored logits' softmax."""
+    logits, beta_t, words, beta_u, d_beta_u, usage = _case(3)
+    logits[:, ::3] -= 40.0                                            # a third of each row far below
+    beta_t = torch.softmax(torch.from_numpy(logits), 1).numpy()
+    results = {}
+    for floor in (float("inf"), 20.0):
+        param = torch.nn.Parameter(torch.from_numpy(logits.copy()))
+        shift = topic_step.row_shift(param)
+        before = shift.copy()
+        v = np.empty(logits.shape[1], dtype=np.float32)
+        data = np.empty((logits.shape[0], len(words)), dtype=np.float32)
+        terms = fused_theta._topic_terms(beta_t, usage, np.float32(0.3), np.float32(-1e-3), words,
+                                         np.ascontiguousarray(beta_t[:, words].T), d_beta_u, v, data)
+        beta = topic_step.adam_and_topics(param, Adam([param], lr=0.05), beta_t, (v, *terms), -1e-3,
+                                          words, data, shift, floor)
+        results[floor] = (param.detach().numpy().copy(), beta.t().numpy(), before)
+    free, _, _ = results[float("inf")]
+    floored, beta, before = results[20.0]
+    lowest = before[:, None] - 20.0
+    assert (free < lowest).any() and (floored >= lowest - 1e-5).all()
+    np.testing.assert_array_equal(floored, np.maximum(free, lowest.astype(np.float32)))
+    np.testing.assert_allclose(beta, torch.softmax(torch.from_numpy(floored), 1).numpy(), rtol=2e-5, atol=1e-12)

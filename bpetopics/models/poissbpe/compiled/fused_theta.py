@@ -75,12 +75,13 @@ def set_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.T
 
 
 def take_step(decoder, likelihood, optimizer, batch, codes: torch.Tensor, beta: torch.Tensor,
-              repulsion: float, smoothing: float, shift: np.ndarray) -> torch.Tensor:
+              repulsion: float, smoothing: float, shift: np.ndarray, floor: float = float("inf")) -> torch.Tensor:
     """The whole theta step: the decoder's gradients (pass 1) and its Adam step, then the
     topic logits' gradient terms (pass 2) and, topic by topic, their last pass, Adam and
     the next topics (:func:`bpetopics.models.poissbpe.compiled.topic_step.adam_and_topics`); the topic logits'
     gradient is never written out. Arguments as :func:`set_gradients`; ``optimizer`` the
-    model's Adam, ``shift`` (T,) the softmax's (read and updated).
+    model's Adam, ``shift`` (T,) the softmax's (read and updated), ``floor`` the logits'
+    (:func:`~bpetopics.models.poissbpe.compiled.topic_step.adam_and_topics`).
 
     Returns
     -------
@@ -95,7 +96,7 @@ def take_step(decoder, likelihood, optimizer, batch, codes: torch.Tensor, beta: 
     alpha, gamma, offset = _topic_terms(beta_t, usage, np.float32(repulsion), np.float32(smoothing),
                                         words, beta_u, d_beta_u, v, data)
     return topic_step.adam_and_topics(likelihood.topic_logits, optimizer, beta_t, (v, alpha, gamma, offset),
-                                      smoothing, words, data, shift)
+                                      smoothing, words, data, shift, floor)
 
 
 def _decoder_gradients(decoder, batch, codes, beta):

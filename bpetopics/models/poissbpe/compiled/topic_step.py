@@ -11,6 +11,7 @@ topic stay in the core's cache between them, and the exponentials are vectorised
     g_tw = beta_tw (alpha_t v_w + gamma_t beta_tw + o_t) - s + [w in the batch] beta_tw d_tw
     m <- m + (1 - beta1)(g - m),   u <- beta2 u + (1 - beta2) g^2                 (Adam)
     l <- l - lr / (1 - beta1^k) * m / (sqrt(u) / sqrt(1 - beta2^k) + eps)
+    l <- max(l, c_t - floor)                     (a sparse Dirichlet prior only, below)
     beta'_tw = exp(l_tw - c_t) / sum_w' exp(l_tw' - c_t)
 
 (:mod:`~bpetopics.models.poissbpe.compiled.fused_theta` defines alpha, gamma, o, v and d; k is Adam's step).
@@ -18,7 +19,11 @@ The softmax's shift c_t is any constant of the row: here the log-normaliser of t
 before this step (the row max at the first step of an epoch), so no pass looks for the
 row's maximum: an Adam step moves a logit by about ``lr``, so the row's exponentials sum
 to about 1 (a row whose sum leaves [1e-10, 1e10], which no Adam step comes near, is
-taken again shifted by its maximum). The values are those of the three
+taken again shifted by its maximum). With a sparse Dirichlet prior (s < 0) the logits
+of the words a topic lacks fall by about ``lr`` a step without end, and their topics
+would reach float32's subnormal numbers, whose arithmetic is many times slower (an epoch
+35 times slower after 90 epochs); ``floor`` keeps each logit within that many nats of
+its row's shift (``topic_priors.LOGIT_FLOOR``; infinite otherwise, a no-op). The values are those of the three
 passes up to float rounding (training drifts like another seed; tests check the step
 against torch's softmax and ``torch.optim.Adam``).
 """
@@ -34,7 +39,8 @@ numba = kernels.numba
 
 
 def adam_and_topics(logits: torch.nn.Parameter, optimizer, beta_t: np.ndarray, terms, strength: float,
-                    words: np.ndarray, data: np.ndarray, shift: np.ndarray) -> torch.Tensor:
+                    words: np.ndarray, data: np.ndarray, shift: np.ndarray,
+                    floor: float = float("inf")) -> torch.Tensor:
     """One Adam step of the topic logits at the gradient the module docstring writes,
     with the optimiser's state and options; returns the next topics.
 
@@ -56,6 +62,8 @@ def adam_and_topics(logits: torch.nn.Parameter, optimizer, beta_t: np.ndarray, t
         The data term of the gradient there, beta_tw d_tw.
     shift : np.ndarray, shape (T,)
         Each row's softmax shift (module docstring): read, then set for the next step.
+    floor : float
+        Logits stay at least this many nats above their row's shift (inf: no floor).
 
     Returns
     -------
@@ -70,7 +78,7 @@ def adam_and_topics(logits: torch.nn.Parameter, optimizer, beta_t: np.ndarray, t
     v, alpha, gamma, offset = terms
     out = torch.empty(beta_t.shape, dtype=torch.float32)
     options = np.array([group["lr"] / (1 - beta1 ** step), 1 - beta1, 1 - beta2, beta2,
-                        (1 - beta2 ** step) ** -0.5, group["eps"], strength], dtype=np.float32)
+                        (1 - beta2 ** step) ** -0.5, group["eps"], strength, floor], dtype=np.float32)
     _adam_and_topics(logits.detach().numpy(), state["exp_avg"].numpy(), state["exp_avg_sq"].numpy(),
                      beta_t, v, alpha, gamma, offset, words, data, options, shift, out.numpy())
     return out.t()
@@ -104,11 +112,11 @@ if numba is not None:
                          data, options, shift, out):  # pragma: no cover - compiled
         """The module's step, topic by topic: logits, moments and shift in place, the next
         topics into out (T, W). ``options``: lr / (1 - beta1^k), 1 - beta1, 1 - beta2,
-        beta2, 1 / sqrt(1 - beta2^k) (a product, not a second division), eps, s.
+        beta2, 1 / sqrt(1 - beta2^k) (a product, not a second division), eps, s, floor.
         (``error_model="numpy"``: a division is not checked for zero, which kept the
         loops scalar.)"""
         step_size, one_minus_beta1, one_minus_beta2, beta2 = options[0], options[1], options[2], options[3]
-        bias2_scale, eps, strength = options[4], options[5], options[6]
+        bias2_scale, eps, strength, floor = options[4], options[5], options[6], options[7]
         n_topics, n_words = logits.shape
         sparse = np.zeros(n_words, dtype=np.float32)     # the data term, zero off the batch's words
         for t in range(n_topics):
@@ -125,6 +133,10 @@ if numba is not None:
             for u in range(words.shape[0]):
                 sparse[words[u]] = 0.0
             c = shift[t]                                  # the next topic
+            if floor < np.inf:
+                lowest = c - floor
+                for w in range(n_words):
+                    lt[w] = max(lt[w], lowest)
             total = _exp_row(lt, c, ot)
             if not (total > np.float32(1e-10) and total < np.float32(1e10)):
                 c = lt[0]                                 # far from the shift: by its max
