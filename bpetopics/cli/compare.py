@@ -68,8 +68,9 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
     defaults otherwise.
 
     CORPUS is 20newsgroups, abc, state_union, lee, abc-sentences or
-    20newsgroups-subjects (named corpora), a folder of text files, a .jsonl or .csv file (compressed or not), or a corpus saved by
-    `bpetopics corpus` (then the corpus options are ignored).
+    20newsgroups-subjects (named corpora), a folder of text files, a .jsonl or .csv
+    file (compressed or not), or a corpus saved by `bpetopics corpus` (then the corpus
+    options are ignored).
 
     Writes to --out:
       comparison.csv   one row per model and seed, every measure
@@ -86,7 +87,7 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
       bpetopics compare 20newsgroups --topics 20 --out results/20ng-T20
       bpetopics compare abc --topics 20 --models poissbpe,lda,tomotopy,nmf,prodlda --out results/abc
       bpetopics compare corpora/20ng --topics 50 --seeds 5 --epochs 30 --lda-passes 20 --out results/T50
-      bpetopics compare path/to/texts --test-size 0.2 --topics 10,20,50 --models poissbpe,tomotopy,nmf --out results/mine
+      bpetopics compare path/to/texts --test-size 0.2 --topics 10,20,50 --out results/mine
       bpetopics compare 20newsgroups --categories sci.space,rec.autos --max-docs 500 \\
           --topics 5 --seeds 1 --epochs 2 --lda-passes 2 --out /tmp/quick
     """

@@ -147,8 +147,8 @@ def prepare_corpus(
     -------
     dict of str to Corpus
         ``{"train": Corpus, "test": Corpus}`` when the source has a test split or
-        ``test_size`` is given, else ``{"train": Corpus}``. The test split is vectorised with the train vocabulary.
-        All splits share one fitted :class:`TextPipeline`.
+        ``test_size`` is given, else ``{"train": Corpus}``. The test split is vectorised
+        with the train vocabulary. All splits share one fitted :class:`TextPipeline`.
 
     Raises
     ------
