@@ -209,8 +209,9 @@ MODEL_HELP = {
     "topic_smoothing": "Dirichlet pseudo-counts of every word in every topic (MAP), weighed "
                        "against the corpus's tokens: helps small corpora (0: none; default: "
                        "0.1 from 80,000 tokens on, 0.1 x 80,000 / tokens below, at most 1). "
-                       "Between -1 and 0 a sparse prior: sparser, more distinct topics, for "
-                       "a higher perplexity.",
+                       "Between -1 and 0 a sparse prior: sparser, more distinct topics on long "
+                       "texts at up to about 50 topics, for a higher perplexity; not for short "
+                       "texts (docs/defaults.md).",
     "soft_codes": "Codes per document the theta step fits: 1 the pursued code (MAP-EM); M > 1 the M "
                   "most probable of it and its one-bit neighbours, weighted (better topics, "
                   "slower: docs/defaults.md).",

@@ -97,8 +97,9 @@ class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, To
         default): 0.1 from 80,000 tokens on, 0.1 x 80,000 / N_tok below, at most 1
         (``topic_priors.smoothing_for``; docs/defaults.md measures both against other values).
         Between -1 and 0, a sparse prior (a Dirichlet concentration 1 + eta below 1, as
-        LDA's usual eta): each topic drops the words it has little evidence for, and topics
-        come out sparser and more distinct, for a higher completion perplexity
+        LDA's usual eta): each topic drops the words it has little evidence for, and on
+        long texts at up to about 50 topics they come out more distinct, for a higher
+        completion perplexity; on short texts and at many topics it costs coherence too
         (docs/defaults.md measures -0.2 over the quality grid's cells).
     reseed_similarity : float or None
         In the first half of training, dead topics and topics whose cosine similarity to
