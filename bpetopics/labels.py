@@ -13,12 +13,12 @@ first-order relevance (tomotopy's ``FoRelevance``, the PMI of the label with the
 words over documents) was tried first: on 20 Newsgroups it favoured rare pairs that
 happen to share documents with a topic's words ("journal medicine" for the topic of
 guns), where r chose "gun laws" (docs/topic-model.md). The topics choose in turn, the
-surest first, each the best candidate no other has taken. Both words of a label are among the topic's
-``TOP_WORDS`` most probable: the lift rewards rare words, and with one word allowed from
-further down a rare pair beat the topic's own ("islamic jihad" for a topic of "match
-team" on the Lee corpus, docs/topic-model.md). A topic without such a candidate, or a
-corpus without candidates (no texts, or too small), falls back to its top two words
-(``"space, nasa"``).
+surest first, each the best candidate no other has taken. Both words of a label are
+among the topic's ``TOP_WORDS`` most probable: the lift rewards rare words, and with one
+word allowed from further down a rare pair beat the topic's own ("islamic jihad" for a
+topic of "match team" on the Lee corpus, docs/topic-model.md). A topic without such a
+candidate, or a corpus without candidates (no texts, or too small), falls back to its
+top two words (``"space, nasa"``).
 
 Labels are saved in a run's ``labels.json`` (:func:`labels_record`): the automatic ones
 and those set by hand, kept apart so that setting one by hand loses nothing.

@@ -23,16 +23,15 @@ __all__ = ["REFERENCE_LABELS", "SWEEP_FILES", "sweep_folder", "topic_sweep_markd
 #: The files of the sweep itself, beside the folders of its comparisons.
 SWEEP_FILES = ("by-topics.csv", "by-topics.md")
 
-
-def sweep_folder(out: str | os.PathLike, n_topics: int) -> Path:
-    """The folder of the comparison at ``n_topics`` topics in the sweep ``out``: ``out/T<T>``."""
-    return Path(out) / f"T{int(n_topics)}"
-
-
 #: The column ``npmi`` under each coherence reference of
 #: :func:`~bpetopics.experiments.text_comparison.choose_reference` ("corpus": it is
 #: ``npmi_corpus`` again, and left out).
 REFERENCE_LABELS = {"test": "NPMI (test split)", "train": "NPMI (training split)"}
+
+
+def sweep_folder(out: str | os.PathLike, n_topics: int) -> Path:
+    """The folder of the comparison at ``n_topics`` topics in the sweep ``out``: ``out/T<T>``."""
+    return Path(out) / f"T{int(n_topics)}"
 
 
 def topic_sweep_markdown(cells: pd.DataFrame, corpus: str, heldout: str, reference: str = "test") -> str:
