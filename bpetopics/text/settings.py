@@ -3,11 +3,11 @@
 :class:`CorpusSettings` holds the corpus options the commands share (``corpus``,
 ``train``, ``compare``): the vocabulary's size and document-frequency bounds, the stop
 words, where 20 Newsgroups lives, the labels kept, the documents drawn and their seed,
-the share held out as a test split, and a JSONL or CSV source's fields. It travels from the command line to
-:func:`~bpetopics.text.prepare.prepare_corpus` (:meth:`CorpusSettings.keywords`) and into
-a run's config.json, whose ``corpus.settings`` are those keywords (the record fields
-only where they differ from their defaults); :meth:`CorpusSettings.from_record` reads them
-back from a run.
+the share held out as a test split, and a JSONL or CSV source's fields. It travels from
+the command line to :func:`~bpetopics.text.prepare.prepare_corpus`
+(:meth:`CorpusSettings.keywords`) and into a run's config.json, whose
+``corpus.settings`` are those keywords (the record fields only where they differ from
+their defaults); :meth:`CorpusSettings.from_record` reads them back from a run.
 """
 
 from __future__ import annotations

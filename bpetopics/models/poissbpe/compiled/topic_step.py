@@ -23,9 +23,9 @@ taken again shifted by its maximum). With a sparse Dirichlet prior (s < 0) the l
 of the words a topic lacks fall by about ``lr`` a step without end, and their topics
 would reach float32's subnormal numbers, whose arithmetic is many times slower (an epoch
 35 times slower after 90 epochs); ``floor`` keeps each logit within that many nats of
-its row's shift (``topic_priors.LOGIT_FLOOR``; infinite otherwise, a no-op). The values are those of the three
-passes up to float rounding (training drifts like another seed; tests check the step
-against torch's softmax and ``torch.optim.Adam``).
+its row's shift (``topic_priors.LOGIT_FLOOR``; infinite otherwise, a no-op). The values
+are those of the three passes up to float rounding (training drifts like another seed;
+tests check the step against torch's softmax and ``torch.optim.Adam``).
 """
 
 from __future__ import annotations
