@@ -137,6 +137,7 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
         bpe_params["n_bits"] = bits
     lda_params = {} if lda_passes is None else {"passes": lda_passes}
     train, test = data.train, data.test
+    used_reference = choose_reference(reference, test.n_docs)
     by_topics = {}
     for topics, folder in zip(n_topics, folders):
         click.echo(f"Comparing on {corpus}: {train.n_docs:,} training and {test.n_docs:,} held-out documents, "
@@ -148,14 +149,14 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
                                      log=lambda m: click.echo(m, err=True), models=names)
         except ValueError as exc:
             raise UserError(str(exc).strip().splitlines()[0]) from None
-        described = describe_comparison(corpus, settings, data, choose_reference(reference, test.n_docs), names,
-                                        topics, bpe_params, lda_params)
+        described = describe_comparison(corpus, settings, data, used_reference, names, topics, bpe_params,
+                                        lda_params)
         paths = write_comparison(results, folder, settings=described)
         by_topics[topics] = results
         if not sweep:
             click.echo(Path(paths["md"]).read_text(encoding="utf-8").split("\n## Topics")[0].rstrip())
         click.echo(f"Wrote {paths['csv']}, {paths['md']}, {paths['png']}", err=True)
     if sweep:
-        paths = write_topic_sweep(by_topics, corpus, out, data.heldout, choose_reference(reference, test.n_docs))
+        paths = write_topic_sweep(by_topics, corpus, out, data.heldout, used_reference)
         click.echo(Path(paths["md"]).read_text(encoding="utf-8").rstrip())
         click.echo(f"Wrote {paths['csv']}, {paths['md']}", err=True)

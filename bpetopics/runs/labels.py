@@ -17,7 +17,7 @@ from bpetopics.files import write_bytes_atomic
 from bpetopics.labels import (fallback_label, label_topics, labels_record, merge_labels,
                               parse_labels_record)
 from bpetopics.runs.corpus import run_splits
-from bpetopics.runs.run import LABELS_FILE, RunError
+from bpetopics.runs.run import LABELS_FILE, RunError, json_bytes
 
 __all__ = ["topic_labels", "label_record", "set_topic_labels", "relabel_topics", "automatic_labels"]
 
@@ -82,9 +82,7 @@ def set_topic_labels(run, labels: dict) -> list[str]:
         manual[int(topic)] = " ".join(str(label).split())
     automatic, before = label_record(run)
     if manual:
-        record = labels_record(automatic, {**before, **manual})
-        write_bytes_atomic(run.path / LABELS_FILE,
-                           (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+        _write_labels(run, automatic, {**before, **manual})
     return merge_labels(automatic, {**before, **manual})
 
 
@@ -100,7 +98,10 @@ def relabel_topics(run) -> list[str]:
                        "cannot be labelled by collocations: set labels by hand with --set-label")
     automatic = label_topics(run.model.topic_word_, run.vocabulary, texts)
     _, manual = label_record(run, rebuild=False)
-    record = labels_record(automatic, manual)
-    write_bytes_atomic(run.path / LABELS_FILE,
-                       (json.dumps(record, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+    _write_labels(run, automatic, manual)
     return merge_labels(automatic, manual)
+
+
+def _write_labels(run, automatic, manual) -> None:
+    """Write the run's ``labels.json`` (atomically), as run files are written."""
+    write_bytes_atomic(run.path / LABELS_FILE, json_bytes(labels_record(automatic, manual)))
