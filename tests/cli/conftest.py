@@ -1,6 +1,7 @@
 """Fixtures of the command-line tests: a small saved 20 Newsgroups corpus (300 training
 documents of 4 groups, 500 words, cut from ``newsgroups_small``) and a run trained on it
-through ``bpetopics train`` once per session (5 topics, 8 bits, 2 epochs, CPU)."""
+through ``bpetopics train`` once per session (5 topics, 8 bits, 2 epochs, CPU), and the
+same training documents saved with 300 test documents."""
 
 from __future__ import annotations
 
@@ -61,3 +62,17 @@ def raw_folder(tmp_path):
                                      "league cheered the goal.\n")
     (root / "nothing.txt").write_text("zzzz qqqq xxxx\n")
     return root
+
+
+@pytest.fixture(scope="session")
+def corpus_with_test(newsgroups_small, tmp_path_factory):
+    """A saved corpus: the training documents of ``trained_run`` and 300 test documents."""
+    from bpetopics.text import Corpus, save_splits
+
+    parts = {}
+    for split in ("train", "test"):
+        c = newsgroups_small[split]
+        parts[split] = Corpus(counts=c.counts[:300], vocabulary=c.vocabulary, texts=c.texts[:300], ids=c.ids[:300],
+                              split=split, labels=c.labels[:300], label_names=c.label_names, pipeline=c.pipeline,
+                              source=c.source)
+    return save_splits(parts, tmp_path_factory.mktemp("corpus") / "ng300-test")
