@@ -137,6 +137,10 @@ _VOCABULARY_OPTIONS = [
                  help="Hold out this share of the documents as the test split, drawn at random with the seed "
                       "(a source without one: a folder, .jsonl, .csv, abc, state_union, lee, abc-sentences) "
                       "[default: none]."),
+    click.option("--passages", type=click.Choice(["paragraphs", "sentences"]), default=None,
+                 help="Model each document's paragraphs (blank-line separated, or one a line) or sentences instead "
+                      "of the whole document, for long documents; passages of under 30 (3) words are joined to "
+                      "the next, labels and times kept, ids DOC#1, DOC#2, ... [default: whole documents]."),
 ]
 
 

@@ -48,8 +48,8 @@ from bpetopics.cli import (Choice, IntRange, IntTuple, UserError, corpus_errors,
               help="Seed of the --max-docs and --test-size draws (and of the held-out draw for a corpus without a test split).")
 @record_options
 def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_passes, reference, gensim, overwrite,
-            models, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, test_size, corpus_seed,
-            text_field, id_field, label_field, time_field, skip_bad_lines):
+            models, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, test_size, passages,
+            corpus_seed, text_field, id_field, label_field, time_field, skip_bad_lines):
     """Compare PoissBPE with baseline topic models on CORPUS, over several seeds.
 
     Every model of --models (PoissBPE and gensim LDA by default; also Tomotopy, LDA
@@ -118,7 +118,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
         raise UserError(f"--device must be cpu, cuda or auto; got {device!r}")
     settings = CorpusSettings.from_options(
         vocab_size=vocab_size, min_df=min_df, max_df=max_df, stopwords=stopwords, data_home=data_home,
-        categories=categories, max_docs=max_docs, seed=corpus_seed, test_size=test_size, text_field=text_field, id_field=id_field,
+        categories=categories, max_docs=max_docs, seed=corpus_seed, test_size=test_size, passages=passages,
+        text_field=text_field, id_field=id_field,
         label_field=label_field, skip_bad_lines=skip_bad_lines, time_field=time_field).keywords()
     with corpus_errors():
         try:

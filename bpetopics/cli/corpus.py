@@ -99,7 +99,8 @@ def _build_sharded(source, out, settings, jobs, shard_docs, overwrite, quiet):
     from bpetopics.text.streaming import build_sharded, usable_cpus
 
     unused = [flag for flag, key in (("--data-home", "data_home"), ("--categories", "categories"),
-                                     ("--max-docs", "max_docs"), ("--test-size", "test_size")) if getattr(settings, key) is not None]
+                                     ("--max-docs", "max_docs"), ("--test-size", "test_size"),
+                                     ("--passages", "passages")) if getattr(settings, key) is not None]
     if unused:
         raise UserError(f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to --format sharded: "
                         "leave it out")
@@ -142,8 +143,8 @@ def _build_sharded(source, out, settings, jobs, shard_docs, overwrite, quiet):
               help="Documents per shard (a sharded build) [default: 100000].")
 @record_options
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, test_size, seed, overwrite,
-           format_, jobs, shard_docs, text_field, id_field, label_field, time_field, skip_bad_lines, quiet):
+def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, test_size, passages,
+           seed, overwrite, format_, jobs, shard_docs, text_field, id_field, label_field, time_field, skip_bad_lines, quiet):
     """Materialise a corpus on disk and print a summary.
 
     SOURCE is 20newsgroups (the by-date train/test split, through scikit-learn), abc,
@@ -180,7 +181,8 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
 
     settings = CorpusSettings.from_options(
         vocab_size=vocab_size, min_df=min_df, max_df=max_df, stopwords=stopwords, data_home=data_home,
-        categories=categories, max_docs=max_docs, seed=seed, test_size=test_size, text_field=text_field, id_field=id_field,
+        categories=categories, max_docs=max_docs, seed=seed, test_size=test_size, passages=passages,
+        text_field=text_field, id_field=id_field,
         label_field=label_field, skip_bad_lines=skip_bad_lines, time_field=time_field)
     sharded_only = [flag for flag, value in (("--nproc", jobs), ("--shard-docs", shard_docs)) if value is not None]
     if format_ is None:     # --nproc and --shard-docs only apply to a sharded build: they ask for one

@@ -26,6 +26,23 @@ from bpetopics.cli import (IntRange, TrainCommand, UserError, option_flag, check
 SMALL_CORPUS_DOCS = 1000
 
 
+#: A corpus of fewer than SMALL_CORPUS_DOCS documents averaging at least this many tokens
+#: (after cleaning: about twice as many words of text) is of long documents, and ``train``
+#: points at ``--passages`` (docs/results/text-comparison.md: the State of the Union
+#: addresses, about 800 tokens each, whole and in paragraphs).
+LONG_DOCUMENT_TOKENS = 500
+
+
+def long_documents_note(n_docs: int, n_tokens: int, passages) -> str | None:
+    """The one-line note ``train`` prints for a small corpus of long documents modelled
+    whole (None otherwise)."""
+    if passages is not None or n_docs == 0 or n_docs >= SMALL_CORPUS_DOCS or n_tokens / n_docs < LONG_DOCUMENT_TOKENS:
+        return None
+    return (f"Note: the documents average {n_tokens / n_docs:,.0f} tokens after cleaning; few long documents "
+            f"give mixed topics, and --passages paragraphs (or sentences) models their passages instead "
+            f"(docs/getting-started.md)")
+
+
 def small_corpus_note(n_docs: int, corpus, n_topics: int) -> str | None:
     """The one-line note ``train`` prints for a corpus of fewer than
     :data:`SMALL_CORPUS_DOCS` training documents (None for a larger one)."""
@@ -86,8 +103,8 @@ def _check_sizes(params: dict, corpus) -> None:
 @record_options
 @click.pass_context
 def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, vocab_size, min_df, max_df, stopwords, data_home,
-          categories, max_docs, test_size, corpus_seed, text_field, id_field, label_field, time_field, skip_bad_lines,
-          **params):
+          categories, max_docs, test_size, passages, corpus_seed, text_field, id_field, label_field, time_field,
+          skip_bad_lines, **params):
     """Train a PoissBPE topic model on CORPUS and save the run to --out.
 
     CORPUS is 20newsgroups (its train split), abc, state_union, lee, abc-sentences or
@@ -149,7 +166,8 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, voc
     options = dict(corpus=corpus, out=out, resume=resume, overwrite=overwrite, quiet=quiet, top=top,
                    settings=CorpusSettings.from_options(
                        vocab_size=vocab_size, min_df=min_df, max_df=max_df, stopwords=stopwords, data_home=data_home,
-                       categories=categories, max_docs=max_docs, seed=corpus_seed, test_size=test_size, text_field=text_field,
+                       categories=categories, max_docs=max_docs, seed=corpus_seed, test_size=test_size,
+                       passages=passages, text_field=text_field,
                        id_field=id_field, label_field=label_field, skip_bad_lines=skip_bad_lines,
                        time_field=time_field),
                    params=params, seed_topics=seed_topics, explicit=explicit, resume_hint=resume_hint, summary=True,
@@ -336,9 +354,10 @@ def _train(ctx, o: dict, group=None) -> None:
                 s = train_corpus.summary()
                 click.echo(f"Training on {corpus}: {s['documents']:,} documents, {s['vocabulary']:,} words, "
                            f"{s['tokens']:,} tokens", err=True)
-                note = small_corpus_note(train_corpus.n_docs, corpus, params["n_topics"])
-                if note:
-                    click.echo(note, err=True)
+                for note in (long_documents_note(train_corpus.n_docs, s["tokens"], settings.passages),
+                             small_corpus_note(train_corpus.n_docs, corpus, params["n_topics"])):
+                    if note:
+                        click.echo(note, err=True)
     finally:
         if group is not None:       # the other ranks wait for the job (None: they stop)
             from bpetopics.runs.distributed import share_job

@@ -16,7 +16,8 @@ def run_splits(run) -> dict:
 
     A saved corpus (``bpetopics corpus``) is read back as it is; 20 Newsgroups, a named
     corpus (abc, state_union, lee, abc-sentences, 20newsgroups-subjects) or a folder of texts is loaded
-    again with the recorded settings (categories, ``max_docs`` draw) and cleaned with the
+    again with the recorded settings (categories, ``max_docs`` draw, held-out share,
+    passages) and cleaned with the
     run's saved text pipeline (its stop words; the vocabulary is fitted again on the train
     split, exactly as in training). A run written by ``bpetopics update`` has its new
     documents counted on its vocabulary, as the update counted them (a train split
@@ -62,7 +63,8 @@ def run_splits(run) -> dict:
                 if cfg.get("update") is not None:    # `bpetopics update`: counted on the run's vocabulary
                     splits = {"train": corpus_on_vocabulary(raw["train"], pipeline)[0]}
                 else:
-                    raw = draw_documents(raw, source, recorded.max_docs, recorded.random_state, recorded.test_size)
+                    raw = draw_documents(raw, source, recorded.max_docs, recorded.random_state, recorded.test_size,
+                                         recorded.passages, pipeline.clean)
                     splits = corpus_from_documents(raw, pipeline)
     except CorpusError as exc:
         raise RunError(f"cannot rebuild the corpus of {run.path}: {exc}") from None

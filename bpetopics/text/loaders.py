@@ -57,6 +57,10 @@ class RawDocuments:
         Files that were not loaded, by reason (e.g. ``"not a text file"``).
     times : np.ndarray of shape (N,), or None
         Each document's timestamp (``float64`` numbers or ``datetime64[s]`` dates), when known.
+    cleaned : bool
+        Whether the texts are already cleaned (headers, quotes, signatures stripped:
+        :meth:`TextPipeline.clean`), as passages cut from cleaned documents are
+        (:mod:`bpetopics.text.passages`); the pipeline then only tokenises them.
     """
 
     texts: list[str]
@@ -67,6 +71,7 @@ class RawDocuments:
     source: str = ""
     skipped: dict[str, list[str]] = field(default_factory=dict)
     times: np.ndarray | None = None
+    cleaned: bool = False
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -83,6 +88,7 @@ class RawDocuments:
             source=self.source,
             skipped=self.skipped,
             times=None if self.times is None else self.times[indices],
+            cleaned=self.cleaned,
         )
 
     def sample(self, max_docs: int | None, random_state: int = 0) -> "RawDocuments":

@@ -146,10 +146,11 @@ class TextPipeline:
         """Clean and tokenise one raw message: its tokens, stop words dropped."""
         return tokenize(self.clean(text), self.stop_words, self.min_token_length, self.lowercase)
 
-    def analyze_many(self, texts: Iterable[str]) -> list[list[str]]:
-        """:meth:`analyze` over documents; a list of N token lists."""
+    def analyze_many(self, texts: Iterable[str], cleaned: bool = False) -> list[list[str]]:
+        """:meth:`analyze` over documents; a list of N token lists. ``cleaned``: the texts
+        are already cleaned (:meth:`clean`), tokenise them only."""
         stop, n, low = self.stop_words, self.min_token_length, self.lowercase
-        clean = self.clean
+        clean = (lambda text: text) if cleaned else self.clean
         return [tokenize(clean(t), stop, n, low) for t in texts]
 
     def check_settings(self) -> None:

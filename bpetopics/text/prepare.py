@@ -13,6 +13,7 @@ from bpetopics.text.corpus import (
     load_splits,
 )
 from bpetopics.text.loaders import RawDocuments
+from bpetopics.text.passages import check_unit, split_passages
 from bpetopics.text.pipeline import TextPipeline
 from bpetopics.text.errors import CorpusError
 from bpetopics.text.settings import CorpusSettings
@@ -59,11 +60,11 @@ def corpus_from_documents(raw: dict[str, RawDocuments], pipeline: TextPipeline) 
     """
     if "train" not in raw:
         raise ValueError(f"raw splits {sorted(raw)} have no 'train' split to fit the vocabulary on")
-    train_tokens = pipeline.analyze_many(raw["train"].texts)
+    train_tokens = pipeline.analyze_many(raw["train"].texts, raw["train"].cleaned)
     pipeline.fit_tokens(train_tokens)
     out = {}
     for split, docs in raw.items():
-        tokens = train_tokens if split == "train" else pipeline.analyze_many(docs.texts)
+        tokens = train_tokens if split == "train" else pipeline.analyze_many(docs.texts, docs.cleaned)
         out[split] = _build(docs, tokens, pipeline)
     return out
 
@@ -73,7 +74,7 @@ def corpus_on_vocabulary(docs: RawDocuments, pipeline: TextPipeline) -> tuple[Co
 
     Returns the Corpus (documents left empty dropped and recorded in ``dropped``) and
     the number of tokens, after cleaning, that are not in the vocabulary (dropped)."""
-    tokens = pipeline.analyze_many(docs.texts)
+    tokens = pipeline.analyze_many(docs.texts, docs.cleaned)
     corpus = _build(docs, tokens, pipeline)
     return corpus, int(sum(len(t) for t in tokens) - corpus.counts.sum())
 
@@ -96,6 +97,7 @@ def prepare_corpus(
     skip_bad_lines: bool = False,
     time_field: str | None = None,
     test_size: float | None = None,
+    passages: str | None = None,
     **cleaning,
 ) -> dict[str, Corpus]:
     """Load, clean and vectorise a corpus.
@@ -139,6 +141,10 @@ def prepare_corpus(
         A source without a test split: hold out this share of its documents (in (0, 1),
         drawn with ``random_state`` after ``max_docs``) as the ``"test"`` split, before the
         vocabulary is fitted on the rest (:func:`hold_out`).
+    passages : {"paragraphs", "sentences"} or None
+        Model each document's passages instead of the whole document
+        (:mod:`bpetopics.text.passages`): split after ``max_docs`` and ``test_size`` have
+        drawn whole documents, so that a document's passages stay in one split.
     **cleaning
         Other :class:`TextPipeline` settings: ``strip_headers``, ``strip_footers``,
         ``strip_quotes``, ``strip_binary``, ``lowercase``, ``min_token_length``.
@@ -169,6 +175,7 @@ def prepare_corpus(
     # the settings, then (before loading 20 Newsgroups, which takes seconds) the stop
     # words, whose data may be missing.
     pipeline.check_settings()
+    check_unit(passages)
     if test_size is not None and not 0 < test_size < 1:
         raise CorpusError(f"test_size={test_size} is not a share of the documents: give a number between 0 and 1, "
                           "e.g. 0.2")
@@ -181,21 +188,25 @@ def prepare_corpus(
                       fields={"text_field": text_field, "id_field": id_field, "label_field": label_field,
                               "skip_bad_lines": skip_bad_lines, "time_field": time_field})
     pipeline.stop_words  # noqa: B018
-    return corpus_from_documents(draw_documents(raw, source, max_docs, random_state, test_size), pipeline)
+    return corpus_from_documents(
+        draw_documents(raw, source, max_docs, random_state, test_size, passages, pipeline.clean), pipeline)
 
 
 def draw_documents(raw: dict, source, max_docs: int | None = None, random_state: int = 0,
-                   test_size: float | None = None) -> dict[str, RawDocuments]:
+                   test_size: float | None = None, passages: str | None = None,
+                   clean=None) -> dict[str, RawDocuments]:
     """The documents a corpus keeps of its source's splits ``raw``: at most ``max_docs`` a
     split, then ``test_size`` of the train split held out as the test split
-    (:func:`hold_out`), both drawn with ``random_state`` (what :func:`prepare_corpus` does,
-    and what rebuilding a run's corpus does again)."""
+    (:func:`hold_out`), both drawn with ``random_state``, then each document cleaned by
+    ``clean`` (the pipeline's :meth:`~TextPipeline.clean`) and split into its
+    ``passages`` when given (:func:`~bpetopics.text.passages.split_passages`). What
+    :func:`prepare_corpus` does, and what rebuilding a run's corpus does again."""
     raw = {split: docs.sample(max_docs, random_state) for split, docs in raw.items()}
-    if test_size is None:
-        return raw
-    if "test" in raw:
-        raise CorpusError(f"{source} has its own test split: leave --test-size (test_size) out")
-    return hold_out(raw["train"], test_size, random_state)
+    if test_size is not None:
+        if "test" in raw:
+            raise CorpusError(f"{source} has its own test split: leave --test-size (test_size) out")
+        raw = hold_out(raw["train"], test_size, random_state)
+    return {split: split_passages(docs, passages, clean) for split, docs in raw.items()}
 
 
 def hold_out(docs: RawDocuments, test_size: float, random_state: int = 0) -> dict[str, RawDocuments]:

@@ -3,7 +3,8 @@
 :class:`CorpusSettings` holds the corpus options the commands share (``corpus``,
 ``train``, ``compare``): the vocabulary's size and document-frequency bounds, the stop
 words, where 20 Newsgroups lives, the labels kept, the documents drawn and their seed,
-the share held out as a test split, and a JSONL or CSV source's fields. It travels from
+the share held out as a test split, the passages documents are split into, and a JSONL
+or CSV source's fields. It travels from
 the command line to :func:`~bpetopics.text.prepare.prepare_corpus`
 (:meth:`CorpusSettings.keywords`) and into a run's config.json, whose
 ``corpus.settings`` are those keywords (the record fields only where they differ from
@@ -42,6 +43,8 @@ class CorpusSettings:
     test_size : float or None
         A source without a test split: hold out this share of its documents as one
         (None: none).
+    passages : str or None
+        Split each document into "paragraphs" or "sentences" (None: whole documents).
     text_field, id_field, label_field, time_field : str or None
         A JSONL or CSV source's keys or columns.
     skip_bad_lines : bool
@@ -57,6 +60,7 @@ class CorpusSettings:
     max_docs: int | None = None
     random_state: int = 0
     test_size: float | None = None
+    passages: str | None = None
     text_field: str = RECORD_FIELDS["text_field"]
     id_field: str | None = RECORD_FIELDS["id_field"]
     label_field: str | None = RECORD_FIELDS["label_field"]
@@ -65,7 +69,7 @@ class CorpusSettings:
 
     @classmethod
     def from_options(cls, *, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, seed,
-                     test_size=None, **record_fields) -> "CorpusSettings":
+                     test_size=None, passages=None, **record_fields) -> "CorpusSettings":
         """The command line's corpus options: ``vocab_size`` 0 means all words (None);
         ``categories`` a comma-separated string, split on commas; ``seed`` the draws';
         ``record_fields`` any of :data:`RECORD_FIELDS`."""
@@ -74,6 +78,7 @@ class CorpusSettings:
             raise TypeError(f"unknown corpus settings: {', '.join(sorted(unknown))}")
         return cls(vocab_size=vocab_size or None, min_df=min_df, max_df=max_df, stopwords=stopwords,
                    data_home=data_home, max_docs=max_docs, random_state=seed, test_size=test_size,
+                   passages=passages,
                    categories=None if categories is None
                    else tuple(c.strip() for c in categories.split(",") if c.strip()),
                    **record_fields)
@@ -91,8 +96,8 @@ class CorpusSettings:
 
     def keywords(self) -> dict:
         """``prepare_corpus``'s keyword arguments, as config.json records them: the record
-        fields and ``test_size`` only where they differ from their defaults; ``categories``
-        a list."""
+        fields, ``test_size`` and ``passages`` only where they differ from their defaults;
+        ``categories`` a list."""
         out = {"vocab_size": self.vocab_size, "min_df": self.min_df, "max_df": self.max_df,
                "stopwords": self.stopwords, "data_home": self.data_home, "max_docs": self.max_docs,
                "random_state": self.random_state,
@@ -100,6 +105,8 @@ class CorpusSettings:
         out.update({k: getattr(self, k) for k, default in RECORD_FIELDS.items() if getattr(self, k) != default})
         if self.test_size is not None:
             out["test_size"] = self.test_size
+        if self.passages is not None:
+            out["passages"] = self.passages
         return out
 
     def record_fields(self) -> dict:

@@ -139,3 +139,25 @@ def test_test_size_holds_out_a_test_split_and_20newsgroups_keeps_its_own(runner,
                                                "--out", str(tmp_path / "ng")]), "has its own test split")
     _check_one_line_error(runner.invoke(main, ["corpus", str(folder), "--format", "sharded", "--test-size", "0.2",
                                                "--out", str(tmp_path / "sh")]), "--test-size", "sharded")
+
+
+def test_passages_split_each_document_and_a_sharded_build_refuses_them(runner, tmp_path):
+    root = tmp_path / "long"
+    root.mkdir()
+    paragraph = " ".join(["orbit launch rocket moon crew"] * 7)       # 35 words: a paragraph of its own
+    for i in range(3):
+        (root / f"{i}.txt").write_text(f"From: a@b.c\nSubject: {i}\n\n{paragraph}\n\n{paragraph}\n\nBye.\n")
+    out = tmp_path / "o"
+    result = runner.invoke(main, ["corpus", str(root), "--out", str(out), "--min-df", "1", "--max-df", "1.0",
+                                  "--stopwords", "none", "--passages", "paragraphs"])
+    assert result.exit_code == 0, result.output
+    row = next(line.split() for line in result.output.splitlines() if line.startswith("train"))
+    assert row[:3] == ["train", "6", "6"]                  # two paragraphs a file ("Bye." joined to the second)
+    documents = json.loads((out / "train" / "documents.json").read_text())
+    assert documents["ids"] == [f"{i}.txt#{k}" for i in range(3) for k in (1, 2)]
+    vocabulary = json.loads((out / "train" / "vocabulary.json").read_text())
+    assert "subject" not in vocabulary and "bye" in vocabulary     # headers stripped before the split
+    _check_one_line_error(runner.invoke(main, ["corpus", str(root), "--format", "sharded", "--passages",
+                                               "sentences", "--out", str(tmp_path / "sh")]), "--passages", "sharded")
+    bad = runner.invoke(main, ["corpus", str(root), "--passages", "pages", "--out", str(tmp_path / "b")])
+    assert bad.exit_code == 2 and "pages" in bad.output

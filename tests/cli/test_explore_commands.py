@@ -337,3 +337,21 @@ def test_the_ldavis_page_lists_the_topics_labels(runner, trained_run, tmp_path):
     assert "<td>3</td><td>&lt;b&gt;rockets &amp; moons&lt;/b&gt;</td>" in table
     for t, label in enumerate(labels, 1):
         assert f"<td>{t}</td>" in table and html.escape(label) in table
+
+
+def test_a_run_trained_on_passages_is_rebuilt_with_them(runner, tmp_path):
+    """--passages is recorded with the run; evaluate rebuilds the same passages (held out
+    as whole documents by --test-size) and measures on them."""
+    out = tmp_path / "lee"
+    trained = runner.invoke(main, ["train", "lee", "--out", str(out), "--quiet", "--vocab-size", "300",
+                                   "--min-df", "2", "--stopwords", "sklearn", "--test-size", "0.2",
+                                   "--passages", "sentences", *TINY])
+    assert trained.exit_code == 0, trained.output
+    config = json.loads((out / "config.json").read_text())
+    assert config["corpus"]["settings"]["passages"] == "sentences" and config["n_data"] > 240
+    ids, _ = load_run(out).doc_topics()
+    assert all("#" in i for i in ids) and len({i.split("#")[0] for i in ids}) == 240
+    result = runner.invoke(main, ["evaluate", str(out), "--no-gensim", "--out", str(tmp_path / "m.json")])
+    assert result.exit_code == 0, result.output
+    res = json.loads((tmp_path / "m.json").read_text())
+    assert res["heldout"] == "test" and res["n_train"] == config["n_data"] and res["n_heldout"] > 60

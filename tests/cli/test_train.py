@@ -223,3 +223,15 @@ def test_the_small_corpus_note_names_the_corpus_and_stops_at_1000_documents():
     assert note.startswith("Note: 999 training documents") and "\n" not in note
     assert "bpetopics compare 'my texts/' --topics 12 --models poissbpe,tomotopy" in note  # quoted for the shell
     assert small_corpus_note(1000, "corpus", 20) is None and small_corpus_note(11_227, "20newsgroups", 20) is None
+
+
+def test_the_long_documents_note_points_at_passages_on_small_corpora_only():
+    from bpetopics.cli.train import long_documents_note
+
+    note = long_documents_note(66, 54_083, None)
+    assert note.startswith("Note: the documents average 819 tokens") and "--passages paragraphs" in note
+    assert "\n" not in note
+    assert long_documents_note(66, 54_083, "paragraphs") is None          # already split
+    assert long_documents_note(66, 66 * 499, None) is None                # not long
+    assert long_documents_note(1000, 1000 * 800, None) is None            # not few
+    assert long_documents_note(0, 0, None) is None
