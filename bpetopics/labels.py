@@ -14,11 +14,12 @@ words over documents) was tried first: on 20 Newsgroups it favoured rare pairs t
 happen to share documents with a topic's words ("journal medicine" for the topic of
 guns), where r chose "gun laws" (docs/topic-model.md). The topics choose in turn, the
 surest first, each the best candidate no other has taken. Both words of a label are
-among the topic's ``TOP_WORDS`` most probable: the lift rewards rare words, and with one
-word allowed from further down a rare pair beat the topic's own ("islamic jihad" for a
-topic of "match team" on the Lee corpus, docs/topic-model.md). A topic without such a
-candidate, or a corpus without candidates (no texts, or too small), falls back to its
-top two words (``"space, nasa"``).
+among the topic's ``TOP_WORDS`` most probable, the words a reader sees beside it: the
+lift rewards rare words, and a pair from further down named topics by words they hardly
+hold ("islamic jihad" for a topic of "match team" on the Lee corpus, "outer space" for
+one of "communist space alliance" on State of the Union's addresses;
+docs/topic-model.md). A topic without such a candidate, or a corpus without candidates
+(no texts, or too small), falls back to its top two words (``"space, nasa"``).
 
 Labels are saved in a run's ``labels.json`` (:func:`labels_record`): the automatic ones
 and those set by hand, kept apart so that setting one by hand loses nothing.
@@ -36,8 +37,9 @@ LABELS_VERSION = 1
 METHOD = "pmi-collocations+word-relevance+top-words"
 #: lam of the relevance: the weight of ln p(w | k) against the lift ln [p(w | k) / p(w)].
 RELEVANCE_LAMBDA = 0.4
-#: Both words of a label are among its topic's this many most probable words.
-TOP_WORDS = 30
+#: Both words of a label are among its topic's this many most probable words (as many as
+#: ``bpetopics topics`` and the explorer show).
+TOP_WORDS = 10
 
 
 def fallback_label(topic_word_row, vocabulary) -> str:

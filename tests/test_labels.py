@@ -4,7 +4,7 @@ and labels.json's record read back (errors in one line)."""
 import numpy as np
 import pytest
 
-from bpetopics.labels import (fallback_label, label_topics, labels_record, merge_labels,
+from bpetopics.labels import (TOP_WORDS, fallback_label, label_topics, labels_record, merge_labels,
                               parse_label_assignment, parse_labels_record)
 
 VOCABULARY = sorted(["space", "shuttle", "orbit", "nasa", "hockey", "team", "goal", "season"])
@@ -80,3 +80,22 @@ def test_a_label_is_made_of_two_of_its_topics_top_words():
         topic_word[0, vocabulary.index(word)] = 0.9 ** rank
     topic_word /= topic_word.sum()
     assert label_topics(topic_word, vocabulary, texts, min_count=10, min_docs=10) == ["match team"]
+
+
+def test_both_words_of_a_label_are_among_the_ten_words_shown():
+    """A pair of the topic's 1st and 12th words, of high lift, loses to the pair of its
+    1st and 2nd words: a label names words shown beside it (``TOP_WORDS`` = 10)."""
+    fillers = [f"filler{i:03d}" for i in range(400)]
+    vocabulary = ["communist", "space", "outer", "alliance"] + fillers
+    rng = np.random.default_rng(1)
+    texts = [["communist", "alliance", "communist", "alliance"] + list(rng.choice(fillers, size=40))
+             for _ in range(2000)]
+    for doc in texts[:12]:
+        doc += ["outer", "space", "outer", "space"]
+    order = ["communist", "alliance"] + fillers[:9] + ["outer", "space"] + fillers[9:]
+    topic_word = np.zeros((1, len(vocabulary)))
+    for rank, word in enumerate(order):
+        topic_word[0, vocabulary.index(word)] = 0.8 ** rank
+    topic_word /= topic_word.sum()
+    assert TOP_WORDS == 10
+    assert label_topics(topic_word, vocabulary, texts, min_count=10, min_docs=10) == ["communist alliance"]
