@@ -56,7 +56,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
     by collapsed Gibbs sampling, NMF and ProdLDA) is fitted on the same bag of words
     (the train split, one vocabulary) for each seed and measured the same way on the
     same held-out documents (the test split, or --test-size of the documents; for a
-    corpus without one, 20% of its documents drawn with --corpus-seed): NPMI on the
+    corpus without one, 20% of its documents drawn with --corpus-seed, whole documents
+    with their passages under --passages): NPMI on the
     --reference texts and on the whole corpus, gensim's c_npmi, C_V, UMass and UCI
     (topics with non-finite scores are counted), topic diversity (top 10, top 25, words
     in exactly one topic),

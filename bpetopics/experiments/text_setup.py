@@ -39,7 +39,9 @@ class ComparisonData:
 def comparison_data(corpus, settings: dict, seed: int = 0, fraction: float = 0.2) -> ComparisonData:
     """Prepare ``corpus`` (any corpus argument) with ``settings`` (``prepare_corpus``
     keyword arguments): its test split as the held-out documents, or, for a source
-    without one, ``fraction`` of its documents drawn with ``seed``.
+    without one, ``fraction`` of its documents drawn with ``seed``. With ``passages`` in
+    the settings those are whole documents drawn before the split into passages (as
+    ``test_size`` draws them), so that no document has passages on both sides.
 
     Raises CorpusError (from preparing) or ValueError (one line) for a corpus too small
     to hold out from, or without a training document.
@@ -48,8 +50,13 @@ def comparison_data(corpus, settings: dict, seed: int = 0, fraction: float = 0.2
     from bpetopics.text import prepare_corpus
 
     splits = prepare_corpus(corpus, **settings)
-    train, test = splits["train"], splits.get("test")
     notes = []
+    if splits.get("test") is None and settings.get("passages") is not None:
+        settings = {**settings, "test_size": fraction, "random_state": seed}
+        splits = prepare_corpus(corpus, **settings)
+        notes.append(f"{corpus} has no test split: holding out {fraction:.0%} of its documents, drawn with seed "
+                     f"{seed}, with their passages")
+    train, test = splits["train"], splits.get("test")
     heldout = "the test split"
     if settings.get("test_size") is not None and test is not None:
         heldout = (f"{settings['test_size']:.0%} of the documents, held out by test_size with seed "

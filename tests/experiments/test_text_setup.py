@@ -29,6 +29,19 @@ def test_test_size_is_the_held_out_share_and_is_said_so():
     assert data.heldout == "30% of the documents, held out by test_size with seed 1"
 
 
+def test_passages_are_held_out_with_their_whole_documents():
+    """With --passages and no test split, the held-out share is drawn from whole
+    documents before the split, as test_size draws it: no document on both sides."""
+    data = comparison_data("lee", {**SETTINGS, "passages": "sentences"}, seed=3)
+    documents = {name: {i.split("#")[0] for i in split.ids} for name, split in (("train", data.train),
+                                                                             ("test", data.test))}
+    assert (len(documents["train"]), len(documents["test"])) == (240, 60)
+    assert documents["train"].isdisjoint(documents["test"]) and data.test.n_docs > 60
+    assert data.notes[0] == ("lee has no test split: holding out 20% of its documents, drawn with seed 3, "
+                             "with their passages")
+    assert data.heldout == "20% of the documents, held out by test_size with seed 3"
+
+
 def test_too_small_a_corpus_is_one_line(tmp_path):
     for i in range(2):
         (tmp_path / f"d{i}.txt").write_text("space shuttle orbit launch\n")
