@@ -150,8 +150,9 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
     SOURCE is 20newsgroups (the by-date train/test split, through scikit-learn), abc,
     state_union, lee or abc-sentences (named corpora, one train split; abc-sentences are
     abc's stories split into sentences, a short-text corpus), 20newsgroups-subjects (each
-    post's subject line, a short-text corpus with the by-date split), a folder of text files (one
-    document per file; a first-level subfolder names the label), a .jsonl file (one
+    post's subject line, a short-text corpus with the by-date split), a folder of text
+    files (one document per file; .html pages give their visible text; a first-level
+    subfolder names the label), a .jsonl file (one
     JSON object a line) or a .csv file (a header row), either compressed or not (.gz,
     .bz2, .xz, .zst), or a saved corpus folder (summarised, and copied if --out is given; a
     sharded one is summarised after its checksums are verified). With --format

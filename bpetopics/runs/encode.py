@@ -29,7 +29,7 @@ def read_documents(path) -> tuple[list[str], list[str]]:
     """
     from bpetopics.text import load_folder
     from bpetopics.text.errors import CorpusError, CorpusWarning
-    from bpetopics.text.decoding import decode_bytes, looks_binary
+    from bpetopics.text.decoding import file_text, looks_binary
 
     path = Path(path)
     if not path.exists():
@@ -38,7 +38,7 @@ def read_documents(path) -> tuple[list[str], list[str]]:
         raw = path.read_bytes()
         if looks_binary(raw[:8192]):
             raise CorpusError(f"{path} is not a text file")
-        text, n_bad = decode_bytes(raw)
+        text, n_bad = file_text(path.name, raw)
         if n_bad:
             warnings.warn(f"{n_bad:,} bytes that are not valid UTF-8 were replaced by U+FFFD in {path}",
                           CorpusWarning, stacklevel=2)

@@ -8,6 +8,7 @@ returns ``{"train": Corpus, "test": Corpus}`` with sparse counts. See docs/desig
 Modules: :mod:`~bpetopics.text.cleaning` (one function per cleaning step),
 :mod:`~bpetopics.text.stopwords`, :mod:`~bpetopics.text.loaders` (raw documents),
 :mod:`~bpetopics.text.passages` (documents split into paragraphs or sentences),
+:mod:`~bpetopics.text.markup` (an HTML page's visible text),
 :mod:`~bpetopics.text.pipeline` (:class:`TextPipeline`), :mod:`~bpetopics.text.corpus`
 (:class:`Corpus`, saving and loading), :mod:`~bpetopics.text.prepare`; for corpora larger
 than memory :mod:`~bpetopics.text.sharded` (the memory-mapped on-disk format) and

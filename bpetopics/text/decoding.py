@@ -3,7 +3,9 @@ names that are not UTF-8.
 
 Each file is decoded on its own: UTF-16/32 when it starts with a byte-order mark, else
 UTF-8 (a BOM dropped), with every invalid byte replaced by U+FFFD and counted, so one
-bad byte never changes how the rest of the file is read.
+bad byte never changes how the rest of the file is read. An HTML file (``*.html``,
+``*.htm``, ``*.xhtml``) gives its visible text (:func:`file_text`,
+:mod:`bpetopics.text.markup`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 import codecs
 import os
 import re
+
+from bpetopics.text.markup import html_to_text, is_html_name
 
 #: Byte-order marks of the UTF-16/32 encodings read besides UTF-8 (UTF-32 first: its
 #: little-endian mark begins with UTF-16's).
@@ -79,3 +83,17 @@ def decode_text(raw: bytes) -> str:
     """Decode bytes as :func:`decode_bytes` does (UTF-8 or a marked UTF-16/32; invalid
     bytes replaced by U+FFFD): never fails."""
     return decode_bytes(raw)[0]
+
+
+def file_text(name: str, raw: bytes) -> tuple[str, int]:
+    """A file's text: its bytes decoded (:func:`decode_bytes`), and for an HTML file
+    (by ``name``'s ending) the page's visible text (:func:`~bpetopics.text.markup.html_to_text`).
+
+    Returns
+    -------
+    text : str
+    n_bad : int
+        Bytes (or code units) replaced by U+FFFD in decoding.
+    """
+    text, n_bad = decode_bytes(raw)
+    return (html_to_text(text) if is_html_name(name) else text), n_bad

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bpetopics.text.decoding import decode_bytes, looks_binary, writable_name
+from bpetopics.text.decoding import file_text, looks_binary, writable_name
 from bpetopics.text.errors import CorpusError, CorpusWarning
 
 #: Names that mean the 20 Newsgroups corpus (by-date split) as a source.
@@ -111,7 +111,8 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
     counts them. Each file is decoded on its own as UTF-8 (or UTF-16/32 when it starts
     with a byte-order mark); bytes that are not valid become U+FFFD and are counted in a
     :class:`CorpusWarning`, so decoding never fails and never changes a whole file's
-    encoding.
+    encoding. An HTML file (``*.html``, ``*.htm``, ``*.xhtml``) gives its visible text
+    (:mod:`bpetopics.text.markup`).
 
     Parameters
     ----------
@@ -161,7 +162,7 @@ def load_folder(path: str | os.PathLike, split: str = "train") -> RawDocuments:
         if looks_binary(raw[:8192]):
             not_text.append(rel_id)
             continue
-        text, bad = decode_bytes(raw)
+        text, bad = file_text(file.name, raw)
         if bad:
             bad_files.append(rel_id)
             n_bad += bad

@@ -28,7 +28,7 @@ from bpetopics.text.corpus import is_saved_corpus
 import warnings
 
 from bpetopics.text import zstd_reader
-from bpetopics.text.decoding import decode_bytes, looks_binary, replace_bad_bytes, writable_name
+from bpetopics.text.decoding import file_text, looks_binary, replace_bad_bytes, writable_name
 from bpetopics.text.errors import CorpusError, CorpusWarning
 from bpetopics.text.sharded import is_sharded_corpus
 from bpetopics.text.timestamps import EXPECTED, parse_time
@@ -219,7 +219,7 @@ def parse_chunk(chunk, fields: Fields) -> Records:
             if looks_binary(raw[:8192]):
                 out.not_text.append(writable_name(rel))
                 continue
-            text, n_bad = decode_bytes(raw)
+            text, n_bad = file_text(rel_path.name, raw)
             out.texts.append(text)
             out.ids.append(writable_name(rel))
             if n_bad:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from bpetopics.text import CorpusError, load_folder, prepare_corpus
-from bpetopics.text.loaders import decode_bytes
+from bpetopics.text.decoding import decode_bytes
 
 WORDS = ["orbit", "shuttle", "launch", "hockey", "goalie", "café", "naïve", "Ünïcode", "straße", "日本語", "x11"]
 

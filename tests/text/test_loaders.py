@@ -117,7 +117,7 @@ def test_20newsgroups_errors(tmp_path):
 
 def test_one_bad_byte_does_not_change_the_whole_files_encoding(tmp_path):
     """Issue #11: one invalid byte turned a whole UTF-8 file into latin-1 ("cafÃ©")."""
-    from bpetopics.text.loaders import decode_bytes
+    from bpetopics.text.decoding import decode_bytes
 
     raw = "café crème ".encode("utf-8") * 3 + b"\xff" + " naïve".encode("utf-8")
     text, n_bad = decode_bytes(raw)
