@@ -51,9 +51,10 @@ def update(ctx, run, documents, out, epochs, resume, overwrite, quiet, device, t
     """Train RUN further on new DOCUMENTS and save the result to --out.
 
     DOCUMENTS is a folder of text files, a .jsonl or .csv file (see --text-field)
-    or a named corpus. They are counted with RUN's cleaning and vocabulary: words
-    outside it are dropped and counted, and documents without a word of it are left
-    out and reported. Training goes on from RUN's weights for --epochs passes over the
+    or a named corpus. They are counted with RUN's cleaning and vocabulary (and split
+    into paragraphs or sentences if RUN's documents were, --passages): words outside
+    it are dropped and counted, and documents without a word of it are left out and
+    reported. Training goes on from RUN's weights for --epochs passes over the
     new documents, keeping RUN's topics (none is restarted or split), so that topic t
     of the new run is topic t of RUN; at the end each topic's cosine similarity to its
     old word distribution is printed and recorded in the new run's config.json

@@ -60,7 +60,8 @@ class UpdateJob:
 def new_documents(run, source, fields: dict | None = None):
     """The documents of ``source`` (a folder of texts, a .jsonl or .csv file, a named
     corpus: :func:`~bpetopics.text.load_source`; its train split) counted with ``run``'s
-    pipeline and vocabulary.
+    pipeline and vocabulary, split into passages as the run's documents were
+    (:func:`run_passages`).
 
     Returns (Corpus, dropped tokens): the tokens, after cleaning, outside the
     vocabulary. The documents without a word of it are in the corpus's ``dropped``.
@@ -69,6 +70,7 @@ def new_documents(run, source, fields: dict | None = None):
     vocabulary.
     """
     from bpetopics.text import load_source
+    from bpetopics.text.passages import split_passages
     from bpetopics.text.prepare import corpus_on_vocabulary
     from bpetopics.text.sources import SAVED, SHARDED, source_kind
 
@@ -79,10 +81,18 @@ def new_documents(run, source, fields: dict | None = None):
         raise RunError(f"{source} is a saved corpus, counted on its own vocabulary: give the raw documents "
                        "(a folder of texts, a .jsonl or .csv file)")
     docs = load_source(source, fields=fields)["train"]
+    docs = split_passages(docs, run_passages(run), run.pipeline.clean)
     corpus, dropped_tokens = corpus_on_vocabulary(docs, run.pipeline)
     if corpus.n_docs == 0:
         raise RunError(f"none of the {len(docs):,} documents of {source} has a word of the run's vocabulary")
     return corpus, dropped_tokens
+
+
+def run_passages(run) -> str | None:
+    """The passages (``"paragraphs"``, ``"sentences"``) a run's documents were split into,
+    as its config.json records them (``corpus.settings.passages``); None for whole
+    documents."""
+    return ((run.config.get("corpus") or {}).get("settings") or {}).get("passages")
 
 
 def topic_movement(old_topics: np.ndarray, new_topics: np.ndarray) -> np.ndarray:
@@ -135,7 +145,7 @@ def start_update(run_path, source, out, *, epochs: int = 1, overwrite: bool = Fa
     corpus, dropped_tokens = new_documents(run, source, fields)
     old_topics = run.model.topic_word_
     model = _prepared(run.model, corpus.n_docs, epochs)
-    record = corpus_record_of(source, fields, corpus)
+    record = corpus_record_of(source, fields, corpus, run_passages(run))
     record[UPDATE_KEY] = {"from": str(Path(run_path).resolve()), "from_epoch": int(model.epoch_),
                           "epochs": int(epochs), "dropped_tokens": dropped_tokens}
     job = start_job(out, model.config_params(), corpus, record, overwrite=overwrite, lock=lock)
@@ -143,13 +153,16 @@ def start_update(run_path, source, out, *, epochs: int = 1, overwrite: bool = Fa
     return UpdateJob(job, old_topics), corpus, dropped_tokens
 
 
-def corpus_record_of(source, fields, corpus) -> dict:
+def corpus_record_of(source, fields, corpus, passages: str | None = None) -> dict:
     """What the updated run records about its corpus: the source and its reading
     settings (:func:`~bpetopics.text.sources.corpus_record`; the vocabulary is the
-    run's, not refitted)."""
+    run's, not refitted), and the passages its documents were split into, if any."""
     from bpetopics.text.sources import corpus_record
 
-    return corpus_record(source, dict(fields or {}), {"train": corpus})
+    settings = dict(fields or {})
+    if passages is not None:
+        settings["passages"] = passages
+    return corpus_record(source, settings, {"train": corpus})
 
 
 def resume_update(out, *, device: str | None = None, lock=None) -> UpdateJob:

@@ -125,3 +125,32 @@ def test_an_updated_run_is_rebuilt_on_its_vocabulary(runner, trained_run, raw_fo
     result = runner.invoke(main, ["evaluate", str(out), "--no-gensim", "--reference", "train"])
     assert result.exit_code == 0, result.output
     assert "perplexity" in result.output
+
+
+def test_a_run_of_passages_is_updated_on_passages(runner, tmp_path):
+    """A run trained with --passages splits its new documents the same way, records it,
+    and the updated run's corpus is rebuilt with the same passages."""
+    from bpetopics.runs import load_run
+    from bpetopics.runs.corpus import run_splits
+    from tests.cli.conftest import TINY
+
+    rng = np.random.default_rng(0)
+    themes = [["orbit", "launch", "rocket", "moon", "crew"], ["puck", "goal", "season", "team", "ice"]]
+
+    def write(folder, n):
+        folder.mkdir()
+        for i in range(n):
+            body = "\n\n".join(" ".join(rng.choice(themes[k], size=35)) for k in (0, 1))
+            (folder / f"d{i:02d}.txt").write_text(body + "\n", encoding="utf-8")
+
+    write(tmp_path / "old", 12)
+    write(tmp_path / "new", 3)
+    run, out = tmp_path / "run", tmp_path / "updated"
+    trained = runner.invoke(main, ["train", str(tmp_path / "old"), "--out", str(run), "--quiet", "--min-df", "1",
+                                   "--max-df", "1.0", "--stopwords", "none", "--passages", "paragraphs", *TINY])
+    assert trained.exit_code == 0, trained.output
+    assert runner.invoke(main, ["update", str(run), str(tmp_path / "new"), "--out", str(out), "--quiet"]).exit_code == 0
+    assert _config(out)["corpus"]["settings"]["passages"] == "paragraphs"
+    ids = [f"d{i:02d}.txt#{k}" for i in range(3) for k in (1, 2)]
+    assert sorted(np.load(out / "doc_topics.npz")["ids"].tolist()) == ids
+    assert list(map(str, run_splits(load_run(out))["train"].ids)) == ids
