@@ -7,7 +7,13 @@ import csv
 import io
 import json
 
+import numpy as np
+
+from bpetopics.runs.run import RunError
 from bpetopics.topwords import top_word_ids
+
+#: Words of a document shown after its id (its cleaned tokens, in order).
+SNIPPET_WORDS = 16
 
 
 def topic_shares(run):
@@ -35,6 +41,34 @@ def topic_rows(run, top: int = 10, labels=None) -> list[dict]:
             for t, row in enumerate(order)]
 
 
+def add_topic_documents(rows: list[dict], run, n_docs: int) -> str | None:
+    """Give each topic's row (of :func:`topic_rows`) ``documents``: the ``n_docs``
+    training documents that give it the largest weight in their mixtures (the run's
+    ``doc_topics.npz``), the longest first among equal weights to two decimals (as
+    shown: peaked mixtures give many documents 1.00, and a longer one shows more of the
+    topic), each ``{"id", "weight", "text"}``, ``text`` its first :data:`SNIPPET_WORDS`
+    words after cleaning. Returns a note when the texts cannot be rebuilt (``text`` is
+    then empty, ties stay in corpus order); RunError for a run that keeps no mixtures
+    (trained on a sharded corpus)."""
+    from bpetopics.runs.corpus import run_splits
+
+    ids, mixtures = run.doc_topics()                                    # (N,), (N, T)
+    n_docs = min(int(n_docs), len(ids))
+    texts, note = None, None
+    try:
+        texts = run_splits(run)["train"].texts
+    except RunError as exc:
+        note = f"no document text: {exc}"
+    lengths = np.zeros(len(ids)) if texts is None else np.array([len(t) for t in texts], dtype=np.float64)
+    for row in rows:
+        weights = mixtures[:, row["topic"]]
+        best = np.lexsort((-lengths, -np.round(weights, 2)))[:n_docs]     # last key first
+        row["documents"] = [{"id": ids[i], "weight": round(float(weights[i]), 4),
+                             "text": "" if texts is None else " ".join(texts[i][:SNIPPET_WORDS])}
+                            for i in best]
+    return note
+
+
 #: Widest label shown in the table (longer ones are cut with "...").
 LABEL_WIDTH = 24
 
@@ -45,7 +79,8 @@ def _cut(label: str, width: int = LABEL_WIDTH) -> str:
 
 def format_table(rows: list[dict]) -> str:
     """Topics as aligned text: topic, share of the corpus, label (when the rows have
-    labels), top words with their weights."""
+    labels), top words with their weights; under each, its documents (when the rows
+    have them: :func:`add_topic_documents`), weight, id and first words."""
     labelled = any(row.get("label") is not None for row in rows)
     width = max([len("label")] + [len(_cut(row.get("label") or "")) for row in rows]) if labelled else 0
     lines = ["topic   share  " + (f"{'label':<{width}}  " if labelled else "") + "top words (weight)"]
@@ -54,6 +89,10 @@ def format_table(rows: list[dict]) -> str:
         label = f"{_cut(row.get('label') or ''):<{width}}  " if labelled else ""
         words = "  ".join(f"{w} {p:.3f}" for w, p in zip(row["words"], row["weights"]))
         lines.append(f"{row['topic']:>5}  {share}  {label}{words}")
+        documents = row.get("documents") or []
+        id_width = max((len(doc["id"]) for doc in documents), default=0)
+        lines += [f"         {doc['weight']:5.2f}  {doc['id']:<{id_width}}  {doc['text']}".rstrip()
+                  for doc in documents]
     return "\n".join(lines)
 
 

@@ -39,6 +39,32 @@ def test_topics_table_csv_json(runner, trained_run):
     one_line_error(runner.invoke(main, ["topics", str(out), "--top-n", "0"]), "invalid --top-n", "0")
 
 
+def test_topics_documents_are_those_the_topic_weighs_most(runner, trained_run):
+    """--documents N: each topic's N training documents of largest weight (from the
+    run's mixtures), the longer first among weights equal to two decimals, with their
+    first words; shown in the table and json, refused for csv."""
+    from bpetopics.runs.corpus import run_splits
+
+    out, _ = trained_run
+    run = load_run(out)
+    ids, mixtures = run.doc_topics()
+    lengths = {i: len(t) for i, t in zip(ids, run_splits(run)["train"].texts)}
+    data = json.loads(runner.invoke(main, ["topics", str(out), "--documents", "4", "--format", "json"]).output)
+    for row in data:
+        docs = row["documents"]
+        assert len(docs) == 4 and all(doc["text"] for doc in docs)
+        weights = [mixtures[ids.index(doc["id"]), row["topic"]] for doc in docs]
+        assert [doc["weight"] for doc in docs] == pytest.approx(weights, abs=1e-4)
+        keys = [(round(float(w), 2), lengths[doc["id"]]) for w, doc in zip(weights, docs)]
+        assert keys == sorted(keys, reverse=True)
+        assert round(float(np.delete(mixtures[:, row["topic"]], [ids.index(d["id"]) for d in docs]).max()), 2) <= keys[-1][0]
+    table = runner.invoke(main, ["topics", str(out), "--documents", "2", "-n", "3"])
+    assert table.exit_code == 0 and len(table.output.splitlines()) == 1 + 5 * 3
+    assert data[0]["documents"][0]["id"] in table.output.splitlines()[2]
+    one_line_error(runner.invoke(main, ["topics", str(out), "--documents", "2", "--format", "csv"]),
+                   "--documents", "json")
+
+
 @pytest.mark.parametrize("ext", [".csv", ".npz", ".json"])
 def test_encode_a_folder(runner, trained_run, raw_folder, tmp_path, ext):
     out, _ = trained_run
