@@ -72,8 +72,13 @@ def run_splits(run) -> dict:
         raise RunError(f"cannot rebuild the corpus of {run.path}: {exc}") from None
     train = splits["train"]
     if list(train.vocabulary) != list(run.vocabulary):
-        raise RunError(f"the corpus {source} no longer gives the run's vocabulary ({len(train.vocabulary)} words "
-                       f"vs {len(run.vocabulary)}): its documents or settings changed since training")
+        ours, theirs = list(train.vocabulary), list(run.vocabulary)
+        missing = len(set(theirs) - set(ours))
+        differ = (f"{len(ours):,} words vs {len(theirs):,}" if len(ours) != len(theirs)
+                  else f"{missing:,} of the run's {len(theirs):,} words missing" if missing
+                  else "the same words in another order")
+        raise RunError(f"the corpus {source} no longer gives the run's vocabulary ({differ}): its documents or "
+                       "settings changed since training")
     try:
         ids, _ = run.doc_topics()
     except (OSError, KeyError, ValueError):

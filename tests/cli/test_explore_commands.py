@@ -142,6 +142,12 @@ def test_evaluate_bad_input(runner, trained_run, corpus_with_test, tmp_path):
                                          ids=c.ids[:200], pipeline=c.pipeline)}, tmp_path / "other")
     moved = _with_source(run_dir, tmp_path / "moved", other)
     one_line_error(runner.invoke(main, ["evaluate", str(moved), "--reference", "train"]), "changed since training")
+    renamed = ["zzzword"] + list(c.vocabulary[1:])                   # as many words, one of them another
+    other = save_splits({"train": Corpus(counts=c.counts, vocabulary=renamed, texts=c.texts, ids=c.ids,
+                                         pipeline=c.pipeline)}, tmp_path / "renamed")
+    moved = _with_source(run_dir, tmp_path / "moved-renamed", other)
+    one_line_error(runner.invoke(main, ["evaluate", str(moved), "--reference", "train"]),
+                   f"(1 of the run's {len(renamed)} words missing)")
     gone = _with_source(run_dir, tmp_path / "gone", tmp_path / "no-such-folder", settings={})
     one_line_error(runner.invoke(main, ["evaluate", str(gone), "--reference", "train"]), "not there any more")
 
