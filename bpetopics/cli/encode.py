@@ -23,9 +23,12 @@ EXTENSIONS = (".csv", ".npz", ".json")   # as bpetopics.runs.encode.EXTENSIONS (
                    "its words (the best prediction of the document's words); the posterior mean over "
                    "each code and the codes near it; or f(z) at the code alone (what the training "
                    "run's doc_topics.npz holds).")
+@click.option("--passages", type=Choice(["paragraphs", "sentences"]), default=None,
+              help="Encode each document's paragraphs or sentences (ids DOC#1, DOC#2, ...), cut as `train "
+                   "--passages` cuts them [default: whole documents].")
 @device_option()
 @click.option("--overwrite", is_flag=True, help="Replace --out if it exists.")
-def encode(run, input_path, out, top_topics, mixture, device, overwrite):
+def encode(run, input_path, out, top_topics, mixture, passages, device, overwrite):
     """Encode new documents with a trained run: binary codes and topic mixtures.
 
     INPUT is a text file (one document) or a folder of text files (one document per
@@ -45,6 +48,7 @@ def encode(run, input_path, out, top_topics, mixture, device, overwrite):
       bpetopics encode runs/20ng new_posts/ --out codes.csv
       bpetopics encode runs/20ng message.txt --out message.json
       bpetopics encode runs/20ng archive/ --out archive.npz --device cpu
+      bpetopics encode runs/speeches new_speech.txt --passages paragraphs --out paragraphs.csv
     """
     fmt = out.suffix.lower()
     if fmt not in EXTENSIONS:
@@ -58,9 +62,10 @@ def encode(run, input_path, out, top_topics, mixture, device, overwrite):
     with corpus_errors():
         ids, texts = read_documents(input_path)
     with run_errors():
-        docs = encode_documents(trained, ids, texts, mixture)
+        docs = encode_documents(trained, ids, texts, mixture, passages)
     write_bytes_atomic(out, encoded_bytes(fmt, docs, top_topics, run))
     empty = docs.n_empty
-    click.echo(f"Encoded {len(ids):,} document(s) from {input_path} with {run} to {out}: "
+    unit = "document(s)" if passages is None else f"passage(s) of {len(ids):,} document(s)"
+    click.echo(f"Encoded {len(docs.ids):,} {unit} from {input_path} with {run} to {out}: "
                f"mean active bits {docs.codes.sum(1).mean():.2f}"
                + (f"; {empty:,} had no word of the run's vocabulary" if empty else ""))

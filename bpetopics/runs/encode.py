@@ -67,16 +67,24 @@ class EncodedDocuments:
 MIXTURES = {"document": "document", "posterior": "local", "code": "map"}
 
 
-def encode_documents(run, ids, texts, mixture="document") -> EncodedDocuments:
+def encode_documents(run, ids, texts, mixture="document", passages=None) -> EncodedDocuments:
     """Count ``texts`` with the run's own pipeline and vocabulary, then encode them
     (words outside the vocabulary are ignored). RunError when the run has no pipeline.
     ``mixture``: 'document', each document's own mixture around the posterior one
     (``PoissBPE.doc_topic``'s default); 'posterior', the posterior mean over each code and
-    the codes near it (``PoissBPE.posterior_topic``); or 'code', f(z) at the code alone."""
+    the codes near it (``PoissBPE.posterior_topic``); or 'code', f(z) at the code alone.
+    ``passages`` ("paragraphs", "sentences"): encode each document's passages instead,
+    cut after cleaning as training cuts them (:mod:`bpetopics.text.passages`; ids
+    ``<id>#k``)."""
+    from bpetopics.text import RawDocuments
+    from bpetopics.text.passages import split_passages
+
     if run.pipeline is None:
         raise RunError(f"{run.path} has no text pipeline (it was trained on counts, not texts): "
                        "it cannot encode texts")
-    counts = run.pipeline.transform(texts)
+    docs = split_passages(RawDocuments(list(texts), list(ids)), passages, run.pipeline.clean)
+    ids = docs.ids
+    counts = run.pipeline.transform_tokens(run.pipeline.analyze_many(docs.texts, docs.cleaned))[0]
     codes = run.model.transform(counts)
     mixtures = run.model.topic_mixtures(counts, codes, posterior=MIXTURES[mixture])
     return EncodedDocuments(list(ids), np.asarray(counts.sum(axis=1)).ravel(), codes, mixtures)

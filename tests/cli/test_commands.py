@@ -65,6 +65,24 @@ def test_topics_documents_are_those_the_topic_weighs_most(runner, trained_run):
                    "--documents", "json")
 
 
+def test_encode_passages_cuts_each_document_after_cleaning(runner, trained_run, tmp_path):
+    """--passages encodes each document's sentences, the headers stripped first; each
+    passage's counts are those of its own words."""
+    out, _ = trained_run
+    doc = tmp_path / "two.txt"
+    doc.write_text("From: a@b.c\nSubject: mixed\n\nThe shuttle launch into orbit around the moon. "
+                   "The hockey team won the game and the players cheered.\n")
+    target = tmp_path / "p.json"
+    result = runner.invoke(main, ["encode", str(out), str(doc), "--passages", "sentences", "--out", str(target)])
+    assert result.exit_code == 0, result.output
+    assert "Encoded 2 passage(s) of 1 document(s)" in result.output
+    rows = json.loads(target.read_text())["documents"]
+    assert [r["id"] for r in rows] == ["two.txt#1", "two.txt#2"]
+    whole = tmp_path / "w.json"
+    assert runner.invoke(main, ["encode", str(out), str(doc), "--out", str(whole)]).exit_code == 0
+    assert sum(r["n_words"] for r in rows) == json.loads(whole.read_text())["documents"][0]["n_words"]
+
+
 @pytest.mark.parametrize("ext", [".csv", ".npz", ".json"])
 def test_encode_a_folder(runner, trained_run, raw_folder, tmp_path, ext):
     out, _ = trained_run
