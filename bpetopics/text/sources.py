@@ -19,14 +19,15 @@ A corpus argument (``bpetopics train CORPUS``, ``corpus``, ``compare``, a run's 
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 
 from bpetopics.text.corpus import is_saved_corpus
-from bpetopics.text.errors import CorpusError
-from bpetopics.text.loaders import RawDocuments, is_newsgroups, load_20newsgroups, load_folder
-from bpetopics.text.named_corpora import SUBJECTS, corpus_names, is_named_corpus, load_named_corpus
+from bpetopics.text.errors import CorpusError, CorpusWarning
+from bpetopics.text.loaders import NEWSGROUPS_NAMES, RawDocuments, is_newsgroups, load_20newsgroups, load_folder
+from bpetopics.text.named_corpora import NAMED_CORPORA, SUBJECTS, corpus_names, is_named_corpus, load_named_corpus
 from bpetopics.text.record_loader import load_records
 from bpetopics.text.records import is_record_file
 from bpetopics.text.settings import CorpusSettings
@@ -118,6 +119,9 @@ def load_source(
                           "leave it out, or give the records as JSONL or CSV")
     if is_newsgroups(source):
         return load_20newsgroups(data_home, categories=categories, download_if_missing=download_if_missing)
+    if isinstance(source, str) and source.lower() in (*NAMED_CORPORA, *NEWSGROUPS_NAMES) and Path(source).exists():
+        warnings.warn(f"{source} is a path here as well as a named corpus: reading the path (run from another "
+                      "folder to read the named corpus)", CorpusWarning, stacklevel=2)
     if is_named_corpus(source) and source.lower() == SUBJECTS:
         return load_named_corpus(source, data_home, categories, download_if_missing)
     if is_named_corpus(source):

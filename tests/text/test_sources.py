@@ -68,3 +68,21 @@ def test_a_missing_source_names_every_corpus_a_source_may_name(tmp_path):
     for name in ["20newsgroups", *NAMED_CORPORA]:
         assert name in message
     assert "a folder of text files, a .jsonl or .csv file or a saved corpus folder" in message
+
+
+def test_a_path_named_like_a_named_corpus_is_read_and_said_so(tmp_path, monkeypatch):
+    """An existing path wins over the named corpus of the same name, with a warning that
+    names both; a path spelled otherwise (./lee) is read without one."""
+    import warnings
+
+    from bpetopics.text import CorpusWarning, load_source
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lee").mkdir()
+    (tmp_path / "lee" / "one.txt").write_text("rocket orbit launch\n")
+    with pytest.warns(CorpusWarning, match="lee is a path here as well as a named corpus: reading the path"):
+        docs = load_source("lee")["train"]
+    assert docs.ids == ["one.txt"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_source("./lee")["train"].ids == ["one.txt"]
