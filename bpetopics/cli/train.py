@@ -36,7 +36,7 @@ LONG_DOCUMENT_TOKENS = 500
 def long_documents_note(n_docs: int, n_tokens: int, passages) -> str | None:
     """The one-line note ``train`` prints for a small corpus of long documents modelled
     whole (None otherwise)."""
-    if passages is not None or n_docs == 0 or n_docs >= SMALL_CORPUS_DOCS or n_tokens / n_docs < LONG_DOCUMENT_TOKENS:
+    if passages is not None or not 0 < n_docs < SMALL_CORPUS_DOCS or n_tokens / n_docs < LONG_DOCUMENT_TOKENS:
         return None
     return (f"Note: the documents average {n_tokens / n_docs:,.0f} tokens after cleaning; few long documents "
             f"give mixed topics, and --passages paragraphs (or sentences) models their passages instead "
@@ -108,7 +108,8 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, voc
     """Train a PoissBPE topic model on CORPUS and save the run to --out.
 
     CORPUS is 20newsgroups (its train split), abc, state_union, lee, abc-sentences or
-    20newsgroups-subjects (named corpora), a folder of text files (one document per file; .html pages give their visible text), a .jsonl or .csv file
+    20newsgroups-subjects (named corpora), a folder of text files (one document per
+    file; .html pages give their visible text), a .jsonl or .csv file
     (compressed or not: .gz, .bz2, .xz, .zst; see --text-field), or a corpus saved by
     `bpetopics corpus` (then the corpus options are ignored), also a sharded one
     (--format sharded: read from disk as training goes, checked against its

@@ -17,9 +17,8 @@ def run_splits(run) -> dict:
     A saved corpus (``bpetopics corpus``) is read back as it is; 20 Newsgroups, a named
     corpus (abc, state_union, lee, abc-sentences, 20newsgroups-subjects) or a folder of texts is loaded
     again with the recorded settings (categories, ``max_docs`` draw, held-out share,
-    passages) and cleaned with the
-    run's saved text pipeline (its stop words; the vocabulary is fitted again on the train
-    split, exactly as in training). A run written by ``bpetopics update`` has its new
+    passages) and cleaned with the run's saved text pipeline (its stop words; the
+    vocabulary is fitted again on the train split, exactly as in training). A run written by ``bpetopics update`` has its new
     documents counted on its vocabulary, as the update counted them (a train split
     alone). The result is checked
     against the run: the same vocabulary and, when known, the same training documents
