@@ -1,5 +1,0 @@
-window.MathJax = {
-  tex: {inlineMath: [["\\(", "\\)"]], displayMath: [["\\[", "\\]"]], processEscapes: true,
-        processEnvironments: true},
-  options: {ignoreHtmlClass: ".*|", processHtmlClass: "arithmatex"}
-};
