@@ -28,8 +28,8 @@ SMALL_CORPUS_DOCS = 1000
 
 #: A corpus of fewer than SMALL_CORPUS_DOCS documents averaging at least this many tokens
 #: (after cleaning: about twice as many words of text) is of long documents, and ``train``
-#: points at ``--passages`` (docs/results/text-comparison.md: the State of the Union
-#: addresses, about 800 tokens each, whole and in paragraphs).
+#: points at ``--passages`` (docs/results/text-comparison.md compares the State of the
+#: Union addresses whole and in paragraphs).
 LONG_DOCUMENT_TOKENS = 500
 
 
