@@ -221,3 +221,9 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
     else:
         click.echo(f"Saved {source} to {out}")
     click.echo(format_summary(splits))
+    if settings.passages is not None and not saved:
+        from bpetopics.text.passages import source_documents
+
+        counts = ", ".join(f"{source_documents(list(c.ids) + [i for ids in c.dropped.values() for i in ids]):,} "
+                           f"({name})" for name, c in splits.items())
+        click.echo(f"passages: each row counts {settings.passages} (ids DOC#k), cut from {counts} documents")

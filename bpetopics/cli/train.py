@@ -353,8 +353,13 @@ def _train(ctx, o: dict, group=None) -> None:
                                      overwrite=overwrite, lock=lock)
             if not quiet:
                 s = train_corpus.summary()
-                click.echo(f"Training on {corpus}: {s['documents']:,} documents, {s['vocabulary']:,} words, "
-                           f"{s['tokens']:,} tokens", err=True)
+                units = f"{s['documents']:,} documents"
+                if settings.passages is not None:
+                    from bpetopics.text.passages import source_documents
+
+                    units = f"{s['documents']:,} {settings.passages} of {source_documents(train_corpus.ids):,} documents"
+                click.echo(f"Training on {corpus}: {units}, {s['vocabulary']:,} words, {s['tokens']:,} tokens",
+                           err=True)
                 for note in (long_documents_note(train_corpus.n_docs, s["tokens"], settings.passages),
                              small_corpus_note(train_corpus.n_docs, corpus, params["n_topics"])):
                     if note:

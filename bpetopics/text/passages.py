@@ -86,6 +86,11 @@ def split_text(text: str, unit: str) -> list[str]:
     return join_short(pieces, PASSAGE_UNITS[unit])
 
 
+def source_documents(ids) -> int:
+    """How many documents the passages of ``ids`` (``<document id>#k``) were cut from."""
+    return len({str(i).rsplit("#", 1)[0] for i in ids})
+
+
 def check_unit(unit) -> None:
     """CorpusError (one line) unless ``unit`` is None or one of :data:`PASSAGE_UNITS`."""
     if unit is not None and unit not in PASSAGE_UNITS:

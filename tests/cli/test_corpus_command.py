@@ -153,6 +153,7 @@ def test_passages_split_each_document_and_a_sharded_build_refuses_them(runner, t
     assert result.exit_code == 0, result.output
     row = next(line.split() for line in result.output.splitlines() if line.startswith("train"))
     assert row[:3] == ["train", "6", "6"]                  # two paragraphs a file ("Bye." joined to the second)
+    assert "passages: each row counts paragraphs (ids DOC#k), cut from 3 (train) documents" in result.output
     documents = json.loads((out / "train" / "documents.json").read_text())
     assert documents["ids"] == [f"{i}.txt#{k}" for i in range(3) for k in (1, 2)]
     vocabulary = json.loads((out / "train" / "vocabulary.json").read_text())

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from bpetopics.text import CorpusError, RawDocuments, prepare_corpus
-from bpetopics.text.passages import (PASSAGE_UNITS, WRAP_WIDTH, join_short, paragraphs, sentences, split_passages,
-                                     split_text)
+from bpetopics.text.passages import (PASSAGE_UNITS, WRAP_WIDTH, join_short, paragraphs, sentences, source_documents,
+                                     split_passages, split_text)
 
 WRAPPED = "The first paragraph is\nwrapped over three\nlines of text.\n\n  The second one\nalso wraps.\n"
 
@@ -66,6 +66,7 @@ def test_split_passages_keeps_labels_times_and_order():
     assert out.labels.tolist() == [1, 1, 0, 1] and out.label_names == ["x", "y"]
     assert out.times.tolist() == [10.0, 10.0, 20.0, 30.0] and out.skipped == docs.skipped
     assert split_passages(docs, None) is docs
+    assert source_documents(out.ids) == 3 and source_documents(["a#b.txt#1", "a#b.txt#2", "c#1"]) == 2
     with pytest.raises(CorpusError, match="'pages' is not a unit"):
         split_passages(docs, "pages")
 
