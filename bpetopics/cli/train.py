@@ -16,44 +16,9 @@ import click
 from click.core import ParameterSource
 
 from bpetopics.cli import (IntRange, TrainCommand, UserError, option_flag, check_model_params, corpus_errors,
-                           describe_os_error, fit_with_progress, launcher_interruption_message, main, open_run,
-                           option, planned_epochs, record_options, run_errors, vocabulary_options, warn_threads)
-
-#: Below this many training documents LDA by Gibbs sampling (tomotopy) trains faster and
-#: its topics measure more diverse and, up to 100 topics, more coherent on held-out text
-#: (docs/results/quality-grid.md: 20 Newsgroups at 500 documents, lee), and ``train``
-#: says so.
-SMALL_CORPUS_DOCS = 1000
-
-
-#: A corpus of fewer than SMALL_CORPUS_DOCS documents averaging at least this many tokens
-#: (after cleaning: about twice as many words of text) is of long documents, and ``train``
-#: points at ``--passages`` (docs/results/text-comparison.md compares the State of the
-#: Union addresses whole and in paragraphs).
-LONG_DOCUMENT_TOKENS = 500
-
-
-def long_documents_note(n_docs: int, n_tokens: int, passages) -> str | None:
-    """The one-line note ``train`` prints for a small corpus of long documents modelled
-    whole (None otherwise)."""
-    if passages is not None or not 0 < n_docs < SMALL_CORPUS_DOCS or n_tokens / n_docs < LONG_DOCUMENT_TOKENS:
-        return None
-    return (f"Note: the documents average {n_tokens / n_docs:,.0f} tokens after cleaning; few long documents "
-            f"give mixed topics, and --passages paragraphs (or sentences) models their passages instead "
-            f"(docs/getting-started.md)")
-
-
-def small_corpus_note(n_docs: int, corpus, n_topics: int) -> str | None:
-    """The one-line note ``train`` prints for a corpus of fewer than
-    :data:`SMALL_CORPUS_DOCS` training documents (None for a larger one)."""
-    if n_docs >= SMALL_CORPUS_DOCS:
-        return None
-    return (f"Note: {n_docs:,} training documents; below about {SMALL_CORPUS_DOCS:,}, LDA by Gibbs sampling "
-            f"trained faster with more diverse, mostly more coherent topics than PoissBPE, which predicted "
-            f"held-out words better (docs/results/quality-grid.md); "
-            f"`bpetopics compare {shlex.quote(str(corpus))} --topics {n_topics} --models poissbpe,tomotopy` "
-            f"(and the same corpus options) checks on this corpus")
-
+                           describe_os_error, fit_with_progress, launcher_interruption_message,
+                           long_documents_note, main, open_run, option, planned_epochs, record_options, run_errors,
+                           small_corpus_note, vocabulary_options, warn_threads)
 
 def _lock(out: Path, ctx):
     """Lock ``RUN.partial`` for this process until the command ends (bpetopics.runs.lock):

@@ -217,7 +217,7 @@ def test_the_model_options_read_without_import_are_the_signatures_defaults():
 
 
 def test_the_small_corpus_note_names_the_corpus_and_stops_at_1000_documents():
-    from bpetopics.cli.train import small_corpus_note
+    from bpetopics.cli import small_corpus_note
 
     note = small_corpus_note(999, "my texts/", 12)
     assert note.startswith("Note: 999 training documents") and "\n" not in note
@@ -226,7 +226,7 @@ def test_the_small_corpus_note_names_the_corpus_and_stops_at_1000_documents():
 
 
 def test_the_long_documents_note_points_at_passages_on_small_corpora_only():
-    from bpetopics.cli.train import long_documents_note
+    from bpetopics.cli import long_documents_note
 
     note = long_documents_note(66, 54_083, None)
     assert note.startswith("Note: the documents average 819 tokens") and "--passages paragraphs" in note
