@@ -26,7 +26,6 @@ def run_splits(run) -> dict:
     did); otherwise a :class:`RunError` (one line) says why.
     """
     from bpetopics.text import CorpusError, CorpusWarning, TextPipeline, corpus_from_documents, load_source, load_splits
-    from bpetopics.text.passages import split_passages
     from bpetopics.text.prepare import corpus_on_vocabulary, draw_documents
     from bpetopics.text.settings import CorpusSettings
     from bpetopics.text.sources import NAMED, NEWSGROUPS, SAVED, SHARDED, source_kind
@@ -61,8 +60,7 @@ def run_splits(run) -> dict:
                 raw = load_source(source, data_home=recorded.data_home, categories=categories,
                                   fields=recorded.record_fields())
                 if cfg.get("update") is not None:    # `bpetopics update`: counted on the run's vocabulary
-                    docs = split_passages(raw["train"], recorded.passages, pipeline.clean)
-                    splits = {"train": corpus_on_vocabulary(docs, pipeline)[0]}
+                    splits = {"train": corpus_on_vocabulary(raw["train"], pipeline, recorded.passages)[0]}
                 else:
                     raw = draw_documents(raw, source, recorded.max_docs, recorded.random_state, recorded.test_size,
                                          recorded.passages, pipeline.clean)

@@ -84,7 +84,7 @@ def encode_documents(run, ids, texts, mixture="document", passages=None) -> Enco
                        "it cannot encode texts")
     docs = split_passages(RawDocuments(list(texts), list(ids)), passages, run.pipeline.clean)
     ids = docs.ids
-    counts = run.pipeline.transform_tokens(run.pipeline.analyze_many(docs.texts, docs.cleaned))[0]
+    counts = run.pipeline.transform(docs.texts, docs.cleaned)
     codes = run.model.transform(counts)
     mixtures = run.model.topic_mixtures(counts, codes, posterior=MIXTURES[mixture])
     return EncodedDocuments(list(ids), np.asarray(counts.sum(axis=1)).ravel(), codes, mixtures)

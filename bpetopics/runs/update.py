@@ -70,7 +70,6 @@ def new_documents(run, source, fields: dict | None = None):
     vocabulary.
     """
     from bpetopics.text import load_source
-    from bpetopics.text.passages import split_passages
     from bpetopics.text.prepare import corpus_on_vocabulary
     from bpetopics.text.sources import SAVED, SHARDED, source_kind
 
@@ -81,8 +80,7 @@ def new_documents(run, source, fields: dict | None = None):
         raise RunError(f"{source} is a saved corpus, counted on its own vocabulary: give the raw documents "
                        "(a folder of texts, a .jsonl or .csv file)")
     docs = load_source(source, fields=fields)["train"]
-    docs = split_passages(docs, run_passages(run), run.pipeline.clean)
-    corpus, dropped_tokens = corpus_on_vocabulary(docs, run.pipeline)
+    corpus, dropped_tokens = corpus_on_vocabulary(docs, run.pipeline, run_passages(run))
     if corpus.n_docs == 0:
         raise RunError(f"none of the {len(docs):,} documents of {source} has a word of the run's vocabulary")
     return corpus, dropped_tokens

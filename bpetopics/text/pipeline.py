@@ -288,13 +288,15 @@ class TextPipeline:
         return index
 
     # ---------------------------------------------------------------- transform
-    def transform(self, texts: Iterable[str]) -> sp.csr_matrix:
+    def transform(self, texts: Iterable[str], cleaned: bool = False) -> sp.csr_matrix:
         """Counts of raw messages on the fitted vocabulary.
 
         Parameters
         ----------
         texts : iterable of str, length N
             Raw messages (cleaned here).
+        cleaned : bool, default=False
+            The texts are already cleaned (passages: :meth:`analyze_many`).
 
         Returns
         -------
@@ -302,7 +304,7 @@ class TextPipeline:
             Word counts; a document with no vocabulary word is an empty row (nothing
             is dropped here, so rows stay aligned with ``texts``).
         """
-        return self.transform_tokens(self.analyze_many(texts))[0]
+        return self.transform_tokens(self.analyze_many(texts, cleaned))[0]
 
     def fit_transform(self, texts: Iterable[str]) -> sp.csr_matrix:
         """:meth:`fit` then :meth:`transform` on the same messages, cleaning them once."""

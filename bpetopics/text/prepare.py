@@ -69,11 +69,15 @@ def corpus_from_documents(raw: dict[str, RawDocuments], pipeline: TextPipeline) 
     return out
 
 
-def corpus_on_vocabulary(docs: RawDocuments, pipeline: TextPipeline) -> tuple[Corpus, int]:
-    """Clean and count ``docs`` on the fitted ``pipeline``'s vocabulary (never refitted).
+def corpus_on_vocabulary(docs: RawDocuments, pipeline: TextPipeline,
+                         passages: str | None = None) -> tuple[Corpus, int]:
+    """Clean and count ``docs`` on the fitted ``pipeline``'s vocabulary (never refitted),
+    each split into its ``passages`` first when given (as training split its documents:
+    :func:`~bpetopics.text.passages.split_passages`).
 
     Returns the Corpus (documents left empty dropped and recorded in ``dropped``) and
     the number of tokens, after cleaning, that are not in the vocabulary (dropped)."""
+    docs = split_passages(docs, passages, pipeline.clean)
     tokens = pipeline.analyze_many(docs.texts, docs.cleaned)
     corpus = _build(docs, tokens, pipeline)
     return corpus, int(sum(len(t) for t in tokens) - corpus.counts.sum())
