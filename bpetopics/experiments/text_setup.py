@@ -48,14 +48,14 @@ def comparison_data(corpus, settings: dict, seed: int = 0, fraction: float = 0.2
     """
     from bpetopics.experiments.text_comparison import holdout_split
     from bpetopics.text import prepare_corpus
+    from bpetopics.text.sources import drawn_test_split
 
-    splits = prepare_corpus(corpus, **settings)
     notes = []
-    if splits.get("test") is None and settings.get("passages") is not None:
+    if settings.get("passages") is not None and settings.get("test_size") is None and drawn_test_split(corpus):
         settings = {**settings, "test_size": fraction, "random_state": seed}
-        splits = prepare_corpus(corpus, **settings)
         notes.append(f"{corpus} has no test split: holding out {fraction:.0%} of its documents, drawn with seed "
                      f"{seed}, with their passages")
+    splits = prepare_corpus(corpus, **settings)
     train, test = splits["train"], splits.get("test")
     heldout = "the test split"
     if settings.get("test_size") is not None and test is not None:

@@ -17,7 +17,7 @@ from bpetopics.text.passages import check_unit, split_passages
 from bpetopics.text.pipeline import TextPipeline
 from bpetopics.text.errors import CorpusError
 from bpetopics.text.settings import CorpusSettings
-from bpetopics.text.sources import NEWSGROUPS, SAVED, SHARDED, load_source, source_kind
+from bpetopics.text.sources import NEWSGROUPS, SAVED, SHARDED, drawn_test_split, load_source, source_kind
 
 
 def _build(docs: RawDocuments, tokens: list[list[str]], pipeline: TextPipeline) -> Corpus:
@@ -183,7 +183,7 @@ def prepare_corpus(
     if test_size is not None and not 0 < test_size < 1:
         raise CorpusError(f"test_size={test_size} is not a share of the documents: give a number between 0 and 1, "
                           "e.g. 0.2")
-    if test_size is not None and kind == NEWSGROUPS:       # (before the seconds of loading it)
+    if test_size is not None and not drawn_test_split(source):       # (before the seconds of loading it)
         raise CorpusError(f"{source} has its own test split: leave --test-size (test_size) out")
     if kind == NEWSGROUPS:
         pipeline.stop_words  # noqa: B018

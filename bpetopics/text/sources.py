@@ -53,6 +53,14 @@ def source_kind(source) -> str:
     return FOLDER
 
 
+def drawn_test_split(source) -> bool:
+    """Whether a test split of ``source`` would be drawn (``test_size``) rather than read:
+    a source the corpus options apply to (not a saved or sharded corpus) without a test
+    split of its own (20 Newsgroups and its subject lines have one)."""
+    kind = source_kind(source)
+    return kind not in (NEWSGROUPS, SAVED, SHARDED) and not (kind == NAMED and str(source).lower() == SUBJECTS)
+
+
 def recorded_source(source) -> str:
     """The source as a run records it: ``20newsgroups`` as given, a path made absolute
     (so that the run's corpus can be rebuilt from any folder)."""

@@ -86,3 +86,18 @@ def test_a_path_named_like_a_named_corpus_is_read_and_said_so(tmp_path, monkeypa
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert load_source("./lee")["train"].ids == ["one.txt"]
+
+
+def test_a_test_split_is_drawn_only_for_sources_without_one(tmp_path, monkeypatch):
+    """20 Newsgroups and its subject lines have their own test split, a saved or sharded
+    corpus takes no corpus options: only the others get a drawn one (--test-size, and
+    compare's hold-out of passages), and the first are refused before loading."""
+    from bpetopics.text import prepare_corpus
+    from bpetopics.text.sources import drawn_test_split
+
+    monkeypatch.chdir(tmp_path)
+    saved = save_splits({"train": _tiny_corpus()}, tmp_path / "saved")
+    assert [drawn_test_split(s) for s in ("lee", "abc-sentences", str(tmp_path), "x.jsonl")] == [True] * 4
+    assert [drawn_test_split(s) for s in ("20newsgroups", "20newsgroups-subjects", str(saved))] == [False] * 3
+    with pytest.raises(CorpusError, match="has its own test split"):
+        prepare_corpus("20newsgroups-subjects", test_size=0.2, data_home=tmp_path / "nothing-here")
