@@ -8,9 +8,9 @@ options, PoissBPE's parameters as ``train``'s options) and the ones re-exported 
 helper modules :mod:`bpetopics.cli.errors` (one-line errors, :func:`open_run`),
 :mod:`bpetopics.cli.options` (options that mean the same in every command) and
 :mod:`bpetopics.cli.training_progress` (``train``'s progress bar and interruptions) and
-:mod:`bpetopics.cli.corpus_notes` (``train``'s notes on a small or long-document corpus). Errors a
-user can fix are raised as :class:`click.UsageError` / :class:`UserError` (one line,
-exit code 2, no traceback).
+:mod:`bpetopics.cli.corpus_notes` (``train``'s notes on a small or long-document corpus,
+and on CUDA at a small minibatch). Errors a user can fix are raised as
+:class:`click.UsageError` / :class:`UserError` (one line, exit code 2, no traceback).
 """
 
 import importlib
@@ -21,7 +21,7 @@ import click
 
 from bpetopics import __version__
 from bpetopics.bpe.interruptions import interruptions_kept
-from bpetopics.cli.corpus_notes import long_documents_note, small_corpus_note  # noqa: F401 (re-exported)
+from bpetopics.cli.corpus_notes import cuda_batch_note, long_documents_note, small_corpus_note  # noqa: F401
 from bpetopics.cli.errors import (UserError, corpus_errors, describe_os_error, is_full_disk,  # noqa: F401
                                   open_run, refuse_existing, run_errors)                      # (re-exported)
 from bpetopics.cli.options import DEVICE_HELP, device_option, option  # noqa: F401 (re-exported)

@@ -16,7 +16,7 @@ import click
 from click.core import ParameterSource
 
 from bpetopics.cli import (IntRange, TrainCommand, UserError, option_flag, check_model_params, corpus_errors,
-                           describe_os_error, fit_with_progress, launcher_interruption_message,
+                           cuda_batch_note, describe_os_error, fit_with_progress, launcher_interruption_message,
                            long_documents_note, main, open_run, option, planned_epochs, record_options, run_errors,
                            small_corpus_note, vocabulary_options, warn_threads)
 
@@ -317,6 +317,8 @@ def _train(ctx, o: dict, group=None) -> None:
                 job = jobs.start_job(out, params, train_corpus, corpus_record(corpus, settings, splits),
                                      overwrite=overwrite, lock=lock)
             if not quiet:
+                from bpetopics.bpe.device import resolve_device
+
                 s = train_corpus.summary()
                 units = f"{s['documents']:,} documents"
                 if settings.passages is not None:
@@ -326,7 +328,8 @@ def _train(ctx, o: dict, group=None) -> None:
                 click.echo(f"Training on {corpus}: {units}, {s['vocabulary']:,} words, {s['tokens']:,} tokens",
                            err=True)
                 for note in (long_documents_note(train_corpus.n_docs, s["tokens"], settings.passages),
-                             small_corpus_note(train_corpus.n_docs, corpus, params["n_topics"])):
+                             small_corpus_note(train_corpus.n_docs, corpus, params["n_topics"]),
+                             cuda_batch_note(resolve_device(job.model.device), job.model.batch_size)):
                     if note:
                         click.echo(note, err=True)
     finally:

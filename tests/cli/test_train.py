@@ -225,6 +225,17 @@ def test_the_small_corpus_note_names_the_corpus_and_stops_at_1000_documents():
     assert small_corpus_note(1000, "corpus", 20) is None and small_corpus_note(11_227, "20newsgroups", 20) is None
 
 
+def test_the_cuda_note_only_below_its_minibatch_and_only_on_cuda():
+    from bpetopics.cli.corpus_notes import CUDA_MIN_BATCH, cuda_batch_note
+
+    note = cuda_batch_note("cuda", 64)
+    assert note.startswith("Note: training on CUDA at 64 documents a step") and "\n" not in note
+    assert "--device cpu" in note and f"--batch-size {CUDA_MIN_BATCH}" in note
+    assert cuda_batch_note("cuda:1", CUDA_MIN_BATCH - 1) is not None
+    assert cuda_batch_note("cuda", CUDA_MIN_BATCH) is None and cuda_batch_note("cuda:0", 4096) is None
+    assert cuda_batch_note("cpu", 64) is None
+
+
 def test_the_long_documents_note_points_at_passages_on_small_corpora_only():
     from bpetopics.cli import long_documents_note
 
