@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from bpetopics.labels import fallback_label, label_topics, labels_record, merge_labels
+from bpetopics.labels import label_topics, labels_record, merge_labels
 from bpetopics.text import RawDocuments, TextPipeline, corpus_from_documents
 from bpetopics.text.errors import CorpusError
+from bpetopics.topic_model_merging import TopicModelMerging
 
 __all__ = ["TopicModel"]
 
@@ -36,7 +37,7 @@ def _documents(texts) -> tuple[list[str], list[str]]:
     return values, ids
 
 
-class TopicModel:
+class TopicModel(TopicModelMerging):
     """A topic model of raw texts: the pipeline of ``bpetopics train`` and PoissBPE.
 
     Parameters
@@ -129,6 +130,9 @@ class TopicModel:
         self._automatic = label_topics(model.topic_word_, self.vocabulary_, corpus.texts)
         rows = {doc_id: r for r, doc_id in enumerate(corpus.ids)}
         kept = np.array([rows.get(i, -1) for i in ids], dtype=np.int64)
+        self._train_texts = [None] * corpus.n_docs                # the texts of the training rows
+        for position in np.flatnonzero(kept >= 0):
+            self._train_texts[kept[position]] = texts[position]
         self.probabilities_ = np.zeros((len(texts), mixtures.shape[1]), dtype=mixtures.dtype)
         self.probabilities_[kept >= 0] = mixtures[kept[kept >= 0]]
         self.topics_ = np.where(kept >= 0, self.probabilities_.argmax(axis=1), -1)
@@ -151,7 +155,7 @@ class TopicModel:
         self.model_, self.pipeline_, self._search = model, pipeline, search
         self.vocabulary_ = list(pipeline.vocabulary_) if pipeline is not None else None
         self.document_ids_ = list(search.ids) if search.ids is not None else None
-        self._manual, self.corpus_, self._run_info = {}, None, None
+        self._manual, self.corpus_, self._run_info, self._train_texts = {}, None, None, None
 
     def fit_transform(self, texts, y=None) -> tuple[np.ndarray, np.ndarray]:
         """``fit(texts)``, then each document's top topic and mixture: (topics (N,),
@@ -241,6 +245,39 @@ class TopicModel:
                          "Name": "_".join([str(t), *words[:NAME_WORDS]]), "Representation": words})
         return pd.DataFrame(rows, columns=["Topic", "Count", "Label", "Name", "Representation"])
 
+    def get_representative_docs(self, topic: int | None = None, n: int = 3):
+        """The ``n`` training documents that give each topic (or ``topic``) the most weight
+        in their mixtures, as ``bpetopics topics RUN --documents N`` lists them (among
+        weights equal to two decimals, the longest first). A table rather than
+        BERTopic's lists of texts: one row per document (pandas DataFrame), ``Topic``,
+        ``Rank`` (1 first), ``Row`` (its row in ``document_ids_``, as
+        :meth:`similar_documents` takes it), ``Id``, ``Weight`` (of the topic in its
+        mixture) and ``Document`` (the text given to :meth:`fit`; None for a loaded
+        model, which keeps no texts: map ``Id`` to yours). ValueError for a topic the
+        model does not have."""
+        import pandas as pd
+
+        from bpetopics.runs.topics import top_documents
+
+        self._check_fitted()
+        if topic is not None and (isinstance(topic, bool) or not isinstance(topic, (int, np.integer))
+                                  or not 0 <= topic < self._n()):
+            raise ValueError(f"topic {topic!r} is not one of the model's topics 0..{self._n() - 1}")
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n is {n!r}: give how many documents a topic, a positive int")
+        n_rows = len(self._search.codes)
+        mixtures = self._search.mixtures_of(np.arange(n_rows))                       # (N, T)
+        counts = self._search.counts
+        lengths = np.zeros(n_rows) if counts is None else np.asarray(counts.sum(axis=1)).ravel()
+        records = []
+        for t in ([int(topic)] if topic is not None else range(self._n())):
+            for rank, row in enumerate(top_documents(mixtures[:, t], lengths, n), start=1):
+                records.append({"Topic": t, "Rank": rank, "Row": int(row),
+                                "Id": self.document_ids_[row] if self.document_ids_ is not None else str(row),
+                                "Weight": float(mixtures[row, t]),
+                                "Document": None if self._train_texts is None else self._train_texts[row]})
+        return pd.DataFrame(records, columns=["Topic", "Rank", "Row", "Id", "Weight", "Document"])
+
     def get_document_info(self, texts):
         """One row per document (pandas DataFrame): ``Document``, ``Topic``, ``Label``,
         ``Name``, ``Probability`` (the top topic's weight), ``Representation`` and
@@ -259,69 +296,6 @@ class TopicModel:
             "Probability": np.where(topics >= 0, mixtures.max(axis=1), 0.0),
             "Representation": [info.at[t, "Representation"] if t in info.index else [] for t in topics],
             "Words": np.asarray(counts.sum(axis=1)).ravel()}, index=texts.index if hasattr(texts, "iloc") else None)
-
-    # ------------------------------------------------------------------ merging
-    def merge_topics(self, topics_to_merge):
-        """Merge each group of topics into one, in place: ``[[1, 4], [2, 7, 9]]``.
-
-        A merged topic's mixture weight is the sum of its topics' (exactly, for every
-        code: the codes do not change) and its words the token-weighted mixture of
-        theirs; it takes its lowest topic's number, the others keep their order
-        (:func:`bpetopics.models.poissbpe.topic_merging.merge_topics`). ``topics_``,
-        ``probabilities_`` and the labels follow (a merged topic keeps the first label set
-        by hand among its topics); :meth:`save` keeps the merge. Returns the
-        :class:`~bpetopics.models.poissbpe.topic_merging.TopicMergeReport` (its ``str``: the
-        log-likelihood per token of the training counts before and after). ValueError
-        (one line) for a topic the model does not have, one in two groups, a group of one."""
-        from bpetopics.models.poissbpe.topic_merging import merge_topics
-
-        self._check_fitted()
-        return self._after_merge(merge_topics(self.model_, self._training_counts(), topics_to_merge,
-                                              self._search.codes))
-
-    def reduce_topics(self, n_topics: int):
-        """Merge the most similar topics, a pair at a time, until ``n_topics`` remain
-        (similarity: the mean of the cosine of their word distributions and of their
-        co-activation in the training documents' mixtures;
-        :func:`bpetopics.models.poissbpe.topic_merging.reduce_topics`). Returns the report as
-        :meth:`merge_topics` does."""
-        from bpetopics.models.poissbpe.topic_merging import reduce_topics
-
-        self._check_fitted()
-        return self._after_merge(reduce_topics(self.model_, self._training_counts(), n_topics, self._search.codes))
-
-    def _training_counts(self):
-        if self._search.counts is None:
-            raise ValueError("this model has no training counts (a run saved without counts.npz): merging "
-                             "weighs topics by the tokens they explain")
-        return self._search.counts
-
-    def _after_merge(self, report):
-        """Carry the documents' mixtures, top topics and labels over to the merged topics."""
-        matrix = np.zeros((report.n_topics_before, report.n_topics_after))
-        matrix[np.arange(report.n_topics_before), report.mapping] = 1.0
-        search = self._search
-        if search.mixtures is not None:
-            search.mixtures = (np.asarray(search.mixtures, dtype=np.float64) @ matrix).astype(search.mixtures.dtype)
-        if getattr(self, "probabilities_", None) is not None:
-            self.probabilities_ = (self.probabilities_.astype(np.float64) @ matrix).astype(self.probabilities_.dtype)
-            self.topics_ = np.where(self.topics_ >= 0, self.probabilities_.argmax(axis=1), -1)
-        else:
-            self.topics_ = None
-        manual = {}
-        for topic in sorted(self._manual):
-            manual.setdefault(int(report.mapping[topic]), self._manual[topic])
-        merged = {int(report.mapping[g[0]]) for g in report.groups}
-        texts = self.corpus_.texts if self.corpus_ is not None else None
-        topic_word = self.model_.topic_word_
-        if texts is not None:
-            automatic = label_topics(topic_word, self.vocabulary_, texts)
-        else:
-            kept = {int(new): self._automatic[old] for old, new in enumerate(report.mapping)}
-            automatic = [fallback_label(topic_word[t], self.vocabulary_) if t in merged else kept[t]
-                         for t in range(report.n_topics_after)]
-        self._automatic, self._manual = automatic, manual
-        return report
 
     # ------------------------------------------------------------------ search
     def find_topics(self, query: str, top_n: int = 5) -> tuple[list[int], list[float]]:

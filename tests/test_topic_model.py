@@ -139,3 +139,40 @@ def test_the_same_topics_as_bpetopics_train(shared_data, tmp_path):
     np.testing.assert_allclose(model.model_.topic_word_, run.model.topic_word_, rtol=1e-6, atol=1e-9)
     np.testing.assert_array_equal(model.model_.codes_, run.model.codes_)
     assert TopicModel.load(out).topic_labels_ == model.topic_labels_
+
+
+def test_representative_docs_are_the_topics_own_documents_heaviest_first(fitted, tmp_path):
+    model, texts, themes = fitted
+    table = model.get_representative_docs(n=4)
+    assert list(table.columns) == ["Topic", "Rank", "Row", "Id", "Weight", "Document"]
+    assert table["Topic"].tolist() == [t for t in range(3) for _ in range(4)]
+    topics, _ = model.transform(texts)
+    for t, rows in table.groupby("Topic"):
+        assert rows["Rank"].tolist() == [1, 2, 3, 4]
+        assert np.all(np.diff(np.round(rows["Weight"].to_numpy(), 2)) <= 0)        # heaviest first
+        positions = [int(i) for i in rows["Id"]]                 # ids of a list: the texts' positions
+        assert [texts[p] for p in positions] == rows["Document"].tolist()
+        assert all(topics[p] == t for p in positions)            # documents of the topic's theme
+        assert len({themes[p] for p in positions}) == 1
+        assert [model.document_ids_[r] for r in rows["Row"]] == rows["Id"].tolist()
+    one = model.get_representative_docs(topic=1, n=2)
+    assert one["Topic"].tolist() == [1, 1] and one["Row"].tolist() == table[table.Topic == 1]["Row"].tolist()[:2]
+    loaded = TopicModel.load(model.save(tmp_path / "run"))
+    again = loaded.get_representative_docs(n=4)
+    assert again["Id"].tolist() == table["Id"].tolist() and again["Document"].isna().all()
+    np.testing.assert_allclose(again["Weight"], table["Weight"], atol=1e-5)
+    for bad in (3, -1, True, "0"):
+        with pytest.raises(ValueError, match="not one of the model's topics"):
+            model.get_representative_docs(topic=bad)
+    with pytest.raises(ValueError, match="positive int"):
+        model.get_representative_docs(n=0)
+
+
+def test_top_documents_breaks_ties_at_two_decimals_by_length_then_order():
+    from bpetopics.runs.topics import top_documents
+
+    weights = np.array([0.5, 0.996, 0.999, 1.0, 0.2, 0.994])
+    lengths = np.array([9, 10, 30, 10, 99, 50])
+    # 0.996, 0.999 and 1.0 show as 1.00: the longest of them first, then corpus order; 0.994 is 0.99
+    assert top_documents(weights, lengths, 5).tolist() == [2, 1, 3, 5, 0]
+    assert top_documents(weights, lengths, 10).tolist() == [2, 1, 3, 5, 0, 4]

@@ -41,6 +41,15 @@ def topic_rows(run, top: int = 10, labels=None) -> list[dict]:
             for t, row in enumerate(order)]
 
 
+def top_documents(weights, lengths, n_docs: int) -> np.ndarray:
+    """The rows of the ``n_docs`` documents that give a topic the most weight: ``weights``
+    (N,) their weights of the topic, ``lengths`` (N,) their lengths; among weights equal
+    to two decimals (as shown: peaked mixtures give many documents 1.00) the longest
+    first (it shows more of the topic), then corpus order. Returns int array (n_docs,)."""
+    weights, lengths = np.asarray(weights, dtype=np.float64), np.asarray(lengths, dtype=np.float64)
+    return np.lexsort((-lengths, -np.round(weights, 2)))[:int(n_docs)]     # last key first
+
+
 def add_topic_documents(rows: list[dict], run, n_docs: int) -> str | None:
     """Give each topic's row (of :func:`topic_rows`) ``documents``: the ``n_docs``
     training documents that give it the largest weight in their mixtures (the run's
@@ -62,7 +71,7 @@ def add_topic_documents(rows: list[dict], run, n_docs: int) -> str | None:
     lengths = np.zeros(len(ids)) if texts is None else np.array([len(t) for t in texts], dtype=np.float64)
     for row in rows:
         weights = mixtures[:, row["topic"]]
-        best = np.lexsort((-lengths, -np.round(weights, 2)))[:n_docs]     # last key first
+        best = top_documents(weights, lengths, n_docs)
         row["documents"] = [{"id": ids[i], "weight": round(float(weights[i]), 4),
                              "text": "" if texts is None else " ".join(texts[i][:SNIPPET_WORDS])}
                             for i in best]
