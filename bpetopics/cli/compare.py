@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import (Choice, IntRange, IntTuple, UserError, corpus_errors, device_option, main,
-                           record_options, vocabulary_options)
+from bpetopics.cli import (Choice, IntRange, IntTuple, UserError, corpus_errors, cuda_batch_note, device_option,
+                           main, record_options, vocabulary_options)
 
 
 @main.command()
@@ -117,6 +117,15 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
         raise UserError(f"{out} already holds a comparison: pass --overwrite to replace it, or choose another --out")
     if device not in ("cpu", "auto") and not device.startswith("cuda"):
         raise UserError(f"--device must be cpu, cuda or auto; got {device!r}")
+    cuda_note = None
+    if "PoissBPE" in names:
+        from bpetopics.bpe.device import resolve_device
+        from bpetopics.models import PoissBPE
+
+        try:
+            cuda_note = cuda_batch_note(resolve_device(device), PoissBPE().batch_size)
+        except ValueError as exc:
+            raise UserError(str(exc)) from None
     settings = CorpusSettings.from_options(
         vocab_size=vocab_size, min_df=min_df, max_df=max_df, stopwords=stopwords, data_home=data_home,
         categories=categories, max_docs=max_docs, seed=corpus_seed, test_size=test_size, passages=passages,
@@ -129,6 +138,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
             raise UserError(str(exc)) from None
     for note in data.notes:
         click.echo(f"Note: {note}", err=True)
+    if cuda_note:
+        click.echo(cuda_note, err=True)
 
     bpe_params = {"device": device}
     if not pipeline:

@@ -97,3 +97,12 @@ def test_compare_says_which_documents_it_left_out(runner, tmp_path):
     # and comparison.md records them
     assert ("- documents left out: train: 2 document(s) left out (2 empty after cleaning)"
             in (tmp_path / "cmp" / "comparison.md").read_text())
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a machine without CUDA")
+def test_compare_refuses_cuda_without_it_before_preparing_the_corpus(runner, tmp_path):
+    out = tmp_path / "cmp"
+    result = runner.invoke(main, ["compare", str(tmp_path / "no such corpus"), "--topics", "5", "--out", str(out),
+                                  "--device", "cuda"])
+    one_line_error(result, "CUDA is not available", "--device cpu")
+    assert not out.exists()
