@@ -1,7 +1,7 @@
 """The notes ``bpetopics train`` prints before it trains: about the corpus it is given (a
 small one: another model may serve better; a few long documents: ``--passages`` may
 serve better) and about where it trains (CUDA at small minibatches: the CPU may serve
-better)."""
+better; ``compare`` prints that one too)."""
 
 from __future__ import annotations
 
@@ -46,13 +46,14 @@ def small_corpus_note(n_docs: int, corpus, n_topics: int) -> str | None:
 #: Below this many documents a step, a PoissBPE step on CUDA is a run of small kernels
 #: that wait on the CPU thread launching them, and the compiled CPU path trained faster
 #: (docs/results/speed.md, "On a GPU": slower on CUDA at 64 documents a step, faster at
-#: 512 and 4,096); ``train`` says so when it starts on CUDA below it.
+#: 512 and 4,096); ``train`` and ``compare`` say so when PoissBPE starts on CUDA below it.
 CUDA_MIN_BATCH = 512
 
 
 def cuda_batch_note(device, batch_size: int) -> str | None:
-    """The one-line note ``train`` prints when it trains on CUDA (``device``, resolved)
-    with fewer than :data:`CUDA_MIN_BATCH` documents a step (None otherwise)."""
+    """The one-line note ``train`` and ``compare`` print when PoissBPE trains on CUDA
+    (``device``, resolved) with fewer than :data:`CUDA_MIN_BATCH` documents a step (None
+    otherwise)."""
     if str(device).split(":")[0] != "cuda" or int(batch_size) >= CUDA_MIN_BATCH:
         return None
     return (f"Note: training on CUDA at {int(batch_size)} documents a step; at small minibatches each step "
