@@ -34,19 +34,21 @@ def _time_text(times) -> list[str]:
 
 
 def _documents(run, n_shown: int):
-    """(snippets, label names per document, note) of the first ``n_shown`` training
-    documents, from the run's corpus (rebuilt); without it, empty snippets and a note."""
+    """(snippets, lengths in tokens, label names per document, note) of the first
+    ``n_shown`` training documents, from the run's corpus (rebuilt); without it, empty
+    snippets, zero lengths and a note."""
     from bpetopics.runs.corpus import run_splits
 
     try:
         train = run_splits(run)["train"]
     except RunError as exc:
-        return [""] * n_shown, None, f"no document text: {exc}"
+        return [""] * n_shown, np.zeros(n_shown), None, f"no document text: {exc}"
     snippets = [" ".join(tokens[:SNIPPET_WORDS]) for tokens in train.texts[:n_shown]]
+    lengths = np.array([len(tokens) for tokens in train.texts[:n_shown]], dtype=np.float64)
     names = None
     if train.labels is not None and train.label_names is not None:
         names = [str(train.label_names[i]) for i in train.labels[:n_shown]]
-    return snippets, names, None
+    return snippets, lengths, names, None
 
 
 def _over_time(doc_topic, times, bins: int = 12) -> dict:
@@ -70,7 +72,7 @@ def explorer_data(run, max_docs: int = DEFAULT_MAX_DOCS, labels=None, seed: int 
     neighbours are found among them. Topic shares over time use every document.
     """
     from bpetopics.runs.explore import run_graph
-    from bpetopics.runs.topics import topic_rows
+    from bpetopics.runs.topics import top_documents, topic_rows
     from bpetopics.runs.labels import topic_labels
     from bpetopics.viz import graph_layout
 
@@ -99,7 +101,7 @@ def explorer_data(run, max_docs: int = DEFAULT_MAX_DOCS, labels=None, seed: int 
     shown_codes = np.asarray(codes[:n_shown], dtype=np.uint8)
     shown_topics = np.asarray(doc_topic[:n_shown], dtype=np.float64)
     near, dist = hamming_neighbours(shown_codes)
-    snippets, names, note = _documents(run, n_shown)
+    snippets, lengths, names, note = _documents(run, n_shown)
     times = run.doc_times()
     top3 = np.argsort(-shown_topics, axis=1, kind="stable")[:, :3]
     documents = [{"id": ids[i], "bits": np.flatnonzero(shown_codes[i]).tolist(),
@@ -108,7 +110,8 @@ def explorer_data(run, max_docs: int = DEFAULT_MAX_DOCS, labels=None, seed: int 
                   **({"label": names[i]} if names is not None else {}),
                   **({"time": _time_text(times[i:i + 1])[0]} if times is not None else {})}
                  for i in range(n_shown)]
-    topic_docs = [np.argsort(-shown_topics[:, t], kind="stable")[:TOPIC_DOCS].tolist() for t in range(n_topics)]
+    # as `bpetopics topics --documents` ranks them: weight to two decimals, then the longer
+    topic_docs = [top_documents(shown_topics[:, t], lengths, TOPIC_DOCS).tolist() for t in range(n_topics)]
     notes = [] if note is None else [note]
     if n_shown < n_docs:
         notes.append(f"showing the first {n_shown:,} of {n_docs:,} documents (--max-docs); neighbours are found "

@@ -124,8 +124,8 @@ def test_explore_writes_one_page_with_the_run(planted_run, runner, tmp_path):
     assert all(0 <= j < 50 and j != 0 for j, _ in first["near"])
     assert sum(data["over_time"]["documents"]) == len(records)      # every document, not only those shown
     assert all(len(row) == len(data["over_time"]["starts"]) for row in data["over_time"]["share"])
-    for t, docs in enumerate(data["topic_documents"]):
-        shares = [dict(data["documents"][i]["topics"]).get(t, 0.0) for i in docs]
+    for t, docs in enumerate(data["topic_documents"]):    # heaviest first, to two decimals (as shown)
+        shares = [round(dict(data["documents"][i]["topics"]).get(t, 0.0), 2) for i in docs]
         assert shares[:3] == sorted(shares[:3], reverse=True)
 
 
