@@ -40,23 +40,13 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.__main__ import header  # noqa: E402
+from benchmarks.bench_quality_grid import cpu_threads  # noqa: E402
 
 
 def set_threads(device: str, threads: int) -> None:
     """CPU rows on ``threads`` threads (torch, BLAS, numba); CUDA rows leave them as found."""
-    if device != "cpu":
-        return
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    torch.set_num_threads(threads)
-    threadpool_limits(threads)
-    try:
-        import numba
-
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-    except (ImportError, ValueError):
-        pass
+    if device == "cpu":
+        cpu_threads(threads)
 
 
 def synchronize(device: str) -> None:

@@ -65,19 +65,25 @@ RUN_COLUMNS = ["corpus", "n_topics", "model", "seed", "n_train", "n_test", "n_wo
                "fit_seconds", "generic_topics", "unused_topics", "npmi_nonfinite", "npmi_corpus_nonfinite"]
 
 
-def one_thread() -> None:
-    """Every library on one thread: torch, BLAS and OpenMP pools, numba."""
+def cpu_threads(n: int) -> None:
+    """Every library on ``n`` threads: torch, BLAS and OpenMP pools, numba (at most the
+    threads numba was started with)."""
     import torch
     from threadpoolctl import threadpool_limits
 
-    torch.set_num_threads(1)
-    threadpool_limits(1)
+    torch.set_num_threads(n)
+    threadpool_limits(n)
     try:
         import numba
 
-        numba.set_num_threads(1)
+        numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     except (ImportError, ValueError):
         pass
+
+
+def one_thread() -> None:
+    """Every library on one thread (:func:`cpu_threads`)."""
+    cpu_threads(1)
 
 
 def write_atomic(path: Path, text: str) -> None:
