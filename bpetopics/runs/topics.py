@@ -53,9 +53,8 @@ def top_documents(weights, lengths, n_docs: int) -> np.ndarray:
 def add_topic_documents(rows: list[dict], run, n_docs: int) -> str | None:
     """Give each topic's row (of :func:`topic_rows`) ``documents``: the ``n_docs``
     training documents that give it the largest weight in their mixtures (the run's
-    ``doc_topics.npz``), the longest first among equal weights to two decimals (as
-    shown: peaked mixtures give many documents 1.00, and a longer one shows more of the
-    topic), each ``{"id", "weight", "text"}``, ``text`` its first :data:`SNIPPET_WORDS`
+    ``doc_topics.npz``), ranked by :func:`top_documents`, each ``{"id", "weight",
+    "text"}``, ``text`` its first :data:`SNIPPET_WORDS`
     words after cleaning. Returns a note when the texts cannot be rebuilt (``text`` is
     then empty, ties stay in corpus order); RunError for a run that keeps no mixtures
     (trained on a sharded corpus)."""
