@@ -306,22 +306,25 @@ class TopicModel(TopicModelMerging):
         return self._search.find_topics(query, top_n)
 
     def similar_documents(self, doc, k: int = 10, *, pool: int | str | None = "shared",
-                          ) -> tuple[np.ndarray, np.ndarray]:
+                          word_weight: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` training documents most like ``doc``: a training document (its row
         in ``document_ids_``, an int) or a text (a str).
 
-        The documents sharing an active bit with its binary code, ranked by the cosine
-        similarity of their posterior mixtures, ties by the lower row (every document
-        when fewer than ``k`` share one). ``pool=0`` (or None): Hamming distance alone;
-        a positive ``pool`` (deprecated) re-ranks that many Hamming-nearest documents.
-        Returns (rows (k,), scores (k,)): cosine similarities, or Hamming distances.
+        Every document scored by ``(1 - word_weight)`` times the cosine similarity of its
+        posterior mixture with the query's plus ``word_weight`` times that of their
+        TF-IDF vectors (None: 0.7), highest first, ties by the lower row. With
+        ``word_weight=0``, the documents sharing an active bit with the query's binary
+        code, ranked by their mixtures alone (every document when fewer than ``k`` share
+        one). ``pool=0`` (or None): Hamming distance alone; a positive ``pool``
+        (deprecated) re-ranks that many Hamming-nearest documents.
+        Returns (rows (k,), scores (k,)): similarities, or Hamming distances.
         """
         self._check_fitted()
         if isinstance(doc, str):
-            return self._search.similar(text=doc, k=k, pool=pool)
+            return self._search.similar(text=doc, k=k, pool=pool, word_weight=word_weight)
         if isinstance(doc, bool) or not isinstance(doc, (int, np.integer)):
             raise ValueError(f"give a training document's row (an int) or a text (a str), not {type(doc).__name__}")
-        return self._search.similar(int(doc), k=k, pool=pool)
+        return self._search.similar(int(doc), k=k, pool=pool, word_weight=word_weight)
 
     # ------------------------------------------------------------------ files
     def save(self, path, *, overwrite: bool = False):

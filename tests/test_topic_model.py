@@ -81,14 +81,18 @@ def test_find_topics_and_similar_documents_follow_the_themes(fitted):
     for pool in ("shared", 0, None):
         rows, _ = model.similar_documents(0, k=5, pool=pool)
         assert 0 not in rows and (themes[rows] == themes[0]).all()
+    for weight in (0, 0.3, 1):
+        rows, _ = model.similar_documents(0, k=5, word_weight=weight)
+        assert 0 not in rows and (themes[rows] == themes[0]).all()
     with pytest.warns(DeprecationWarning, match="pool=1000"):
         rows, _ = model.similar_documents(0, k=5, pool=1000)
     assert 0 not in rows and (themes[rows] == themes[0]).all()
     for bad in (-1, "wide", True, 2.5):
         with pytest.raises(ValueError, match="pool must be"):
             model.similar_documents(0, k=5, pool=bad)
-    rows, sims = model.similar_documents("hockey goal", k=5)
-    assert (themes[rows] == list(THEMES).index("hockey")).all() and np.all(np.diff(sims) <= 1e-6)
+    for weight in (None, 0):
+        rows, sims = model.similar_documents("hockey goal", k=5, word_weight=weight)
+        assert (themes[rows] == list(THEMES).index("hockey")).all() and np.all(np.diff(sims) <= 1e-6)
 
 
 def test_labels_by_hand_are_saved_and_the_cli_reads_the_run(fitted, tmp_path):

@@ -1,6 +1,6 @@
 """``bpetopics similar RUN DOC``: the training documents most like a document or a text
-(the work is :mod:`bpetopics.runs.search`: the documents sharing an active bit of the
-query's code, ranked by the posterior mixtures)."""
+(the work is :mod:`bpetopics.runs.search`: the documents ranked by their posterior
+mixtures and their words together)."""
 
 from __future__ import annotations
 
@@ -18,25 +18,31 @@ from bpetopics.cli import IntRange, UserError, main, open_run, run_errors
 @click.argument("doc", required=False)
 @click.option("--text", default=None, help="Find documents like this text instead of a training document.")
 @click.option("--top-docs", "-k", "k", type=IntRange(min=1), default=10, show_default=True, help="Documents shown.")
+@click.option("--word-weight", type=click.FloatRange(0.0, 1.0), default=None,
+              help="The words' share of the score, from 0 (topic mixtures alone: the documents sharing an "
+                   "active bit, by their mixtures) to 1 (TF-IDF alone).  [default: 0.7]")
 @click.option("--pool", type=IntRange(min=0), default=None,
               help="0: rank by the Hamming distance of the codes alone. A positive number (deprecated) "
                    "re-ranks that many Hamming-nearest documents by their topic mixtures instead.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="table (for people) or json.")
-def similar(run, doc, text, k, pool, fmt):
+def similar(run, doc, text, k, word_weight, pool, fmt):
     """List the training documents of RUN most like DOC: a document id of the run (as in
     `bpetopics encode` output and doc_topics.npz, e.g. sci.space/61422) or its index
     (0, 1, ...), or, with --text, like a text encoded as a document.
 
-    The documents sharing an active bit with the query's binary code (all of them when
-    fewer than -k do) are ranked by the cosine similarity of their topic mixtures, ties
-    by the lower index. The training documents' mixtures are computed once a call.
+    Each training document is scored by the cosine similarity of its topic mixture with
+    the query's and that of their TF-IDF vectors, blended by --word-weight; ties by the
+    lower index. With --word-weight 0, the documents sharing an active bit with the
+    query's binary code (all of them when fewer than -k do), ranked by their mixtures.
+    The training documents' mixtures are computed once a call.
 
     \b
     Examples:
       bpetopics similar runs/20ng 0
       bpetopics similar runs/20ng sci.space/61422 -k 5
       bpetopics similar runs/20ng --text "the shuttle launch was delayed"
+      bpetopics similar runs/20ng 0 --word-weight 0
       bpetopics similar runs/20ng 42 --pool 0 --format json
     """
     if (doc is None) == (text is None):
@@ -45,6 +51,9 @@ def similar(run, doc, text, k, pool, fmt):
                         "or --text \"...\"")
     if text is not None and not text.strip():
         raise UserError("--text is empty: give some words")
+    if pool is not None and word_weight:
+        raise UserError("--word-weight blends words into the default search only: leave --pool out, or give "
+                        "--word-weight 0")
     from bpetopics.runs.labels import topic_labels
     from bpetopics.runs.search import DocumentSearch, EmptyQueryError
 
@@ -57,7 +66,8 @@ def similar(run, doc, text, k, pool, fmt):
                            "search.", err=True)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
-                rows, scores = found.similar(doc, text=text, k=k, pool="shared" if pool is None else pool)
+                rows, scores = found.similar(doc, text=text, k=k, pool="shared" if pool is None else pool,
+                                             word_weight=word_weight)
         except EmptyQueryError as exc:
             raise UserError(f"--text: {exc}") from None
         except ValueError as exc:

@@ -4,10 +4,12 @@
 documents (codes, and counts or mixtures); ``bpetopics search`` / ``bpetopics similar``
 build one from a run (:meth:`DocumentSearch.from_run`), :class:`bpetopics.TopicModel`
 from what it fitted. A query is counted and encoded like a document; its mixture is the
-posterior mean of f(z) (``PoissBPE.posterior_topic``). Similar documents are those
-sharing an active bit of the query's code, ranked by the exact cosine similarity of
-the posterior mixtures (:class:`bpetopics.search.MixtureIndex`; every document when fewer
-than k share one); ``pool=0`` gives the Hamming-nearest by code alone
+posterior mean of f(z) (``PoissBPE.posterior_topic``). Similar documents are ranked by
+topics and words together (:class:`bpetopics.search.TopicWordIndex`: the cosine
+similarity of the posterior mixtures blended with that of the TF-IDF vectors);
+``word_weight=0`` ranks the documents sharing an active bit of the query's code by their
+mixtures alone (:class:`bpetopics.search.MixtureIndex`; every document when fewer than k
+share one), ``pool=0`` by the Hamming distance of the codes alone
 (:class:`bpetopics.search.CodeIndex`). docs/results/search.md measures them.
 """
 
@@ -19,9 +21,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bpetopics.runs.run import RunError
-from bpetopics.search import CodeIndex, MixtureIndex, rerank
+from bpetopics.search import WORD_WEIGHT, CodeIndex, MixtureIndex, TopicWordIndex, rerank
 
-__all__ = ["DocumentSearch", "EmptyQueryError", "find_topics", "similar_documents", "POOL", "SHARED_BITS"]
+__all__ = ["DocumentSearch", "EmptyQueryError", "find_topics", "similar_documents", "POOL", "SHARED_BITS",
+           "WORD_WEIGHT"]
 
 #: ``pool``'s default: the documents sharing an active bit, ranked by their mixtures.
 SHARED_BITS = "shared"
@@ -61,6 +64,7 @@ class DocumentSearch:
     ids: list | None = None
     _index: CodeIndex | None = field(default=None, repr=False)
     _mixture_index: tuple | None = field(default=None, repr=False)
+    _topic_word_index: tuple | None = field(default=None, repr=False)
 
     @classmethod
     def from_run(cls, run) -> "DocumentSearch":
@@ -93,6 +97,19 @@ class DocumentSearch:
             self._mixture_index = (self.mixtures, MixtureIndex(self.codes, self.mixtures))
         return self._mixture_index[1]
 
+    @property
+    def topic_word_index(self) -> TopicWordIndex:
+        """The training documents' posterior mixtures and TF-IDF vectors, indexed (built on
+        first use, and again when :attr:`mixtures` is replaced)."""
+        if self.counts is None:
+            raise RunError("the training documents' counts are unknown: search with word_weight=0 "
+                           "(topic mixtures alone)")
+        if self.mixtures is None:
+            self.mixtures = self.mixtures_of(np.arange(len(self.codes)))
+        if self._topic_word_index is None or self._topic_word_index[0] is not self.mixtures:
+            self._topic_word_index = (self.mixtures, TopicWordIndex(self.mixtures, self.counts))
+        return self._topic_word_index[1]
+
     # ------------------------------------------------------------------ queries
     def encode(self, texts) -> tuple[object, np.ndarray, np.ndarray]:
         """(counts, codes, posterior mixtures) of raw texts, counted with the pipeline."""
@@ -106,13 +123,18 @@ class DocumentSearch:
     def encode_query(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """(code (K,), mixture (T,)) of one query; EmptyQueryError when none of its words
         is in the vocabulary."""
+        _, code, mixture = self._counted_query(text)
+        return code, mixture
+
+    def _counted_query(self, text: str):
+        """(counts (1, W), code (K,), mixture (T,)) of one query (as :meth:`encode_query`)."""
         if not isinstance(text, str) or not text.strip():
             raise EmptyQueryError("the query is empty: give some words")
         counts, codes, mixtures = self.encode([text])
         if counts.sum() == 0:
             raise EmptyQueryError(f"no word of the query {_shorten(text)!r} is in the model's vocabulary "
                                   f"({counts.shape[1]:,} words): try other words")
-        return codes[0], mixtures[0]
+        return counts, codes[0], mixtures[0]
 
     def find_topics(self, query: str, top_n: int = 5) -> tuple[list[int], list[float]]:
         """The ``top_n`` topics of a query by its mixture: (topics, weights), heaviest first."""
@@ -153,26 +175,33 @@ class DocumentSearch:
         return self.model.posterior_topic(self.counts[distinct], self.codes[distinct])[back]
 
     def similar(self, doc=None, *, text: str | None = None, k: int = 10, pool: int | str | None = SHARED_BITS,
-                ) -> tuple[np.ndarray, np.ndarray]:
+                word_weight: float | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` training documents most like a training document ``doc`` (itself
         left out) or a ``text``.
 
-        ``pool``: ``"shared"`` (the default) ranks the documents sharing an active bit
-        with the query's code by the cosine similarity of their posterior mixtures (all
-        documents when fewer than ``k`` share one); 0 or None: Hamming distance alone; a
-        positive number (deprecated) re-ranks that many
+        ``pool``: ``"shared"`` (the default) ranks the documents by ``(1 - word_weight)``
+        times the cosine similarity of their posterior mixtures plus ``word_weight``
+        times that of their TF-IDF vectors (None: the default :data:`WORD_WEIGHT`); with
+        ``word_weight=0``, the documents sharing an active bit with the query's code by
+        their mixtures alone (all documents when fewer than ``k`` share one). 0 or None:
+        Hamming distance alone; a positive number (deprecated) re-ranks that many
         Hamming-nearest documents by their mixtures. Returns (rows (k,), scores (k,)):
-        cosine similarities, or Hamming distances for ``pool=0``.
+        similarities, or Hamming distances for ``pool=0``; ties by the lower row.
         """
         if (doc is None) == (text is None):
             raise ValueError("give a training document or a text, not both")
         pool = _checked_pool(pool)
+        weight = _checked_word_weight(word_weight, pool)
         if pool == SHARED_BITS:
-            if text is not None:
-                code, mixture = self.encode_query(text)
+            if text is None:
+                rows, scores = self.similar_rows([self.document_row(doc)], k, weight)
+                return rows[0], scores[0]
+            counts, code, mixture = self._counted_query(text)
+            if not weight:
                 rows, sims = self.mixture_index.nearest(code, mixture, k)
             else:
-                rows, sims = self.mixture_index.nearest_rows([self.document_row(doc)], k)
+                index = self.topic_word_index
+                rows, sims = index.nearest(mixture[None, :], index.words.vectors(counts), k, word_weight=weight)
             return rows[0], sims[0]
         if pool:
             warnings.warn(f"pool={pool} (re-ranking the Hamming-nearest) is deprecated and will be removed: leave "
@@ -190,6 +219,29 @@ class DocumentSearch:
         candidates, _ = self.index.nearest(code, max(int(pool), int(k)), exclude=[exclude])
         rows, sims = rerank(mixture[None, :], candidates, self.mixtures_of(candidates[0])[None, :, :], k)
         return rows[0], sims[0]
+
+    def similar_rows(self, rows, k: int = 10, word_weight: float = WORD_WEIGHT) -> tuple[np.ndarray, np.ndarray]:
+        """The default search (``pool="shared"``) for training documents ``rows`` as
+        queries, each left out of its own answer: rows (Q, k) and scores (Q, k)."""
+        weight = _checked_word_weight(word_weight, SHARED_BITS)
+        if not weight:
+            return self.mixture_index.nearest_rows(rows, k)
+        return self.topic_word_index.nearest_rows(rows, k, weight)
+
+
+def _checked_word_weight(word_weight, pool) -> float:
+    """``word_weight`` as a number in [0, 1] (None: :data:`WORD_WEIGHT` for the default
+    search, 0 for the code-only ones); ValueError (one line) otherwise."""
+    if word_weight is None:
+        return WORD_WEIGHT if pool == SHARED_BITS else 0.0
+    if isinstance(word_weight, bool) or not isinstance(word_weight, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= float(word_weight) <= 1.0:
+        raise ValueError(f"word_weight must be a number from 0 (topic mixtures alone) to 1 (words alone); "
+                         f"got {word_weight!r}")
+    if float(word_weight) and pool != SHARED_BITS:
+        raise ValueError(f"word_weight blends words into the default search only: leave pool out, or give "
+                         f"word_weight=0 with pool={pool!r}")
+    return float(word_weight)
 
 
 def _checked_pool(pool):
@@ -211,6 +263,7 @@ def find_topics(run, query: str, top_n: int = 5):
     return DocumentSearch(run.model, run.pipeline, np.zeros((0, 0), np.uint8)).find_topics(query, top_n)
 
 
-def similar_documents(run, doc=None, *, text=None, k: int = 10, pool: int | str | None = SHARED_BITS):
+def similar_documents(run, doc=None, *, text=None, k: int = 10, pool: int | str | None = SHARED_BITS,
+                      word_weight: float | None = None):
     """:meth:`DocumentSearch.similar` over a loaded run's training documents."""
-    return DocumentSearch.from_run(run).similar(doc, text=text, k=k, pool=pool)
+    return DocumentSearch.from_run(run).similar(doc, text=text, k=k, pool=pool, word_weight=word_weight)

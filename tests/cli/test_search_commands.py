@@ -68,6 +68,12 @@ def test_similar_by_index_id_and_text(runner, trained_run):
     deprecated = runner.invoke(main, ["similar", run, "0", "-k", "4", "--pool", "50", "--format", "json"])
     assert deprecated.exit_code == 0 and "--pool N is deprecated" in deprecated.stderr
     assert len(json.loads(deprecated.stdout)["documents"]) == 4
+    topics_alone = runner.invoke(main, ["similar", run, "0", "-k", "4", "--word-weight", "0", "--format", "json"])
+    assert topics_alone.exit_code == 0, topics_alone.output
+    assert len(json.loads(topics_alone.output)["documents"]) == 4
+    one_line_error(runner.invoke(main, ["similar", run, "0", "--pool", "0", "--word-weight", "0.5"]),
+                   "--word-weight blends words into the default search only")
+    assert runner.invoke(main, ["similar", run, "0", "--word-weight", "1.5"]).exit_code == 2
     one_line_error(runner.invoke(main, ["similar", run, "99999"]), "out of range")
     one_line_error(runner.invoke(main, ["similar", run, "no/such-id"]), "no training document has the id")
     one_line_error(runner.invoke(main, ["similar", run]), "give a DOC")
