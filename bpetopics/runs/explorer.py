@@ -1,8 +1,9 @@
 """What the browser explorer shows of a run (``bpetopics explore``), as plain JSON-safe
 data: the topics with their labels and top words, the co-activation graph laid out
 (:func:`~bpetopics.runs.explore.run_graph`, :func:`~bpetopics.viz.graph_layout`), the
-first documents with their codes, topics, nearest neighbours by Hamming distance and
-a snippet of their words, and topic shares over time when the run has timestamps."""
+first documents with their codes, topics, nearest neighbours by Hamming distance, most
+similar documents by topics and words (as ``bpetopics similar`` finds them) and a snippet
+of their words, and topic shares over time when the run has timestamps."""
 
 from __future__ import annotations
 
@@ -25,6 +26,22 @@ def hamming_neighbours(codes, k: int = NEIGHBOURS) -> tuple[np.ndarray, np.ndarr
     index = CodeIndex.from_codes(codes)
     near, dist = index.nearest(codes, k=k, exclude=np.arange(len(index)))
     return near, dist.astype(np.int64)
+
+
+def similar_neighbours(run, n_shown: int, k: int = NEIGHBOURS):
+    """The ``k`` documents most like each of the run's first ``n_shown`` training
+    documents, among them, by ``bpetopics similar``'s default search (topics and words
+    together, :meth:`~bpetopics.runs.search.DocumentSearch.similar_rows`): (indices,
+    scores), both n_shown x k; None when the run's training counts cannot be read."""
+    from bpetopics.runs.corpus import run_train_counts
+    from bpetopics.runs.search import DocumentSearch
+
+    try:
+        counts = run_train_counts(run)
+    except RunError:
+        return None
+    codes = np.asarray(run.model.codes_[:n_shown], dtype=np.uint8)
+    return DocumentSearch(run.model, run.pipeline, codes, counts[:n_shown]).similar_rows(np.arange(n_shown), k)
 
 
 def _time_text(times) -> list[str]:
@@ -101,18 +118,23 @@ def explorer_data(run, max_docs: int = DEFAULT_MAX_DOCS, labels=None, seed: int 
     shown_codes = np.asarray(codes[:n_shown], dtype=np.uint8)
     shown_topics = np.asarray(doc_topic[:n_shown], dtype=np.float64)
     near, dist = hamming_neighbours(shown_codes)
+    similar = similar_neighbours(run, n_shown)
     snippets, lengths, names, note = _documents(run, n_shown)
     times = run.doc_times()
     top3 = np.argsort(-shown_topics, axis=1, kind="stable")[:, :3]
     documents = [{"id": ids[i], "bits": np.flatnonzero(shown_codes[i]).tolist(),
                   "topics": [[int(t), round(float(shown_topics[i, t]), 4)] for t in top3[i]],
                   "near": [[int(j), int(d)] for j, d in zip(near[i], dist[i])], "text": snippets[i],
+                  **({"similar": [[int(j), round(float(v), 4)] for j, v in zip(similar[0][i], similar[1][i])]}
+                     if similar is not None else {}),
                   **({"label": names[i]} if names is not None else {}),
                   **({"time": _time_text(times[i:i + 1])[0]} if times is not None else {})}
                  for i in range(n_shown)]
     # as `bpetopics topics --documents` ranks them: weight to two decimals, then the longer
     topic_docs = [top_documents(shown_topics[:, t], lengths, TOPIC_DOCS).tolist() for t in range(n_topics)]
     notes = [] if note is None else [note]
+    if similar is None:
+        notes.append("no similar documents: the run's training counts cannot be read")
     if n_shown < n_docs:
         notes.append(f"showing the first {n_shown:,} of {n_docs:,} documents (--max-docs); neighbours are found "
                      "among them; shares over time count every document")

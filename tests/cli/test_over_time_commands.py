@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -122,6 +123,11 @@ def test_explore_writes_one_page_with_the_run(planted_run, runner, tmp_path):
     assert first["label"] == records[0]["group"]
     assert set(first["text"].split()) <= set(records[0]["text"].split())
     assert all(0 <= j < 50 and j != 0 for j, _ in first["near"])
+    assert len(first["similar"]) == 5 and all(0 <= j < 50 and j != 0 for j, _ in first["similar"])
+    assert [v for _, v in first["similar"]] == sorted((v for _, v in first["similar"]), reverse=True)
+    shown = data["documents"]                            # the similar documents share the planted group
+    same = [shown[j]["label"] == d["label"] for d in shown for j, _ in d["similar"]]
+    assert np.mean(same) > 0.97, np.mean(same)          # by chance: about 0.75 among these 50
     assert sum(data["over_time"]["documents"]) == len(records)      # every document, not only those shown
     assert all(len(row) == len(data["over_time"]["starts"]) for row in data["over_time"]["share"])
     for t, docs in enumerate(data["topic_documents"]):    # heaviest first, to two decimals (as shown)

@@ -1,6 +1,6 @@
 """The explorer page in headless Chromium: it loads offline without a JavaScript error,
-a click on a topic lists its documents, a click on a document shows its code and nearest
-codes, and a search finds topics and documents."""
+a click on a topic lists its documents, a click on a document shows its code, nearest
+codes and similar documents, and a search finds topics and documents."""
 
 import json
 import re
@@ -33,6 +33,7 @@ def explorer_data():
                "xy": [float(np.cos(t)), float(np.sin(t))]} for t in range(T)]
     documents = [{"id": f"doc{i}", "bits": np.flatnonzero(codes[i]).tolist(),
                   "topics": [[i % T, 0.9], [(i + 1) % T, 0.05]], "near": [[int(j), int(d)] for j, d in zip(near[i], dist[i])],
+                  "similar": [[j, 0.9] for j in range(i % T, N, T) if j != i][:3],
                   "text": f"t{i % T}a t{i % T}b words of document {i}", "time": f"2020-{1 + i % 12:02d}-01"}
                  for i in range(N)]
     return {"run": "handmade", "n_documents": N, "n_bits": K, "topics": topics,
@@ -67,6 +68,8 @@ DRIVE = """<script>
   out.docTitle = document.querySelector('#detail h3').textContent;
   out.bitsOn = document.querySelectorAll('#detail .code span.on').length;
   out.neighbours = document.querySelectorAll('#detail .neighbours .doc').length;
+  out.similarity = Array.prototype.filter.call(document.querySelectorAll('#detail .neighbours .doc .meta'),
+                                               function(e){ return e.textContent.indexOf('similarity 0.90') >= 0; }).length;
   var s = document.getElementById('search');
   s.value = 't3a'; s.dispatchEvent(new Event('input'));
   out.searchTopics = Array.prototype.map.call(document.querySelectorAll('#search-results .topic'),
@@ -91,7 +94,8 @@ def test_explorer_page_works_offline_in_a_browser(explorer_data, tmp_path):
     assert found["topicTitle"] == "Topic 1"
     assert sorted(found["topicDocs"]) == sorted(f"doc{i}" for i in range(N) if i % T == 1)
     assert found["nodeSelected"] == "2" and found["listSelected"] == "2"
-    assert found["docTitle"] == "doc2" and found["bitsOn"] == 2 and found["neighbours"] == 5
+    assert found["docTitle"] == "doc2" and found["bitsOn"] == 2 and found["neighbours"] == 5 + 3
+    assert found["similarity"] == 3
     assert found["searchTopics"] == ["3"] and found["searchDocs"] == N // T
     assert found["nothing"] == 0
     assert found["timeLines"] == T

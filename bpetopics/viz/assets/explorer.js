@@ -180,6 +180,12 @@
     var ul = el("ul", { "class": "neighbours" });
     d.near.forEach(function (n) { ul.appendChild(docItem(n[0], "distance " + n[1])); });
     detail.appendChild(ul);
+    if (d.similar) {
+      detail.appendChild(el("h2", null, "Similar documents (topics and words)"));
+      var sim = el("ul", { "class": "neighbours" });
+      d.similar.forEach(function (n) { sim.appendChild(docItem(n[0], "similarity " + n[1].toFixed(2))); });
+      detail.appendChild(sim);
+    }
   }
 
   // ---------------------------------------------------------------- search
