@@ -42,8 +42,9 @@ class WordVectors:
     Attributes
     ----------
     idf : np.ndarray of float64, shape (W,)
-    unit : scipy.sparse.csr_matrix of float64, shape (N, W)
-        The documents' TF-IDF vectors, unit length.
+    unit : scipy.sparse.csr_matrix of float32, shape (N, W)
+        The documents' TF-IDF vectors, unit length (computed in float64, kept in float32:
+        half the memory of the counts' float64 copy, and cosines within 1e-6).
     """
 
     def __init__(self, counts):
@@ -54,10 +55,10 @@ class WordVectors:
         self.unit = self.vectors(counts)
 
     def vectors(self, counts) -> sp.csr_matrix:
-        """Unit TF-IDF vectors (Q, W) of counts (Q, W) with these documents' IDF."""
+        """Unit TF-IDF vectors (Q, W), float32, of counts (Q, W) with these documents' IDF."""
         weighted = sp.csr_matrix(counts, dtype=np.float64) @ sp.diags(self.idf)
         norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
-        return sp.csr_matrix(sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ weighted)
+        return sp.csr_matrix(sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ weighted, dtype=np.float32)
 
 
 class TopicWordIndex:
@@ -91,11 +92,10 @@ class TopicWordIndex:
         topics = unit_rows(np.atleast_2d(query_mixtures)) @ self.unit_mixtures.T
         if w == 0.0:
             return topics
-        scores = (_csr(query_vectors) @ self.postings).toarray()                # cos(v_q, v_d)
-        scores *= w
+        words = (_csr(query_vectors) @ self.postings).toarray()                 # cos(v_q, v_d)
         topics *= 1.0 - w
-        scores += topics
-        return scores
+        topics += w * words
+        return topics
 
     def nearest(self, query_mixtures, query_vectors, k: int = 10, exclude=None,
                 word_weight: float = WORD_WEIGHT) -> tuple[np.ndarray, np.ndarray]:
