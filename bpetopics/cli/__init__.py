@@ -21,7 +21,8 @@ import click
 
 from bpetopics import __version__
 from bpetopics.bpe.interruptions import interruptions_kept
-from bpetopics.cli.corpus_notes import cuda_batch_note, long_documents_note, small_corpus_note  # noqa: F401
+from bpetopics.cli.corpus_notes import (cuda_batch_note, long_documents_note, short_texts_note,  # noqa: F401
+                                        small_corpus_note)
 from bpetopics.cli.errors import (UserError, corpus_errors, describe_os_error, is_full_disk,  # noqa: F401
                                   open_run, refuse_existing, run_errors)                      # (re-exported)
 from bpetopics.cli.options import DEVICE_HELP, device_option, option  # noqa: F401 (re-exported)

@@ -1,6 +1,6 @@
 """The notes ``bpetopics train`` prints before it trains: about the corpus it is given (a
-small one: another model may serve better; a few long documents: ``--passages`` may
-serve better) and about where it trains (CUDA at small minibatches: the CPU may serve
+small one, or short texts at many topics: another model may serve better; a few long
+documents: ``--passages`` may serve better) and about where it trains (CUDA at small minibatches: the CPU may serve
 better; ``compare`` prints that one too)."""
 
 from __future__ import annotations
@@ -41,6 +41,29 @@ def small_corpus_note(n_docs: int, corpus, n_topics: int) -> str | None:
             f"held-out words better (docs/results/quality-grid.md); "
             f"`bpetopics compare {shlex.quote(str(corpus))} --topics {n_topics} --models poissbpe,tomotopy` "
             f"(and the same corpus options) checks on this corpus")
+
+
+#: Short texts (fewer distinct words a document than PoissBPE's ``SHORT_TEXT_WORDS``) at
+#: this many topics or more: on the quality grid's two short-text corpora at 100 and 200
+#: topics LDA by Gibbs sampling mostly gave the more coherent topics and predicted
+#: held-out words better, while PoissBPE's mixtures classified documents better
+#: (docs/results/quality-grid.md), and ``train`` says so.
+SHORT_TEXT_TOPICS = 100
+
+
+def short_texts_note(n_docs: int, n_distinct: int, corpus, n_topics: int) -> str | None:
+    """The one-line note ``train`` prints for short texts (``n_distinct`` document-word
+    pairs over ``n_docs`` documents: fewer than PoissBPE's ``SHORT_TEXT_WORDS`` a
+    document) modelled with :data:`SHORT_TEXT_TOPICS` topics or more (None otherwise)."""
+    from bpetopics.models.poissbpe import PoissBPE
+
+    if n_docs <= 0 or n_distinct / n_docs >= PoissBPE.SHORT_TEXT_WORDS or n_topics < SHORT_TEXT_TOPICS:
+        return None
+    return (f"Note: short texts ({n_distinct / n_docs:.1f} distinct words a document) with {n_topics} topics; on "
+            f"short texts at {SHORT_TEXT_TOPICS} topics or more LDA by Gibbs sampling mostly gave more coherent "
+            f"topics and predicted held-out words better, while PoissBPE classified documents better "
+            f"(docs/results/quality-grid.md); `bpetopics compare {shlex.quote(str(corpus))} --topics {n_topics} "
+            f"--models poissbpe,tomotopy` (and the same corpus options) checks on this corpus")
 
 
 #: Below this many documents a step, a PoissBPE step on CUDA is a run of small kernels

@@ -18,7 +18,7 @@ from click.core import ParameterSource
 from bpetopics.cli import (IntRange, TrainCommand, UserError, option_flag, check_model_params, corpus_errors,
                            cuda_batch_note, describe_os_error, fit_with_progress, launcher_interruption_message,
                            long_documents_note, main, open_run, option, planned_epochs, record_options, run_errors,
-                           small_corpus_note, vocabulary_options, warn_threads)
+                           short_texts_note, small_corpus_note, vocabulary_options, warn_threads)
 
 def _lock(out: Path, ctx):
     """Lock ``RUN.partial`` for this process until the command ends (bpetopics.runs.lock):
@@ -329,6 +329,8 @@ def _train(ctx, o: dict, group=None) -> None:
                            err=True)
                 for note in (long_documents_note(train_corpus.n_docs, s["tokens"], settings.passages),
                              small_corpus_note(train_corpus.n_docs, corpus, params["n_topics"]),
+                             short_texts_note(train_corpus.n_docs, train_corpus.counts.getnnz(), corpus,
+                                              params["n_topics"]),
                              cuda_batch_note(resolve_device(job.model.device), job.model.batch_size)):
                     if note:
                         click.echo(note, err=True)

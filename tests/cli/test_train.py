@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import scipy.sparse as sp
 import torch
@@ -234,6 +235,32 @@ def test_the_cuda_note_only_below_its_minibatch_and_only_on_cuda():
     assert cuda_batch_note("cuda:1", CUDA_MIN_BATCH - 1) is not None
     assert cuda_batch_note("cuda", CUDA_MIN_BATCH) is None and cuda_batch_note("cuda:0", 4096) is None
     assert cuda_batch_note("cpu", 64) is None
+
+
+def test_the_short_texts_note_only_for_short_texts_at_many_topics(runner, tmp_path):
+    from bpetopics.cli import short_texts_note
+    from bpetopics.cli.corpus_notes import SHORT_TEXT_TOPICS
+
+    note = short_texts_note(10_499, 29_400, "my titles.jsonl", 200)
+    assert note.startswith("Note: short texts (2.8 distinct words a document) with 200 topics") and "\n" not in note
+    assert "bpetopics compare 'my titles.jsonl' --topics 200 --models poissbpe,tomotopy" in note
+    assert short_texts_note(100, 100 * 10, "c", 200) is None                    # ten words: not short
+    assert short_texts_note(100, 300, "c", SHORT_TEXT_TOPICS - 1) is None      # few topics
+    assert short_texts_note(100, 300, "c", SHORT_TEXT_TOPICS) is not None
+    assert short_texts_note(0, 0, "c", 200) is None
+    titles = tmp_path / "titles"
+    titles.mkdir()
+    rng = np.random.default_rng(0)
+    words = sorted({"".join(rng.choice(list("bcdfgklmnprstvz"), 6)) for _ in range(200)})     # 200 made-up words
+    for i in range(600):
+        (titles / f"t{i}.txt").write_text(" ".join(rng.choice(words, size=3)))
+    result = runner.invoke(main, ["train", str(titles), "--topics", "100", "--epochs", "1", "--min-df", "1",
+                                  "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    assert "Note: short texts" in result.stderr
+    result = runner.invoke(main, ["train", str(titles), "--topics", "20", "--epochs", "1", "--min-df", "1",
+                                  "--out", str(tmp_path / "run20")])
+    assert result.exit_code == 0 and "Note: short texts" not in result.stderr
 
 
 def test_the_long_documents_note_points_at_passages_on_small_corpora_only():
