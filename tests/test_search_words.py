@@ -58,6 +58,16 @@ def test_nearest_ranks_every_document_by_the_blended_score(w):
         assert found.tolist() == order
 
 
+def test_queries_of_another_shape_are_refused():
+    index = TopicWordIndex(np.ones((5, 3)), _counts(5, 8))
+    with pytest.raises(ValueError, match="do not match"):
+        index.nearest(np.ones((1, 4)), sp.csr_matrix(np.ones((1, 8))))
+    with pytest.raises(ValueError, match="do not match"):
+        index.nearest(np.ones((1, 3)), sp.csr_matrix(np.ones((1, 9))))
+    with pytest.raises(ValueError, match="do not match"):
+        index.nearest(np.ones((2, 3)), sp.csr_matrix(np.ones((1, 8))))
+
+
 def test_equal_scores_go_to_the_lower_row_and_k_is_clipped():
     rows, scores = top_k(np.array([[1.0, 2.0, 2.0, 0.0], [3.0, 3.0, 3.0, 3.0]]), 3)
     assert rows.tolist() == [[1, 2, 0], [0, 1, 2]] and scores.tolist() == [[2.0, 2.0, 1.0], [3.0, 3.0, 3.0]]

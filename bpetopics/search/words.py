@@ -119,12 +119,16 @@ class TopicWordIndex:
             Highest score first, ties by the lower row.
         scores : np.ndarray of float64, shape (Q, k)
         """
-        query_mixtures = np.atleast_2d(query_mixtures)
+        query_mixtures, query_vectors = np.atleast_2d(query_mixtures), _csr(query_vectors)
+        if query_mixtures.shape[1] != self.unit_mixtures.shape[1] or query_vectors.shape[1] != self.postings.shape[0] \
+                or len(query_mixtures) != query_vectors.shape[0]:
+            raise ValueError(f"queries of {query_mixtures.shape[1]} topics and {query_vectors.shape[1]} words do not "
+                             f"match the index's ({self.unit_mixtures.shape[1]} topics, {self.postings.shape[0]} "
+                             f"words), or their counts differ")
         n_queries, n = len(query_mixtures), len(self)
         exclude = np.full(n_queries, -1, dtype=np.int64) if exclude is None else np.asarray(exclude, np.int64)
         k = max(0, min(int(k), n - int(bool((exclude >= 0).any()))))
         rows, scores = np.zeros((n_queries, k), dtype=np.int64), np.zeros((n_queries, k))
-        query_vectors = _csr(query_vectors)
         chunk = max(1, QUERY_CHUNK_CELLS // max(n, 1))
         for begin in range(0, n_queries, chunk):
             part = slice(begin, begin + chunk)
