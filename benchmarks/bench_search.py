@@ -16,7 +16,7 @@ the other held-out documents, by
       search by topics alone, ``word_weight=0``),
   (a) Hamming distance over the bit-packed codes (bpetopics.search.CodeIndex),
   (b) (a)'s nearest --pool re-ranked by the cosine of PoissBPE's posterior mixtures
-      (the previous default, ``pool=1000``, deprecated),
+      (``pool=1000``, deprecated),
   (c) cosine over PoissBPE's posterior mixtures, exhaustive,
   (d) cosine over tomotopy's mixtures, exhaustive,
   (e) cosine over TF-IDF vectors (sparse, float32, the transposed vectors made once), exhaustive.
@@ -180,7 +180,7 @@ def main():
     methods = [(f"(w) topics and words, word weight {WORD_WEIGHT}: **`similar_documents`**", topics_and_words(blended)),
                ("(x) topics and words with tomotopy's mixtures", topics_and_words(lda_blended)),
                ("(s) shared active bit + mixture cosine (`word_weight=0`)", shared_bits),
-               ("(a) Hamming over codes", hamming), (f"(b) Hamming + mixture re-rank (pool {args.pool:,}), the previous default", reranked),
+               ("(a) Hamming over codes", hamming), (f"(b) Hamming + mixture re-rank (pool {args.pool:,}), deprecated", reranked),
                ("(c) cosine over PoissBPE's mixtures", cosine_of(mixtures)),
                ("(d) cosine over tomotopy's mixtures", cosine_of(lda_mixtures)),
                ("(e) TF-IDF cosine", tfidf_cosine)]
