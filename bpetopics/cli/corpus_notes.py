@@ -1,7 +1,7 @@
 """The notes ``bpetopics train`` prints before it trains: about the corpus it is given (a
 small one, or short texts at many topics: another model may serve better; a few long
-documents: ``--passages`` may serve better) and about where it trains (CUDA at small minibatches: the CPU may serve
-better; ``compare`` prints that one too)."""
+documents: ``--passages`` may serve better) and about where it trains (CUDA at small
+minibatches: the CPU may serve better; ``compare`` prints that one too)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from bpetopics.cli import IntRange, UserError, main, open_run, run_errors
 @click.option("--top-docs", "-k", "k", type=IntRange(min=1), default=10, show_default=True, help="Documents shown.")
 @click.option("--word-weight", type=click.FloatRange(0.0, 1.0), default=None,
               help="The words' share of the score, from 0 (topic mixtures alone: the documents sharing an "
-                   "active bit, by their mixtures) to 1 (TF-IDF alone).  [default: 0.7]")
+                   "active bit, by their mixtures) to 1 (TF-IDF alone).  [default: 0.7]")  # WORD_WEIGHT
 @click.option("--pool", type=IntRange(min=0), default=None,
               help="0: rank by the Hamming distance of the codes alone. A positive number (deprecated) "
                    "re-ranks that many Hamming-nearest documents by their topic mixtures instead.")

@@ -26,7 +26,8 @@ from bpetopics.search import WORD_WEIGHT, CodeIndex, MixtureIndex, TopicWordInde
 __all__ = ["DocumentSearch", "EmptyQueryError", "find_topics", "similar_documents", "POOL", "SHARED_BITS",
            "WORD_WEIGHT"]
 
-#: ``pool``'s default: the documents sharing an active bit, ranked by their mixtures.
+#: ``pool``'s default: the search by topics and words (with ``word_weight=0``, the documents
+#: sharing an active bit, ranked by their mixtures).
 SHARED_BITS = "shared"
 
 #: The pool of the re-ranking search that was the default before :data:`SHARED_BITS`.

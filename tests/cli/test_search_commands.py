@@ -7,6 +7,7 @@ import json
 import shutil
 
 from bpetopics.cli import main
+from bpetopics.search import WORD_WEIGHT
 from tests.cli.conftest import one_line_error
 
 
@@ -68,6 +69,7 @@ def test_similar_by_index_id_and_text(runner, trained_run):
     deprecated = runner.invoke(main, ["similar", run, "0", "-k", "4", "--pool", "50", "--format", "json"])
     assert deprecated.exit_code == 0 and "--pool N is deprecated" in deprecated.stderr
     assert len(json.loads(deprecated.stdout)["documents"]) == 4
+    assert f"[default: {WORD_WEIGHT}]" in runner.invoke(main, ["similar", "--help"]).output   # the help's default
     topics_alone = runner.invoke(main, ["similar", run, "0", "-k", "4", "--word-weight", "0", "--format", "json"])
     assert topics_alone.exit_code == 0, topics_alone.output
     assert len(json.loads(topics_alone.output)["documents"]) == 4
