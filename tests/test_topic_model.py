@@ -105,6 +105,11 @@ def test_labels_by_hand_are_saved_and_the_cli_reads_the_run(fitted, tmp_path):
     assert loaded.topic_labels_ == model.topic_labels_
     np.testing.assert_allclose(loaded.model_.topic_word_, model.model_.topic_word_, rtol=0, atol=0)
     np.testing.assert_array_equal(loaded.transform(texts[:20])[0], model.transform(texts[:20])[0])
+    for query in (3, "hockey season goal"):               # the saved run searches as the fitted model did
+        rows, scores = model.similar_documents(query, k=8)
+        loaded_rows, loaded_scores = loaded.similar_documents(query, k=8)
+        np.testing.assert_allclose(loaded_scores, scores, rtol=0, atol=1e-6)
+        assert set(loaded_rows[loaded_scores < loaded_scores[-1] - 1e-6]) <= set(rows)
     with pytest.raises(ValueError, match="not one of the model's topics"):
         model.set_topic_labels({7: "x"})
     with pytest.raises(ValueError, match="already holds a finished run"):
