@@ -24,9 +24,12 @@ from bpetopics.cli import IntRange, UserError, main, open_run, run_errors
 @click.option("--pool", type=IntRange(min=0), default=None,
               help="0: rank by the Hamming distance of the codes alone. A positive number (deprecated) "
                    "re-ranks that many Hamming-nearest documents by their topic mixtures instead.")
+@click.option("--show-text", is_flag=True,
+              help="Also show each document's first words after cleaning (rebuilds the run's corpus: a few "
+                   "seconds on a large one).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="table (for people) or json.")
-def similar(run, doc, text, k, word_weight, pool, fmt):
+def similar(run, doc, text, k, word_weight, pool, show_text, fmt):
     """List the training documents of RUN most like DOC: a document id of the run (as in
     `bpetopics encode` output and doc_topics.npz, e.g. sci.space/61422) or its index
     (0, 1, ...), or, with --text, like a text encoded as a document.
@@ -40,7 +43,7 @@ def similar(run, doc, text, k, word_weight, pool, fmt):
     \b
     Examples:
       bpetopics similar runs/20ng 0
-      bpetopics similar runs/20ng sci.space/61422 -k 5
+      bpetopics similar runs/20ng sci.space/61422 -k 5 --show-text
       bpetopics similar runs/20ng --text "the shuttle launch was delayed"
       bpetopics similar runs/20ng 0 --word-weight 0
       bpetopics similar runs/20ng 42 --pool 0 --format json
@@ -80,6 +83,8 @@ def similar(run, doc, text, k, word_weight, pool, fmt):
     score = "similarity" if pool else "hamming"
     out = [{"rank": r + 1, "index": int(i), "id": found.ids[i], score: round(float(s), 6) if pool else int(s),
             "topic": int(t), "label": labels[t]} for r, (i, s, t) in enumerate(zip(rows, scores, topics))]
+    if show_text:
+        _add_texts(loaded, out)
     if fmt == "json":
         click.echo(json.dumps({"run": str(run), "query": text if text is not None else doc, "documents": out},
                               indent=1, ensure_ascii=False))
@@ -89,3 +94,22 @@ def similar(run, doc, text, k, word_weight, pool, fmt):
     for d in out:
         value = f"{d[score]:10.4f}" if pool else f"{d[score]:>10}"
         click.echo(f"{d['rank']:>4}  {d['index']:>6}  {d['id']:<{width}}  {value}  {d['topic']:>5}  {d['label']}")
+        if d.get("text"):
+            click.echo(f"{'':>12}{d['text']}")
+
+
+def _add_texts(loaded, out: list[dict]) -> None:
+    """Give each listed document ``text``: its first words after cleaning, from the run's
+    corpus rebuilt (as ``bpetopics topics --documents`` shows them); a note instead when
+    the corpus cannot be rebuilt."""
+    from bpetopics.runs import RunError
+    from bpetopics.runs.corpus import run_splits
+    from bpetopics.runs.topics import SNIPPET_WORDS
+
+    try:
+        texts = run_splits(loaded)["train"].texts
+    except RunError as exc:
+        click.echo(f"Note: no document text: {exc}", err=True)
+        return
+    for d in out:
+        d["text"] = " ".join(texts[d["index"]][:SNIPPET_WORDS])

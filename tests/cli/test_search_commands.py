@@ -7,6 +7,8 @@ import json
 import shutil
 
 from bpetopics.cli import main
+from bpetopics.runs import load_run
+from bpetopics.runs.corpus import run_splits
 from bpetopics.search import WORD_WEIGHT
 from tests.cli.conftest import one_line_error
 
@@ -73,6 +75,14 @@ def test_similar_by_index_id_and_text(runner, trained_run):
     topics_alone = runner.invoke(main, ["similar", run, "0", "-k", "4", "--word-weight", "0", "--format", "json"])
     assert topics_alone.exit_code == 0, topics_alone.output
     assert len(json.loads(topics_alone.output)["documents"]) == 4
+    with_text = runner.invoke(main, ["similar", run, "0", "-k", "3", "--show-text", "--format", "json"])
+    assert with_text.exit_code == 0, with_text.output
+    shown = json.loads(with_text.stdout)["documents"]
+    assert [d["id"] for d in shown] == [d["id"] for d in docs[:3]]      # the same search, words added
+    texts = run_splits(load_run(run))["train"].texts
+    assert all(d["text"] == " ".join(texts[d["index"]][:16]) for d in shown)      # each its own first words
+    table = runner.invoke(main, ["similar", run, "0", "-k", "3", "--show-text"])
+    assert table.exit_code == 0 and shown[0]["text"] in table.output
     one_line_error(runner.invoke(main, ["similar", run, "0", "--pool", "0", "--word-weight", "0.5"]),
                    "--word-weight blends words into the default search only")
     assert runner.invoke(main, ["similar", run, "0", "--word-weight", "1.5"]).exit_code == 2
