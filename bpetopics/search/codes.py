@@ -132,9 +132,9 @@ class CodeIndex:
         return cls(np.load(Path(path), allow_pickle=False))
 
 
-def normalized(mixtures) -> np.ndarray:
-    """Rows scaled to unit length (float32; a zero row stays zero)."""
-    m = np.asarray(mixtures, dtype=np.float32)
+def normalized(mixtures, dtype=np.float32) -> np.ndarray:
+    """Rows scaled to unit length, in ``dtype`` (float32 by default; a zero row stays zero)."""
+    m = np.asarray(mixtures, dtype=dtype)
     norms = np.linalg.norm(m, axis=-1, keepdims=True)
     return m / np.where(norms > 0, norms, 1.0)
 

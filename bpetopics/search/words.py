@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from bpetopics.search.codes import QUERY_CHUNK_CELLS
+from bpetopics.search.codes import QUERY_CHUNK_CELLS, normalized
 
 #: ``w``: the words' share of the score (0: the topic mixtures alone, 1: the words alone).
 WORD_WEIGHT = 0.7
@@ -74,11 +74,11 @@ class TopicWordIndex:
     """
 
     def __init__(self, mixtures, counts):
-        mixtures = np.asarray(mixtures, dtype=np.float64)
+        mixtures = np.asarray(mixtures)
         if mixtures.ndim != 2 or mixtures.shape[0] != counts.shape[0]:
             raise ValueError(f"mixtures (N, T) and counts (N, W) of the same documents are needed; got shapes "
                              f"{mixtures.shape} and {counts.shape}")
-        self.unit_mixtures = unit_rows(mixtures)
+        self.unit_mixtures = normalized(mixtures, np.float64)
         self.words = WordVectors(counts)
         self.postings = sp.csr_matrix(self.words.unit.T)               # (W, N): the documents holding each word
 
@@ -89,7 +89,7 @@ class TopicWordIndex:
         """s(q, d) (Q, N) of queries' mixtures (Q, T) and unit TF-IDF vectors (Q, W) with
         every indexed document."""
         w = float(word_weight)
-        topics = unit_rows(np.atleast_2d(query_mixtures)) @ self.unit_mixtures.T
+        topics = normalized(np.atleast_2d(query_mixtures), np.float64) @ self.unit_mixtures.T
         if w == 0.0:
             return topics
         words = (_csr(query_vectors) @ self.postings).toarray()                 # cos(v_q, v_d)
@@ -149,13 +149,6 @@ class TopicWordIndex:
 def _csr(x):
     """``x`` as a CSR matrix (itself when it is one)."""
     return x.tocsr() if sp.issparse(x) else sp.csr_matrix(x)
-
-
-def unit_rows(x) -> np.ndarray:
-    """Rows of ``x`` (N, T) scaled to unit length, float64 (a zero row stays zero)."""
-    x = np.asarray(x, dtype=np.float64)
-    norms = np.linalg.norm(x, axis=-1, keepdims=True)
-    return x / np.where(norms > 0, norms, 1.0)
 
 
 def top_k(scores, k: int) -> tuple[np.ndarray, np.ndarray]:
