@@ -102,14 +102,12 @@ def _add_texts(loaded, out: list[dict]) -> None:
     """Give each listed document ``text``: its first words after cleaning, from the run's
     corpus rebuilt (as ``bpetopics topics --documents`` shows them); a note instead when
     the corpus cannot be rebuilt."""
-    from bpetopics.runs import RunError
-    from bpetopics.runs.corpus import run_splits
+    from bpetopics.runs.corpus import run_train_split
     from bpetopics.runs.topics import SNIPPET_WORDS
 
-    try:
-        texts = run_splits(loaded)["train"].texts
-    except RunError as exc:
-        click.echo(f"Note: no document text: {exc}", err=True)
+    train, note = run_train_split(loaded)
+    if train is None:
+        click.echo(f"Note: {note}", err=True)
         return
     for d in out:
-        d["text"] = " ".join(texts[d["index"]][:SNIPPET_WORDS])
+        d["text"] = " ".join(train.texts[d["index"]][:SNIPPET_WORDS])

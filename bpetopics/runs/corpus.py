@@ -90,6 +90,16 @@ def run_splits(run) -> dict:
     return splits
 
 
+def run_train_split(run):
+    """(the run's train split rebuilt by :func:`run_splits`, None) or, when it cannot be
+    rebuilt, (None, a note saying why): for what shows the documents' words and can do
+    without them."""
+    try:
+        return run_splits(run)["train"], None
+    except RunError as exc:
+        return None, f"no document text: {exc}"
+
+
 def unchecked_corpus_note(run) -> str | None:
     """A note for a run whose corpus cannot be checked against what it was trained on
     (trained before runs recorded their corpus's fingerprints), or None."""

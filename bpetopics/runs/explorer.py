@@ -54,12 +54,11 @@ def _documents(run, n_shown: int):
     """(snippets, lengths in tokens, label names per document, note) of the first
     ``n_shown`` training documents, from the run's corpus (rebuilt); without it, empty
     snippets, zero lengths and a note."""
-    from bpetopics.runs.corpus import run_splits
+    from bpetopics.runs.corpus import run_train_split
 
-    try:
-        train = run_splits(run)["train"]
-    except RunError as exc:
-        return [""] * n_shown, np.zeros(n_shown), None, f"no document text: {exc}"
+    train, note = run_train_split(run)
+    if train is None:
+        return [""] * n_shown, np.zeros(n_shown), None, note
     snippets = [" ".join(tokens[:SNIPPET_WORDS]) for tokens in train.texts[:n_shown]]
     lengths = np.array([len(tokens) for tokens in train.texts[:n_shown]], dtype=np.float64)
     names = None

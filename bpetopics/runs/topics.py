@@ -9,7 +9,6 @@ import json
 
 import numpy as np
 
-from bpetopics.runs.run import RunError
 from bpetopics.topwords import top_word_ids
 
 #: Words of a document shown after its id (its cleaned tokens, in order).
@@ -58,15 +57,12 @@ def add_topic_documents(rows: list[dict], run, n_docs: int) -> str | None:
     words after cleaning. Returns a note when the texts cannot be rebuilt (``text`` is
     then empty, ties stay in corpus order); RunError for a run that keeps no mixtures
     (trained on a sharded corpus)."""
-    from bpetopics.runs.corpus import run_splits
+    from bpetopics.runs.corpus import run_train_split
 
     ids, mixtures = run.doc_topics()                                    # (N,), (N, T)
     n_docs = min(int(n_docs), len(ids))
-    texts, note = None, None
-    try:
-        texts = run_splits(run)["train"].texts
-    except RunError as exc:
-        note = f"no document text: {exc}"
+    train, note = run_train_split(run)
+    texts = None if train is None else train.texts
     lengths = np.zeros(len(ids)) if texts is None else np.array([len(t) for t in texts], dtype=np.float64)
     for row in rows:
         weights = mixtures[:, row["topic"]]

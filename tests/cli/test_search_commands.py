@@ -91,3 +91,17 @@ def test_similar_by_index_id_and_text(runner, trained_run):
     one_line_error(runner.invoke(main, ["similar", run]), "give a DOC")
     one_line_error(runner.invoke(main, ["similar", run, "0", "--text", "x"]), "not both")
     one_line_error(runner.invoke(main, ["similar", run, "--text", "zzzz qqqq"]), "no word of the query")
+
+
+def test_similar_show_text_without_the_corpus_says_why(runner, trained_run, monkeypatch):
+    import bpetopics.runs.corpus as run_corpus
+    from bpetopics.runs import RunError
+
+    def gone(run):
+        raise RunError("the run's corpus /x is not there any more")
+
+    monkeypatch.setattr(run_corpus, "run_splits", gone)
+    result = runner.invoke(main, ["similar", str(trained_run[0]), "0", "-k", "2", "--show-text"])
+    assert result.exit_code == 0, result.output
+    assert "Note: no document text: the run's corpus /x is not there any more" in result.stderr
+    assert len(result.stdout.splitlines()) == 3                       # the header and two documents, no text
