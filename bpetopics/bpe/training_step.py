@@ -69,7 +69,8 @@ class TrainingStep:
         Returns the summed (score, bits) of S."""
         self.optimizer_.zero_grad()
         out = self.decoder_(codes.float())                        # f(z_n), n in S_p
-        self.likelihood_.theta_backward(out, batch, params, normaliser=1.0)  # grad_p
+        self.likelihood_.theta_backward(self._with_output_prior(out, batch, normaliser=1.0), batch, params,
+                                        normaliser=1.0)                  # grad_p
         sums = sum_shares(self, codes, score, out, batch)         # .grad = sum_p grad_p / c_S
         self.prior_.apply(sums.statistics)                        # q(pi) from stats(z_S)
         # the priors on theta (PoissBPE: the diversity prior, from the summed use, and the
@@ -102,9 +103,25 @@ class TrainingStep:
         self.optimizer_.zero_grad()
         out = self.decoder_(codes.float())                        # f(z_n), n in S
         # grad loss_S = grad sum_{n in S} l_n / c_S, then grad penalty(theta)
-        self.likelihood_.theta_backward(*self._theta_data(X_batch, batch, codes, out, weight, params), params)
+        fit_out, fit_batch = self._theta_data(X_batch, batch, codes, out, weight, params)
+        self.likelihood_.theta_backward(self._with_output_prior(fit_out, fit_batch), fit_batch, params)
         self._penalty_backward(out, params)
         self._adam_step()
+
+    def _with_output_prior(self, out, batch, normaliser=None):
+        """``out`` (the decoder's outputs the theta step fits), with the gradient of a
+        prior on them (:meth:`_output_prior_grad`) joined to the gradient that reaches
+        them in the backward pass."""
+        grad = self._output_prior_grad(out, batch, normaliser)
+        if grad is not None and out.requires_grad:
+            out.register_hook(lambda reaching: reaching + grad.to(reaching.dtype))
+        return out
+
+    def _output_prior_grad(self, out, batch, normaliser=None):
+        """d penalty / d out of a prior on the decoder's outputs (P, n_out), each point's
+        term divided by ``normaliser`` (None: the batch's own ``theta_normaliser``), or
+        None: the shared estimator has none (PoissBPE: the mixtures' entropy prior)."""
+        return None
 
     def _adam_step(self) -> None:
         """The end of every theta step: theta <- Adam(theta, grad theta) with the

@@ -37,7 +37,8 @@ class Run:
     def resolved_params(self) -> dict:
         """The parameters the run trained with: ``config["params"]``, each None that
         stands for a value computed from the data (``n_bits``, ``alpha``, ``gamma``,
-        ``epochs``, ``topic_smoothing``, ``initial_topics``, ``document_concentration``)
+        ``epochs``, ``topic_smoothing``, ``mixture_entropy``, ``initial_topics``,
+        ``document_concentration``)
         replaced by that value, as the model computes it for the run's N documents and
         corpus. Older runs hold only the None: the value is computed again from the
         saved model and corpus record (a None left is one with no value to compute:
@@ -58,6 +59,8 @@ class Run:
             fill("gamma", lambda: gamma)
         fill("epochs", self._trained_epochs)
         fill("topic_smoothing", self._topic_smoothing)
+        fill("mixture_entropy",
+             lambda: model.mixture_entropy_in_use() if hasattr(model, "mixture_entropy_in_use") and n_data else None)
         fill("initial_topics", lambda: model.initial_topic_count() if hasattr(model, "initial_topic_count") else None)
         fill("document_concentration",
              lambda: model.concentration_in_use() if hasattr(model, "concentration_in_use") else None)

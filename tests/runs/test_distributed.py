@@ -79,12 +79,13 @@ def test_rank_shares_partition_every_minibatch(n_rows, batch, size):
 
 
 #: The defaults but split moves (linear decoder, diversity prior, topic restarts), a hidden
-#: layer without the prior, the defaults, and 2 topics grown into 4 after epoch 1. Split moves are decisions on thresholds
+#: layer without the prior, the defaults, 2 topics grown into 4 after epoch 1, and the
+#: mixtures' entropy prior (its share of each process's tokens summed across them). Split moves are decisions on thresholds
 #: (a split's gain against a topic's loss), so the float differences between one and two
 #: processes' gradient sums can make a move in one and not the other: with them the two
 #: ranks must still agree bit for bit, but not with one process.
 SETTINGS = [{"split_moves": False}, {"hidden": (6,), "topic_repulsion": 0.0, "split_moves": False}, {},
-            {"split_moves": False, "initial_topics": 2}]
+            {"split_moves": False, "initial_topics": 2}, {"split_moves": False, "mixture_entropy": 0.3}]
 
 
 def test_two_processes_train_the_model_one_process_trains(tmp_path):

@@ -81,15 +81,18 @@ class StepPaths:
             if self._softmax_shift is not None:      # within an epoch: Adam and the next topics too
                 self.likelihood_.next_topics = fused_theta.take_step(
                     self.decoder_, self.likelihood_, self.optimizer_, batch, codes, params,
-                    repulsion, self._smoothing_strength(), self._softmax_shift, self._logit_floor())
+                    repulsion, self._smoothing_strength(), self._softmax_shift, self._logit_floor(),
+                    self.mixture_entropy_in_use())
                 self.step_ += 1
                 return
             fused_theta.set_gradients(self.decoder_, self.likelihood_, batch, codes, params,
-                                      repulsion, self._smoothing_strength())
+                                      repulsion, self._smoothing_strength(), self.mixture_entropy_in_use())
         else:
             z = codes.float()
             out = self.decoder_.linear_forward(z)
-            self.decoder_.set_linear_grad(z, self.likelihood_.theta_gradient(out, batch, params))
+            d_out = self.likelihood_.theta_gradient(out, batch, params)
+            prior_grad = self._output_prior_grad(out, batch)
+            self.decoder_.set_linear_grad(z, d_out if prior_grad is None else d_out + prior_grad)
             self._penalty_backward(out, params)
         self._adam_step()
 

@@ -48,7 +48,7 @@ def usable(decoder, beta: torch.Tensor) -> bool:
 
 
 def set_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.Tensor,
-                  repulsion: float, smoothing: float) -> None:
+                  repulsion: float, smoothing: float, entropy: float = 0.0) -> None:
     """Set the ``.grad`` of the decoder's weight and bias and of the topic logits to the
     theta step's (module docstring).
 
@@ -66,8 +66,10 @@ def set_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.T
         The diversity prior's weight (``PoissBPE._penalty_weight()``; 0: none).
     smoothing : float
         s, the Dirichlet prior's weight per token (0: none).
+    entropy : float
+        epsilon, the mixtures' entropy prior's weight (``mixture_entropy``; 0: none).
     """
-    beta_t, words, beta_u, d_beta_u, usage = _decoder_gradients(decoder, batch, codes, beta)
+    beta_t, words, beta_u, d_beta_u, usage = _decoder_gradients(decoder, batch, codes, beta, entropy)
     logits_grad = np.empty(beta_t.shape, dtype=np.float32)
     _topic_logits_grad(beta_t, usage, np.float32(repulsion), np.float32(smoothing), words,
                        beta_u, d_beta_u, logits_grad)
@@ -75,7 +77,8 @@ def set_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.T
 
 
 def take_step(decoder, likelihood, optimizer, batch, codes: torch.Tensor, beta: torch.Tensor,
-              repulsion: float, smoothing: float, shift: np.ndarray, floor: float = float("inf")) -> torch.Tensor:
+              repulsion: float, smoothing: float, shift: np.ndarray, floor: float = float("inf"),
+              entropy: float = 0.0) -> torch.Tensor:
     """The whole theta step: the decoder's gradients (pass 1) and its Adam step, then the
     topic logits' gradient terms (pass 2) and, topic by topic, their last pass, Adam and
     the next topics (:func:`bpetopics.models.poissbpe.compiled.topic_step.adam_and_topics`); the topic logits'
@@ -88,7 +91,7 @@ def take_step(decoder, likelihood, optimizer, batch, codes: torch.Tensor, beta: 
     torch.Tensor, shape (W, T)
         The next minibatch's topics, softmax(topic logits) after the step.
     """
-    beta_t, words, beta_u, d_beta_u, usage = _decoder_gradients(decoder, batch, codes, beta)
+    beta_t, words, beta_u, d_beta_u, usage = _decoder_gradients(decoder, batch, codes, beta, entropy)
     likelihood.topic_logits.grad = None
     optimizer.step()                                           # the decoder's weight and bias
     v = np.empty(beta_t.shape[1], dtype=np.float32)
@@ -99,7 +102,7 @@ def take_step(decoder, likelihood, optimizer, batch, codes: torch.Tensor, beta: 
                                       smoothing, words, data, shift, floor)
 
 
-def _decoder_gradients(decoder, batch, codes, beta):
+def _decoder_gradients(decoder, batch, codes, beta, entropy=0.0):
     """Pass 1, with the decoder's gradients set: (beta^T (T, W), the batch's words (U,),
     beta_u (U, T), dL/dbeta_u (U, T), the mean mixture u (T,)), numpy float32."""
     beta_t = beta.detach().t()
@@ -110,7 +113,8 @@ def _decoder_gradients(decoder, batch, codes, beta):
     tokens = max(float(batch.vals.sum()), 1.0)
     grad_w, grad_b, d_beta_u, usage = _decoder_and_data(
         codes.numpy().view(np.uint8), weight.numpy(), bias.numpy(), batch.rows.numpy(),
-        local.numpy(), batch.vals.float().numpy(), beta_u.numpy(), np.float32(1.0 / tokens))
+        local.numpy(), batch.vals.float().numpy(), beta_u.numpy(), np.float32(1.0 / tokens),
+        np.float32(entropy))
     decoder.first.weight.grad = torch.from_numpy(grad_w)
     decoder.first.bias.grad = torch.from_numpy(grad_b)
     return beta_t.numpy(), words.numpy(), beta_u.numpy(), d_beta_u, usage
@@ -122,9 +126,11 @@ if numba is not None:
     from bpetopics.models.poissbpe.compiled.fused_gradient import data_gradient_kernel
 
     @njit(cache=True, nogil=True)
-    def _decoder_and_data(codes, weight, bias, rows, local, vals, beta_u,
-                          inv_tokens):  # pragma: no cover - compiled
-        """Pass 1: dW (T, K), db (T,), d_beta_u (U, T) and the mean mixture u (T,)."""
+    def _decoder_and_data(codes, weight, bias, rows, local, vals, beta_u, inv_tokens,
+                          entropy):  # pragma: no cover - compiled
+        """Pass 1: dW (T, K), db (T,), d_beta_u (U, T) and the mean mixture u (T,); with
+        ``entropy`` epsilon > 0, d_out_n gains the mixtures' entropy prior's
+        epsilon (L_n / tokens) f_n (ln f_n + H_n) (:mod:`~bpetopics.models.poissbpe.mixture_prior`)."""
         n_docs, n_bits = codes.shape
         n_topics = weight.shape[0]
         mix = np.empty((n_docs, n_topics), dtype=np.float32)
@@ -151,12 +157,26 @@ if numba is not None:
         grad_b = np.zeros(n_topics, dtype=np.float32)
         usage = np.zeros(n_topics, dtype=np.float32)
         d_out = np.empty(n_topics, dtype=np.float32)
+        lengths = np.zeros(n_docs, dtype=np.float32)            # L_n, tokens a document
+        if entropy > 0:
+            for i in range(rows.shape[0]):
+                lengths[rows[i]] += vals[i]
         for n in range(n_docs):
             dot = np.float32(0.0)
             for t in range(n_topics):
                 dot += mix[n, t] * d_mix[n, t]
             for t in range(n_topics):
                 d_out[t] = mix[n, t] * (d_mix[n, t] - dot)
+            if entropy > 0:                                       # + eps w_n f (ln f + H)
+                neg_entropy = np.float32(0.0)
+                for t in range(n_topics):
+                    if mix[n, t] > 0:
+                        neg_entropy += mix[n, t] * np.log(mix[n, t])
+                share = entropy * lengths[n] * inv_tokens
+                for t in range(n_topics):
+                    if mix[n, t] > 0:
+                        d_out[t] += share * mix[n, t] * (np.log(mix[n, t]) - neg_entropy)
+            for t in range(n_topics):
                 grad_b[t] += d_out[t]
                 usage[t] += mix[n, t]
             for k in range(n_bits):
