@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from bpetopics.cli import (Choice, IntRange, IntTuple, UserError, corpus_errors, cuda_batch_note, device_option,
-                           main, record_options, vocabulary_options)
+from bpetopics.cli import (Choice, FloatRange, IntRange, IntTuple, UserError, corpus_errors, cuda_batch_note,
+                           device_option, main, record_options, vocabulary_options)
 
 
 @main.command()
@@ -25,6 +25,9 @@ from bpetopics.cli import (Choice, IntRange, IntTuple, UserError, corpus_errors,
               help="PoissBPE's passes over the corpus [default: PoissBPE's own].")
 @click.option("--bits", type=IntRange(min=1), default=None,
               help="PoissBPE's code length K [default: PoissBPE's own].")
+@click.option("--mixture-entropy", type=FloatRange(min=0), default=None,
+              help="PoissBPE's prior for spread mixtures, as train's --mixture-entropy [default: "
+                   "PoissBPE's own, 0: none].")
 @device_option("PoissBPE's device: auto (CUDA when present, else the CPU), cpu or cuda.")
 @click.option("--pipeline/--no-pipeline", default=True, show_default=True,
               help="PoissBPE's schedule: each minibatch's codes pursued during the previous step's "
@@ -47,7 +50,7 @@ from bpetopics.cli import (Choice, IntRange, IntTuple, UserError, corpus_errors,
 @click.option("--corpus-seed", type=int, default=0, show_default=True,
               help="Seed of the --max-docs and --test-size draws (and of the held-out draw for a corpus without a test split).")
 @record_options
-def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_passes, reference, gensim, overwrite,
+def compare(corpus, out, n_topics, seeds, epochs, bits, mixture_entropy, device, pipeline, lda_passes, reference, gensim, overwrite,
             models, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, test_size, passages,
             corpus_seed, text_field, id_field, label_field, time_field, skip_bad_lines):
     """Compare PoissBPE with baseline topic models on CORPUS, over several seeds.
@@ -90,6 +93,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
       bpetopics compare abc --topics 20 --models poissbpe,lda,tomotopy,nmf,prodlda --out results/abc
       bpetopics compare corpora/20ng --topics 50 --seeds 5 --epochs 30 --lda-passes 20 --out results/T50
       bpetopics compare path/to/texts --test-size 0.2 --topics 10,20,50 --out results/mine
+      bpetopics compare path/to/texts --test-size 0.2 --topics 20 --models poissbpe,tomotopy \\
+          --mixture-entropy 0.1 --out results/mine-spread
       bpetopics compare 20newsgroups --categories sci.space,rec.autos --max-docs 500 \\
           --topics 5 --seeds 1 --epochs 2 --lda-passes 2 --out /tmp/quick
     """
@@ -148,6 +153,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, device, pipeline, lda_pa
         bpe_params["epochs"] = epochs
     if bits is not None:
         bpe_params["n_bits"] = bits
+    if mixture_entropy is not None:
+        bpe_params["mixture_entropy"] = mixture_entropy
     lda_params = {} if lda_passes is None else {"passes": lda_passes}
     train, test = data.train, data.test
     used_reference = choose_reference(reference, test.n_docs)

@@ -47,6 +47,12 @@ def test_compare_writes_three_files_with_both_models(runner, corpus_with_test, t
     result = runner.invoke(main, [*args, "--overwrite", "--models", "PoissBPE", "--no-gensim", "--no-pipeline"])
     assert result.exit_code == 0, result.output
     assert "pipeline=False" in (out / "comparison.md").read_text()
+    # PoissBPE's prior for spread mixtures: given to the model, said in the setting, refused below 0
+    result = runner.invoke(main, [*args, "--overwrite", "--models", "PoissBPE", "--no-gensim", "--mixture-entropy",
+                                  "0.1"])
+    assert result.exit_code == 0, result.output
+    assert "mixture_entropy=0.1" in (out / "comparison.md").read_text()
+    one_line_error(runner.invoke(main, [*args, "--overwrite", "--mixture-entropy", "-1"]), "--mixture-entropy")
 
 
 def test_compare_over_several_numbers_of_topics(runner, corpus_with_test, tmp_path):
