@@ -50,9 +50,9 @@ from bpetopics.cli import (Choice, FloatRange, IntRange, IntTuple, UserError, co
 @click.option("--corpus-seed", type=int, default=0, show_default=True,
               help="Seed of the --max-docs and --test-size draws (and of the held-out draw for a corpus without a test split).")
 @record_options
-def compare(corpus, out, n_topics, seeds, epochs, bits, mixture_entropy, device, pipeline, lda_passes, reference, gensim, overwrite,
-            models, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs, test_size, passages,
-            corpus_seed, text_field, id_field, label_field, time_field, skip_bad_lines):
+def compare(corpus, out, n_topics, seeds, epochs, bits, mixture_entropy, device, pipeline, lda_passes, reference,
+            gensim, overwrite, models, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
+            test_size, passages, corpus_seed, text_field, id_field, label_field, time_field, skip_bad_lines):
     """Compare PoissBPE with baseline topic models on CORPUS, over several seeds.
 
     Every model of --models (PoissBPE and gensim LDA by default; also Tomotopy, LDA
