@@ -28,18 +28,21 @@ def hamming_neighbours(codes, k: int = NEIGHBOURS) -> tuple[np.ndarray, np.ndarr
     return near, dist.astype(np.int64)
 
 
-def similar_neighbours(run, n_shown: int, k: int = NEIGHBOURS):
+def similar_neighbours(run, n_shown: int, k: int = NEIGHBOURS, counts=None):
     """The ``k`` documents most like each of the run's first ``n_shown`` training
     documents, among them, by ``bpetopics similar``'s default search (topics and words
     together, :meth:`~bpetopics.runs.search.DocumentSearch.similar_rows`): (indices,
-    scores), both n_shown x k; None when the run's training counts cannot be read."""
+    scores), both n_shown x k; None when the run's training counts cannot be read.
+    ``counts``: the training counts when the caller has them (its rebuilt corpus's),
+    else they are read from the run."""
     from bpetopics.runs.corpus import run_train_counts
     from bpetopics.runs.search import DocumentSearch
 
-    try:
-        counts = run_train_counts(run)
-    except RunError:
-        return None
+    if counts is None:
+        try:
+            counts = run_train_counts(run)
+        except RunError:
+            return None
     codes = np.asarray(run.model.codes_[:n_shown], dtype=np.uint8)
     return DocumentSearch(run.model, run.pipeline, codes, counts[:n_shown]).similar_rows(np.arange(n_shown), k)
 
@@ -50,13 +53,11 @@ def _time_text(times) -> list[str]:
     return [f"{t:g}" for t in times]
 
 
-def _documents(run, n_shown: int):
+def _documents(train, note, n_shown: int):
     """(snippets, lengths in tokens, label names per document, note) of the first
-    ``n_shown`` training documents, from the run's corpus (rebuilt); without it, empty
-    snippets, zero lengths and a note."""
-    from bpetopics.runs.corpus import run_train_split
-
-    train, note = run_train_split(run)
+    ``n_shown`` training documents, from the run's train split rebuilt
+    (:func:`~bpetopics.runs.corpus.run_train_split`'s pair); without it, empty snippets,
+    zero lengths and its note."""
     if train is None:
         return [""] * n_shown, np.zeros(n_shown), None, note
     snippets = [" ".join(tokens[:SNIPPET_WORDS]) for tokens in train.texts[:n_shown]]
@@ -88,6 +89,7 @@ def explorer_data(run, max_docs: int = DEFAULT_MAX_DOCS, labels=None, seed: int 
     neighbours are found among them. Topic shares over time use every document.
     """
     from bpetopics.runs.explore import run_graph
+    from bpetopics.runs.corpus import run_train_split
     from bpetopics.runs.topics import top_documents, topic_rows
     from bpetopics.runs.labels import topic_labels
     from bpetopics.viz import graph_layout
@@ -117,8 +119,9 @@ def explorer_data(run, max_docs: int = DEFAULT_MAX_DOCS, labels=None, seed: int 
     shown_codes = np.asarray(codes[:n_shown], dtype=np.uint8)
     shown_topics = np.asarray(doc_topic[:n_shown], dtype=np.float64)
     near, dist = hamming_neighbours(shown_codes)
-    similar = similar_neighbours(run, n_shown)
-    snippets, lengths, names, note = _documents(run, n_shown)
+    train, note = run_train_split(run)                      # rebuilt once: snippets and similar documents
+    similar = similar_neighbours(run, n_shown, counts=None if train is None else train.counts)
+    snippets, lengths, names, note = _documents(train, note, n_shown)
     times = run.doc_times()
     top3 = np.argsort(-shown_topics, axis=1, kind="stable")[:, :3]
     documents = [{"id": ids[i], "bits": np.flatnonzero(shown_codes[i]).tolist(),
