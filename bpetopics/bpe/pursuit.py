@@ -41,7 +41,7 @@ def default_budget(device) -> int:
 
 def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
                    budget=None, return_score=False, params=None, shortlist=None,
-                   exact_stop=True):
+                   exact_stop=True, mixture_entropy=0.0):
     """Codes for a batch of points by batched greedy pursuit.
 
     Parameters
@@ -72,6 +72,10 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
     exact_stop : bool
         With a shortlist: an image whose shortlist gains nothing scores doubling lists of
         the next-ranked bits, then one exact step, before it stops (see ``shortlist_pursuit``).
+    mixture_entropy : float
+        PoissBPE's prior on its mixtures (``mixture_entropy``): a code scores epsilon L_n
+        H(f(z)) more. Only a likelihood's own pursuit scores it (PoissBPE's packed
+        batches); 0 elsewhere.
 
     A likelihood with an ``own_pursuit`` method pursues the batches it has tables for
     (the same pursuit, faster): PoissBPE's packed text batches by
@@ -89,10 +93,14 @@ def greedy_pursuit(decoder, likelihood, batch, log_odds, max_bits=None,
         budget = default_budget(decoder.bit_columns.device)
     own_pursuit = getattr(likelihood, "own_pursuit", None)
     if own_pursuit is not None:
+        prior = {"mixture_entropy": mixture_entropy} if mixture_entropy else {}
         found = own_pursuit(decoder, batch, log_odds, max_bits, budget, return_score,
-                            params=params, shortlist=shortlist, exact_stop=exact_stop)
+                            params=params, shortlist=shortlist, exact_stop=exact_stop, **prior)
         if found is not None:
             return found
+    if mixture_entropy:
+        raise ValueError("the mixtures' entropy prior is scored by PoissBPE's own pursuit of "
+                         "packed batches only; pass the counts as a sparse matrix")
     with torch.no_grad():
         n_points = len(batch)
         bit_cols = decoder.bit_columns                      # (K, H1)

@@ -215,8 +215,8 @@ MODEL_HELP = {
                        "added to the per-token loss (0: maximum likelihood).",
     "mixture_entropy": "Weight of the prior that favours spread mixtures: minus the entropy of "
                        "each document's mixture, weighed by its tokens, is added to the "
-                       "per-token loss, so that documents can share a topic of common words "
-                       "(0: none).",
+                       "per-token loss and to the codes' scores, so that documents can share "
+                       "a topic of common words (0: none).",
     "topic_smoothing": "Dirichlet pseudo-counts of every word in every topic (MAP), weighed "
                        "against the corpus's tokens: helps small corpora (0: none; default: "
                        "0.1 from 80,000 tokens on, 0.1 x 80,000 / tokens below, at most 1). "

@@ -44,7 +44,7 @@ def small_corpus_note(n_docs: int, corpus, n_topics: int, mixture_entropy: float
     prior = ("" if mixture_entropy != 0.0 else
              f"; PoissBPE with --mixture-entropy {entropy_for(n_topics, n_docs):.2g} (a prior for spread mixtures: "
              f"on the grid's corpora this small, topics more coherent on held-out text in 7 of 8 cells, "
-             f"in more time) is worth a try, in `compare` too")
+             f"in no more time) is worth a try, in `compare` too")
     return (f"Note: {n_docs:,} training documents; below about {SMALL_CORPUS_DOCS:,}, LDA by Gibbs sampling "
             f"trained faster with more diverse, mostly more coherent topics than PoissBPE, which predicted "
             f"held-out words better (docs/results/quality-grid.md); "

@@ -14,9 +14,13 @@ token at most ln T. With f = softmax(out) its gradient at the decoder's outputs 
 
     d / d out_nt = epsilon (L_n / L_S) f_nt (ln f_nt + H(f_n)).
 
-It is a penalty on the decoder at the minibatch's codes: the pursuit still picks codes by
-their data term and the Beta-process prior alone. docs/defaults.md measures epsilon over
-the quality grid.
+The term belongs to the objective of the codes as well as to the decoder's: the pursuit
+scores a candidate code c of document n by its data term, its bits' log-odds and
+epsilon L_n H(f(c)) (:mod:`bpetopics.models.poissbpe.table_pursuit` and the compiled
+kernels), so that both steps of a minibatch climb the same objective. A pursuit that
+ignores it (as this prior's first form did) picks codes whose mixtures the decoder is
+being pushed away from, and codes then gain bits to rebuild peaked mixtures, each bit a
+pursuit step. docs/defaults.md measures epsilon over the quality grid.
 """
 
 from __future__ import annotations
@@ -48,6 +52,20 @@ def token_shares(batch) -> torch.Tensor:
     """L_n / L_S, each document's share of the minibatch's tokens, shape (P,)."""
     totals = document_tokens(batch)
     return totals / totals.sum().clamp_min(1.0)
+
+
+def mixture_entropies(mix: torch.Tensor) -> torch.Tensor:
+    """H(f) = -sum_t f_t ln f_t of mixtures (..., T) -> (...,), 0 ln 0 taken as 0."""
+    return torch.special.entr(mix).sum(-1)
+
+
+def first_code_entropies(decoder) -> torch.Tensor:
+    """H(f(c)) of the pursuit's first-step codes c = 0, e_1..e_K, shape (K + 1,), float32."""
+    with torch.no_grad():
+        bit_cols = decoder.bit_columns                                        # (K, H1)
+        pre0 = decoder.first_layer(torch.zeros(1, bit_cols.shape[0], device=bit_cols.device))
+        out = decoder.forward_from_first(torch.cat([pre0, pre0 + bit_cols]))   # (K + 1, T)
+        return mixture_entropies(torch.softmax(out, dim=-1)).float().cpu()
 
 
 def entropy_gradient(out: torch.Tensor, shares: torch.Tensor, strength: float) -> torch.Tensor:
@@ -86,6 +104,12 @@ class MixturePrior:
         if self.mixture_entropy is not None:
             return float(self.mixture_entropy)
         return entropy_for(self.n_topics, self.n_data_)   # N: the corpus's documents
+
+    def _pursuit_options(self, training: bool = False) -> dict:
+        """The pursuit scores the prior too (``mixture_entropy`` of
+        :func:`~bpetopics.bpe.pursuit.greedy_pursuit`), in training and encoding alike."""
+        strength = self.mixture_entropy_in_use()
+        return {"mixture_entropy": strength} if strength else {}
 
     def _output_prior_grad(self, out, batch, normaliser=None):
         """The entropy prior's d loss / d out (P, T), or None without it; with

@@ -83,13 +83,14 @@ class PoissonLikelihood(nn.Module):
         return torch.softmax(self.topic_logits, dim=1).t()
 
     def own_pursuit(self, decoder, batch, log_odds, max_bits, budget, return_score,
-                    params=None, **unused):
+                    params=None, mixture_entropy=0.0, **unused):
         """The greedy pursuit of a packed batch by :func:`table_pursuit` (``params``: the
-        topics beta when computed); None for a padded batch (the generic pursuit)."""
+        topics beta when computed; ``mixture_entropy``: the mixtures' entropy prior);
+        None for a padded batch (the generic pursuit)."""
         if not isinstance(batch, PackedCounts):
             return None
         return table_pursuit(decoder, self, batch, log_odds, max_bits, budget, return_score,
-                             beta=params)
+                             beta=params, mixture_entropy=mixture_entropy)
 
     def minibatch_params(self) -> torch.Tensor:
         """What one minibatch step shares between the pursuit and the theta step: beta

@@ -136,7 +136,7 @@ class TopicRepair:
             return batch, codes
         batch = self.likelihood_.batch(X_sample, self.device_)
         return batch, greedy_pursuit(self.decoder_, self.likelihood_, batch, self.prior_.bit_log_odds(),
-                                     self.max_bits, params=beta)
+                                     self.max_bits, params=beta, **self._pursuit_options())
 
     def _split_topics(self, X, sample, freq, restart, beta, mix, codes) -> list:
         """Make the split moves that :func:`~bpetopics.models.poissbpe.topic_split.plan_moves` plans

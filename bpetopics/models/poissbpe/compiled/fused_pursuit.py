@@ -56,19 +56,24 @@ def usable(decoder, device) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.models.poissbpe.compiled.pursuit_loops import (factored_softmax, first_step, score_wide_candidates,
-                                                                       stable_softmax_column)
+    from bpetopics.models.poissbpe.compiled.pursuit_loops import (candidate_entropies, document_tokens,
+                                                                  factored_softmax, first_step, log_factors,
+                                                                  score_wide_candidates, stable_softmax_column)
 
-    def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds, codes,
-                    data, prior, max_steps, docs):  # pragma: no cover - compiled
+    def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds, strength,
+                    first_entropy, codes, data, prior, mixture, max_steps, docs):  # pragma: no cover
         """The greedy pursuit of the documents ``docs`` of a batch, written into codes,
-        data, prior (rows ``docs`` only: threads may share the outputs).
+        data, prior, mixture (rows ``docs`` only: threads may share the outputs).
 
         indptr (P+1,), cols (nnz,) words in the batch's vocabulary, vals (nnz,) float32;
         beta (U, T); table (U, K+1) = ln [beta f(c)]_w for c = 0, e_1..e_K (step 1);
         bit_w (K, T) = W^T; exp_w_t (T, K) = exp(w_jt - max_t w_jt), topic by topic; bias
-        (T,); log_odds (K,); codes (P, K) uint8, zero; data, prior (P,) float32 (outputs);
-        docs (S,) int64, the rows to pursue.
+        (T,); log_odds (K,); strength (float32) epsilon of the mixtures' entropy prior, 0 for
+        none, and first_entropy (K+1,) H(f(c)) of the step-1 codes (a candidate scores
+        epsilon L_d H(f(z + e_j)) more: :mod:`bpetopics.models.poissbpe.mixture_prior`);
+        codes (P, K) uint8, zero; data, prior, mixture (P,) float32 (outputs: the data
+        term, the summed log-odds, the entropy prior's term); docs (S,) int64, the rows to
+        pursue.
         """
         n_bits, n_topics = bit_w.shape
         longest = 0                                   # scratch, once a call
@@ -83,11 +88,17 @@ if numba is not None:
         pre = np.empty(n_topics, dtype=np.float32)
         phi = np.empty(longest * n_bits, dtype=np.float32)     # (n_d, K), flat
         scratch = np.empty(longest * n_bits, dtype=np.float32)
+        entropy = np.zeros(n_bits, dtype=np.float32)           # H(f(z + e_j)), with the prior
+        log_totals, entropy_scratch = np.empty((2, n_bits), dtype=np.float32)
+        log_r_t = np.empty((n_topics, n_bits) if strength > 0.0 else (0, 0), dtype=np.float32)
+        if strength > 0.0:
+            log_factors(bit_w, log_r_t)
         for q in range(docs.shape[0]):
             d = docs[q]
-            if first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data,
-                          prior, first, pre) < 0:
+            if first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, strength,
+                          first_entropy, codes, data, prior, mixture, first, pre) < 0:
                 continue
+            weight = strength * document_tokens(d, indptr, vals)   # epsilon L_d
             taken = 1
             while taken < max_steps:
                 top = pre.max()
@@ -102,17 +113,21 @@ if numba is not None:
                         stable_softmax_column(pre, bit_w, j, mix, j)
                 score_wide_candidates(indptr[d], indptr[d + 1] - indptr[d], cols, vals, beta, mix,
                                       phi, scratch, score)         # sum_i x_i ln phi_j(w_i)
+                if strength > 0.0:                              # H(f(z + e_j))
+                    candidate_entropies(pre, top, exp_pre, exp_w_t, log_r_t, bit_w, totals, entropy,
+                                        log_totals, entropy_scratch)
                 best, arg = -np.inf, -1                         # first best, as argmax
                 for j in range(n_bits):
                     if not codes[d, j]:
-                        cand = score[j] + log_odds[j] + prior[d]
+                        cand = score[j] + log_odds[j] + prior[d] + weight * entropy[j]
                         if cand > best:
                             best, arg = cand, j
-                if arg < 0 or not best > data[d] + prior[d]:
+                if arg < 0 or not best > data[d] + prior[d] + mixture[d]:
                     break
                 codes[d, arg] = 1
                 prior[d] += log_odds[arg]
-                data[d] = best - prior[d]
+                mixture[d] = weight * entropy[arg]
+                data[d] = best - prior[d] - mixture[d]
                 for t in range(n_topics):
                     pre[t] += bit_w[arg, t]
                 taken += 1
@@ -120,7 +135,8 @@ if numba is not None:
     pursuit_kernel = njit(cache=True, nogil=True)(_pursuit_py)
 
 
-def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
+def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1, strength=0.0,
+        first_entropy=None):
     """The greedy pursuit of a packed batch in one compiled call (see the module).
 
     Parameters
@@ -136,19 +152,26 @@ def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
     max_steps : int
         Largest number of bits a code may have.
     threads : int
+    strength : float
+        epsilon of the mixtures' entropy prior (``mixture_entropy``; 0: none).
+    first_entropy : torch.Tensor, shape (K + 1,), optional
+        H(f(c)) of the codes c = 0, e_1..e_K (needed with a prior).
 
     Returns
     -------
     codes : torch.BoolTensor, shape (P, K)
     data, prior_score : torch.Tensor, shape (P,)
-        Each code's data term and summed log-odds.
+        Each code's data term, and its summed log-odds plus the entropy prior's term
+        epsilon L_n H(f(z_n)).
     """
     n_docs = len(batch)
     bit_w = decoder.bit_columns.detach().float().contiguous()                # (K, T)
     exp_w = torch.exp(bit_w - bit_w.max(dim=1, keepdim=True).values)
     bias = decoder.first.bias.detach().float().contiguous()
     codes = torch.zeros(n_docs, bit_w.shape[0], dtype=torch.bool)
-    data, prior_score = torch.empty(n_docs), torch.empty(n_docs)
+    data, prior_score, mixture = torch.empty(n_docs), torch.empty(n_docs), torch.empty(n_docs)
+    if first_entropy is None:
+        first_entropy = torch.zeros(bit_w.shape[0] + 1)
     work = batch.cols.shape[0] * bit_w.shape[0] * bit_w.shape[1]
     # Each thread's share is at least half the threshold (a hand-over must pay for itself
     # on machines with many cores too).
@@ -157,8 +180,9 @@ def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
     args = (batch.indptr.numpy(), batch.cols.numpy(), batch.vals.float().numpy(),
             beta_u.float().contiguous().numpy(), table.float().contiguous().numpy(),
             bit_w.numpy(), exp_w.t().contiguous().numpy(), bias.numpy(),
-            log_odds.float().contiguous().numpy(), codes.numpy().view(np.uint8), data.numpy(),
-            prior_score.numpy(), int(max_steps))
+            log_odds.float().contiguous().numpy(), np.float32(strength),
+            first_entropy.float().contiguous().numpy(), codes.numpy().view(np.uint8), data.numpy(),
+            prior_score.numpy(), mixture.numpy(), int(max_steps))
     kernel = pursuit_kernel
     if screened_pursuit.screens(*bit_w.shape):                     # bound, then score
         kernel = screened_pursuit.screened_kernel
@@ -168,7 +192,7 @@ def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1):
     kernel(*args, slots[0])                                        # this thread's own share
     for other in others:
         other.result()
-    return codes, data, prior_score
+    return codes, data, prior_score + mixture
 
 
 def thread_pool(size: int):

@@ -171,10 +171,13 @@ if numba is not None:
             values[j] = (m + y) + np.float32(0.693359375) * fe
 
     @njit(inline="always", nogil=True)
-    def first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data, prior,
-                   first, pre):  # pragma: no cover - compiled
-        """Step 1 of document d from the shared table (U, K+1): data[d], prior[d] and, when
-        a bit improves on the empty code, that bit in codes[d] and pre = a = b + w_bit (T,).
+    def first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, strength, first_entropy,
+                   codes, data, prior, mixture, first, pre):  # pragma: no cover - compiled
+        """Step 1 of document d from the shared table (U, K+1): data[d], prior[d],
+        mixture[d] and, when a bit improves on the empty code, that bit in codes[d] and
+        pre = a = b + w_bit (T,). With the mixtures' entropy prior (``strength`` epsilon >
+        0) a code c scores epsilon L_d H(f(c)) more, first_entropy (K+1,) holding H(f(c))
+        of c = 0, e_1..e_K; mixture[d] is that term of the code kept (0 without the prior).
         first (K+1,) scratch. Returns the bit taken, or -1 (the empty code is final)."""
         n_bits, n_topics = bit_w.shape
         first[:] = 0.0
@@ -182,20 +185,92 @@ if numba is not None:
             x, row = vals[i], cols[i]
             for j in range(n_bits + 1):
                 first[j] += x * table[row, j]
-        data[d], prior[d] = first[0], 0.0
+        weight = strength * document_tokens(d, indptr, vals)   # epsilon L_d
+        data[d], prior[d], mixture[d] = first[0], 0.0, weight * first_entropy[0]
         best, arg = -np.inf, -1
         for j in range(n_bits):                                 # first best, as argmax
-            cand = first[j + 1] + log_odds[j]
+            cand = first[j + 1] + log_odds[j] + weight * first_entropy[j + 1]
             if cand > best:
                 best, arg = cand, j
-        if arg < 0 or not best > data[d]:
+        if arg < 0 or not best > data[d] + mixture[d]:
             return -1
         codes[d, arg] = 1
         prior[d] += log_odds[arg]
-        data[d] = best - prior[d]
+        mixture[d] = weight * first_entropy[arg + 1]
+        data[d] = best - prior[d] - mixture[d]
         for t in range(n_topics):                               # a = b + sum_{k in z} w_k
             pre[t] = bias[t] + bit_w[arg, t]
         return arg
+
+    @njit(inline="always", nogil=True)
+    def document_tokens(d, indptr, vals):  # pragma: no cover - compiled
+        """L_d = sum_i x_i, document d's tokens."""
+        total = np.float32(0.0)
+        for i in range(indptr[d], indptr[d + 1]):
+            total += vals[i]
+        return total
+
+    @njit(inline="always", nogil=True)
+    def log_factors(bit_w, log_r_t):  # pragma: no cover - compiled
+        """log_r_t[t, j] = w_jt - max_t w_jt = ln r_jt, topic by topic (T, K), of bit_w
+        (K, T) = W^T."""
+        for j in range(bit_w.shape[0]):
+            peak = bit_w[j].max()
+            for t in range(bit_w.shape[1]):
+                log_r_t[t, j] = bit_w[j, t] - peak
+
+    @njit(nogil=True)
+    def candidate_entropies(pre, top, exp_pre, exp_w_t, log_r_t, bit_w, totals, entropy,
+                            log_totals, scratch):  # pragma: no cover - compiled
+        """entropy[j] = H(softmax(a + w_j)) for every bit j.
+
+        pre (T,) = a; top = max a; exp_pre (T,) = exp(a - top); exp_w_t (T, K) = r_jt =
+        exp(w_jt - max_t w_jt) and log_r_t (T, K) its logarithm (:func:`log_factors`);
+        bit_w (K, T) = W^T; totals (K,) = sum_t exp_pre_t r_jt, the candidates' softmax
+        denominators. With s_jt = (a_t - top) + ln r_jt <= 0 and the mixture m_jt =
+        exp(s_jt) / totals_j,
+
+            H_j = -sum_t m_jt ln m_jt = ln totals_j - sum_t m_jt s_jt,
+
+        T multiply-adds a bit in passes over contiguous rows and one logarithm a bit
+        (:func:`log_inplace`), all vectorised; none per topic. A bit whose totals_j is not
+        a normal float is computed directly (:func:`direct_entropy`). log_totals and
+        scratch (K,) float32 scratch."""
+        n_topics, n_bits = exp_w_t.shape
+        for j in range(n_bits):
+            entropy[j] = 0.0
+            total = totals[j]
+            normal = total > np.float32(1e-30) and total < np.float32(1e30)
+            log_totals[j] = total if normal else np.float32(1.0)
+        for t in range(n_topics):
+            e, a = exp_pre[t], pre[t] - top
+            r, lr = exp_w_t[t], log_r_t[t]
+            for j in range(n_bits):
+                entropy[j] += e * r[j] * (a + lr[j])
+        log_inplace(log_totals, scratch, n_bits)
+        for j in range(n_bits):
+            total = totals[j]
+            normal = total > np.float32(1e-30) and total < np.float32(1e30)
+            entropy[j] = log_totals[j] - entropy[j] / (total if normal else np.float32(1.0))
+        for j in range(n_bits):
+            total = totals[j]
+            if not (total > np.float32(1e-30) and total < np.float32(1e30)):
+                entropy[j] = direct_entropy(pre, bit_w, j)
+
+    @njit(inline="always", nogil=True)
+    def direct_entropy(pre, bit_w, j):  # pragma: no cover - compiled
+        """H(softmax(pre + w_j)) in float64, its maximum taken off first."""
+        n_topics = pre.shape[0]
+        peak = pre[0] + bit_w[j, 0]
+        for t in range(1, n_topics):
+            peak = max(peak, pre[t] + bit_w[j, t])
+        total, moment = 0.0, 0.0
+        for t in range(n_topics):
+            s = np.float64(pre[t] + bit_w[j, t] - peak)
+            e = np.exp(s)
+            total += e
+            moment += e * s
+        return np.float32(np.log(total) - moment / total)
 
     @njit(nogil=True)
     def score_candidates(start, n, cols, vals, beta, mix, phi, scratch, score):  # pragma: no cover

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 import torch
 
 from bpetopics.models.poissbpe.compiled import fused_pursuit, kernels, screened_pursuit
+from bpetopics.models.poissbpe.mixture_prior import first_code_entropies
 from bpetopics.models.poissbpe.packed import PackedCounts
 from bpetopics.models.poissbpe.compiled.pursuit_helper import helper
 
@@ -78,28 +79,36 @@ class ThetaCopy:
         The step's topics (``minibatch_params()``): read, not copied (each step makes a
         new one and nothing changes it in place).
     max_steps : int
+    mixture_entropy : float
+        epsilon of the mixtures' entropy prior (0: none); with it, H(f(c)) of the first
+        step's codes c = 0, e_1..e_K is computed here, ``first_entropy`` (K + 1,).
     """
 
-    def __init__(self, decoder, log_odds, beta, max_steps):
+    def __init__(self, decoder, log_odds, beta, max_steps, mixture_entropy=0.0):
         self.weight = decoder.first.weight.detach().to(torch.float32, copy=True)      # (T, K)
         self.bias = decoder.first.bias.detach().to(torch.float32, copy=True)          # (T,)
         self.log_odds = log_odds.detach().to(torch.float32, copy=True)               # (K,)
         beta_t = beta.detach().t()                                                    # (T, W)
         self.beta_t = beta_t if beta_t.is_contiguous() else beta_t.contiguous()
         self.max_steps = int(max_steps)
+        self.strength = float(mixture_entropy)
+        self.first_entropy = (first_code_entropies(decoder) if self.strength
+                              else torch.zeros(self.weight.shape[1] + 1))
 
     @classmethod
     def of_model(cls, model, beta, step: int | None = None, prior: bool = True) -> "ThetaCopy":
         """What the pursuit of training step ``step`` reads of ``model`` (a BPE model with a
         linear decoder), copied now: the prior's log-odds times its weight at that step
         (None: the whole prior, as encoding and the end-of-epoch checks pursue). With
-        ``prior=False`` the log-odds are zeros, for :meth:`RowsPursuit.release` to give."""
+        ``prior=False`` the log-odds are zeros, for :meth:`RowsPursuit.release` to give.
+        The mixtures' entropy prior is the model's (``mixture_entropy_in_use``) either way."""
         n_bits = model.code_length()
         max_steps = n_bits if model.max_bits is None else min(int(model.max_bits), n_bits)
+        strength = model.mixture_entropy_in_use()
         if not prior:
-            return cls(model.decoder_, torch.zeros(n_bits), beta, max_steps)
+            return cls(model.decoder_, torch.zeros(n_bits), beta, max_steps, strength)
         weight = 1.0 if step is None else model.prior_weight(step)
-        return cls(model.decoder_, weight * model.prior_.bit_log_odds(), beta, max_steps)
+        return cls(model.decoder_, weight * model.prior_.bit_log_odds(), beta, max_steps, strength)
 
 
 def _own_cache_line() -> np.ndarray:
@@ -164,16 +173,17 @@ class RowsPursuit:
         bit_w = np.empty((n_bits, n_topics), dtype=np.float32)       # W^T
         exp_w_t = np.empty((n_topics, n_bits), dtype=np.float32)     # exp(w_jt - max_t w_jt)
         self.codes = np.zeros((n_docs, n_bits), dtype=np.uint8)
-        self.data, self.prior = np.empty((2, n_docs), dtype=np.float32)
+        self.data, self.prior, self.mixture = np.empty((3, n_docs), dtype=np.float32)
         order_and_bounds = np.empty(n_docs + self.n_shares + 1, dtype=np.int64)
         # one dtype each whatever the corpus's (int or float counts, 32- or 64-bit ids), so
         # that the kernel compiles once: the counts as float64 hold any integer count exactly
         self._args = (X_batch.indptr.astype(np.int64, copy=False), X_batch.indices.astype(np.int32, copy=False),
                       X_batch.data.astype(np.float64, copy=False),
                       theta.beta_t.numpy(), theta.weight.numpy(), theta.bias.numpy(),
-                      theta.log_odds.numpy(), theta.max_steps, screened_pursuit.screens(n_bits, n_topics),
+                      theta.log_odds.numpy(), np.float32(theta.strength), theta.first_entropy.numpy(),
+                      theta.max_steps, screened_pursuit.screens(n_bits, n_topics),
                       self.n_shares, self.indptr, self.cols, self.vals, self.rows, self.words, self.local,
-                      self.beta_u, self.table, bit_w, exp_w_t, self.codes, self.data, self.prior,
+                      self.beta_u, self.table, bit_w, exp_w_t, self.codes, self.data, self.prior, self.mixture,
                       order_and_bounds[:n_docs], order_and_bounds[n_docs:], self.state)
 
     def release(self, log_odds: torch.Tensor) -> None:
@@ -235,13 +245,13 @@ class RowsPursuit:
             their vocabulary attached.
         codes : torch.BoolTensor, shape (P, K)
         score : torch.Tensor, shape (P,)
-            Each code's data term plus its bits' log-odds.
+            Each code's data term plus its bits' log-odds (and the entropy prior's term).
         """
         nnz, used = int(self.state[_NNZ]), int(self.state[_N_USED])
         batch = PackedCounts(*(torch.from_numpy(a) for a in (
             self.indptr, self.cols[:nnz], self.vals[:nnz], self.rows[:nnz])))
         batch._vocabulary = (torch.from_numpy(self.words[:used]), torch.from_numpy(self.local[:nnz]))
-        return batch, torch.from_numpy(self.codes.view(np.bool_)), torch.from_numpy(self.data + self.prior)
+        return batch, torch.from_numpy(self.codes.view(np.bool_)), torch.from_numpy(self.data + self.prior + self.mixture)
 
 
 if numba is not None:
@@ -253,10 +263,10 @@ if numba is not None:
     from bpetopics.models.poissbpe.compiled.screened_pursuit import screened_kernel
 
     @njit(cache=True, nogil=True)
-    def _claim_and_pursue(indptr_in, indices, counts, beta_t, weight, bias, log_odds, max_steps,
-                          screened, n_shares, indptr, cols, vals, rows, words, local, beta_u,
-                          table, bit_w, exp_w_t, codes, data, prior, order, bounds, state,
-                          spins):  # pragma: no cover - compiled
+    def _claim_and_pursue(indptr_in, indices, counts, beta_t, weight, bias, log_odds, strength,
+                          first_entropy, max_steps, screened, n_shares, indptr, cols, vals, rows,
+                          words, local, beta_u, table, bit_w, exp_w_t, codes, data, prior, mixture,
+                          order, bounds, state, spins):  # pragma: no cover - compiled
         """:meth:`RowsPursuit.run`'s call (the module docstring): the number of shares
         this call pursued once none is left to claim, -1 if preparing failed,
         :data:`_WAITING` if the other thread's preparation or the log-odds
@@ -299,10 +309,12 @@ if numba is not None:
             try:
                 if screened:
                     screened_kernel(indptr, local[:nnz], vals[:nnz], beta_u[:used], grid, bit_w,
-                                    exp_w_t, bias, log_odds, codes, data, prior, max_steps, docs)
+                                    exp_w_t, bias, log_odds, strength, first_entropy, codes, data,
+                                    prior, mixture, max_steps, docs)
                 else:
                     pursuit_kernel(indptr, local[:nnz], vals[:nnz], beta_u[:used], grid, bit_w, exp_w_t,
-                                   bias, log_odds, codes, data, prior, max_steps, docs)
+                                   bias, log_odds, strength, first_entropy, codes, data, prior, mixture,
+                                   max_steps, docs)
             except Exception:  # noqa: BLE001 - counted as done, so no thread waits for ever
                 store_release(state, _FAILED, 1)
             fetch_add(state, _DONE_SHARES, 1)

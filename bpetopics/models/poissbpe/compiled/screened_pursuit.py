@@ -23,6 +23,11 @@ sum_i x_i q_it / N, c = 1e-30 (the reference's floor) and C = sum_i x_i c / (N p
 ln phi_i0 at the document's words is kept from the step before (the chosen candidate's
 scores), so a bound costs one pass over the words for qbar and one K x T product.
 
+With the mixtures' entropy prior a candidate also scores epsilon L H(f(z + e_j)), which
+is computed exactly for every bit (:func:`~bpetopics.models.poissbpe.compiled.pursuit_loops.
+candidate_entropies`, T K multiply-adds a step, the bound's own order) and added to its
+bound as to its score, so the screen stays exact.
+
 It pays only when K T is large: at T = 20 and K = 64 bounding cost more than it saved on
 a trained model, so :func:`bpetopics.models.poissbpe.compiled.fused_pursuit.run` screens from
 ``MIN_SCREEN_WORK`` bits x topics on (`python -m benchmarks speed` measures it).
@@ -53,8 +58,9 @@ def screens(n_bits: int, n_topics: int) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.models.poissbpe.compiled.pursuit_loops import (first_step, log_inplace, score_candidates,
-                                                                       stable_softmax_column)
+    from bpetopics.models.poissbpe.compiled.pursuit_loops import (candidate_entropies, document_tokens, first_step,
+                                                                  log_factors, log_inplace, score_candidates,
+                                                                  stable_softmax_column)
 
     @njit(nogil=True)
     def _candidate_bounds(start, n, cols, vals, beta, exp_pre, exp_w_t, log_odds, code,
@@ -145,11 +151,13 @@ if numba is not None:
                 bound[j] = data + tokens * ratio[j] + log_odds[j]
 
     def _screened_pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds,
-                             codes, data, prior, max_steps, docs):  # pragma: no cover
+                             strength, first_entropy, codes, data, prior, mixture, max_steps,
+                             docs):  # pragma: no cover
         """The greedy pursuit of the documents ``docs`` of a batch, as
         :func:`bpetopics.models.poissbpe.compiled.fused_pursuit._pursuit_py` (the same arguments), with each
         later step scoring only the bits whose bound (less a slack for float rounding)
-        reaches the current score."""
+        reaches the current score. The entropy prior's term of a candidate is exact, so
+        it is added to its bound as it is to its score."""
         n_bits, n_topics = bit_w.shape
         longest = 0                                             # scratch, once a call
         for q in range(docs.shape[0]):
@@ -170,12 +178,18 @@ if numba is not None:
         scratch = np.empty(longest * n_bits, dtype=np.float32)
         log_phi0 = np.empty(longest, dtype=np.float32)          # ln phi_i0 of the current code
         log_phi_best = np.empty(longest, dtype=np.float32)      # ... of the best candidate
+        entropy = np.zeros(n_bits, dtype=np.float32)           # H(f(z + e_j)), with the prior
+        log_totals, entropy_scratch = np.empty((2, n_bits), dtype=np.float32)
+        log_r_t = np.empty((n_topics, n_bits) if strength > 0.0 else (0, 0), dtype=np.float32)
+        if strength > 0.0:
+            log_factors(bit_w, log_r_t)
         for q in range(docs.shape[0]):
             d = docs[q]
-            arg = first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, codes, data,
-                             prior, first, pre)
+            arg = first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, strength,
+                             first_entropy, codes, data, prior, mixture, first, pre)
             if arg < 0:
                 continue
+            weight = strength * document_tokens(d, indptr, vals)   # epsilon L_d
             n = indptr[d + 1] - indptr[d]
             for ii in range(n):                                 # ln phi_i0 from the table
                 log_phi0[ii] = table[cols[indptr[d] + ii], arg + 1]
@@ -187,11 +201,14 @@ if numba is not None:
                 _candidate_bounds(indptr[d], n, cols, vals, beta, exp_pre, exp_w_t, log_odds,
                                   codes[d], log_phi0, data[d], bound, q32, r_sum, ratio,
                                   ratio_scratch)
-                threshold = data[d] + prior[d]                  # a bit must improve on it
+                if strength > 0.0:                              # H(f(z + e_j)), every bit
+                    candidate_entropies(pre, top, exp_pre, exp_w_t, log_r_t, bit_w, r_sum, entropy,
+                                        log_totals, entropy_scratch)
+                threshold = data[d] + prior[d] + mixture[d]     # a bit must improve on it
                 slack = np.float32(1e-4) * abs(threshold) + np.float32(1e-2)
                 width = 0                                       # the bits that still can
                 for j in range(n_bits):
-                    if bound[j] + prior[d] >= threshold - slack:
+                    if bound[j] + prior[d] + weight * entropy[j] >= threshold - slack:
                         block[width] = j
                         width += 1
                 if width == 0:
@@ -215,7 +232,7 @@ if numba is not None:
                 best, arg, chosen = -np.inf, -1, 0
                 for b in range(width):                          # first best, as argmax
                     j = block[b]
-                    cand = score[b] + log_odds[j] + prior[d]
+                    cand = score[b] + log_odds[j] + prior[d] + weight * entropy[j]
                     if cand > best:
                         best, arg, chosen = cand, j, b
                 if arg < 0 or not best > threshold:
@@ -224,7 +241,8 @@ if numba is not None:
                     log_phi_best[ii] = phi[ii * padded + chosen]
                 codes[d, arg] = 1
                 prior[d] += log_odds[arg]
-                data[d] = best - prior[d]
+                mixture[d] = weight * entropy[arg]
+                data[d] = best - prior[d] - mixture[d]
                 for t in range(n_topics):
                     pre[t] += bit_w[arg, t]
                 log_phi0, log_phi_best = log_phi_best, log_phi0
