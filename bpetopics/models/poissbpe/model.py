@@ -94,12 +94,11 @@ class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, To
         epsilon of a prior on the mixtures that favours spread ones
         (:mod:`bpetopics.models.poissbpe.mixture_prior`): the theta step's loss gains
         -epsilon times the entropy of each document's mixture f(z_n), weighed by its
-        tokens, so that a document can draw on a topic of shared words beside its own
-        theme. 0 (the default) is none. None: min(0.2, 5 T / N) on N training documents,
-        the prior as strong as five documents a topic (``mixture_prior.entropy_for``).
-        Over the quality grid that setting raised held-out NPMI in 23 of 32 cells and
-        diversity in 25, for 1.5 times the training time on average (up to 2.7: codes
-        take more bits; docs/defaults.md), so it is an option, not the default.
+        tokens, and the pursuit scores each candidate code with the same term, so that a
+        document can draw on a topic of shared words beside its own theme. 0 (the
+        default) is none. None: min(0.2, 5 T / N) on N training documents, the prior as
+        strong as five documents a topic (``mixture_prior.entropy_for``). An option, not
+        the default: docs/defaults.md measures it over the quality grid.
     topic_smoothing : float or None
         eta of a Dirichlet(1 + eta) prior on each topic's word distribution: the theta step
         is MAP with eta pseudo-counts for every word of every topic, weighed against the
