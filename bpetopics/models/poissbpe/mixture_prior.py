@@ -59,15 +59,6 @@ def mixture_entropies(mix: torch.Tensor) -> torch.Tensor:
     return torch.special.entr(mix).sum(-1)
 
 
-def first_code_entropies(decoder) -> torch.Tensor:
-    """H(f(c)) of the pursuit's first-step codes c = 0, e_1..e_K, shape (K + 1,), float32."""
-    with torch.no_grad():
-        bit_cols = decoder.bit_columns                                        # (K, H1)
-        pre0 = decoder.first_layer(torch.zeros(1, bit_cols.shape[0], device=bit_cols.device))
-        out = decoder.forward_from_first(torch.cat([pre0, pre0 + bit_cols]))   # (K + 1, T)
-        return mixture_entropies(torch.softmax(out, dim=-1)).float().cpu()
-
-
 def entropy_gradient(out: torch.Tensor, shares: torch.Tensor, strength: float) -> torch.Tensor:
     """The entropy prior's gradient at the decoder's outputs (module docstring).
 

@@ -18,12 +18,15 @@ if numba is not None:
 
     @numba.njit(cache=True, nogil=True)
     def prepare_into(indptr_in, indices, counts, beta_t, weight, bias, indptr, cols, vals, rows,
-                     words, local, beta_u, table, bit_w, exp_w_t):  # pragma: no cover - compiled
+                     words, local, beta_u, table, bit_w, exp_w_t, strength,
+                     first_entropy):  # pragma: no cover - compiled
         """Written into the buffers: the packed rows (explicit zeros dropped, as
         ``PackedCounts.from_csr``), their vocabulary (words sorted, each non-zero's position
         there), beta's rows there (U, T), the first step's table ln max(beta_u f(c), 1e-30)
         over c = 0, e_1..e_K ((U, K + 1), flat), W^T (K, T) and exp(w_jt - max_t w_jt) (T, K)
-        for the later steps' factored softmax. Returns (U, non-zeros kept)."""
+        for the later steps' factored softmax; with the mixtures' entropy prior (``strength``
+        > 0) the first codes' entropies H(f(c)) (K + 1,), as ln total - sum_t f_t (a_t -
+        max a) of each softmax. Returns (U, non-zeros kept)."""
         n_docs = indptr_in.shape[0] - 1
         n_topics, n_words = beta_t.shape
         n_bits = weight.shape[1]
@@ -54,6 +57,12 @@ if numba is not None:
                 total += mix[t, j]
             for t in range(n_topics):
                 mix[t, j] /= total
+            if strength > 0.0:                                      # H(f(c)) = ln total - E[a - top]
+                moment = np.float32(0.0)
+                for t in range(n_topics):
+                    a = bias[t] + (weight[t, j - 1] if j > 0 else np.float32(0.0))
+                    moment += mix[t, j] * (a - top)
+                first_entropy[j] = np.log(total) - moment
         for j in range(n_bits):
             top = weight[0, j]
             for t in range(n_topics):

@@ -14,7 +14,8 @@ not a Python lock:
                            dropped), finds their vocabulary (words (U,), each
                            non-zero's position there), beta's rows there (U, T) and the
                            first step's shared table ln max(beta_u f(c)^T, 1e-30) over
-                           c = 0, e_1..e_K (U, K + 1) (:mod:`~bpetopics.models.poissbpe.compiled.
+                           c = 0, e_1..e_K (U, K + 1) and, with the mixtures' entropy
+                           prior, H(f(c)) (:mod:`~bpetopics.models.poissbpe.compiled.
                            rows_preparation`), then publishes them
     the other thread       waits (spinning, no lock) until they are published
     both                   claim shares of the documents (of decreasing work,
@@ -43,7 +44,6 @@ import scipy.sparse as sp
 import torch
 
 from bpetopics.models.poissbpe.compiled import fused_pursuit, kernels, screened_pursuit
-from bpetopics.models.poissbpe.mixture_prior import first_code_entropies
 from bpetopics.models.poissbpe.packed import PackedCounts
 from bpetopics.models.poissbpe.compiled.pursuit_helper import helper
 
@@ -80,8 +80,7 @@ class ThetaCopy:
         new one and nothing changes it in place).
     max_steps : int
     mixture_entropy : float
-        epsilon of the mixtures' entropy prior (0: none); with it, H(f(c)) of the first
-        step's codes c = 0, e_1..e_K is computed here, ``first_entropy`` (K + 1,).
+        epsilon of the mixtures' entropy prior (0: none).
     """
 
     def __init__(self, decoder, log_odds, beta, max_steps, mixture_entropy=0.0):
@@ -92,8 +91,6 @@ class ThetaCopy:
         self.beta_t = beta_t if beta_t.is_contiguous() else beta_t.contiguous()
         self.max_steps = int(max_steps)
         self.strength = float(mixture_entropy)
-        self.first_entropy = (first_code_entropies(decoder) if self.strength
-                              else torch.zeros(self.weight.shape[1] + 1))
 
     @classmethod
     def of_model(cls, model, beta, step: int | None = None, prior: bool = True) -> "ThetaCopy":
@@ -174,13 +171,14 @@ class RowsPursuit:
         exp_w_t = np.empty((n_topics, n_bits), dtype=np.float32)     # exp(w_jt - max_t w_jt)
         self.codes = np.zeros((n_docs, n_bits), dtype=np.uint8)
         self.data, self.prior, self.mixture = np.empty((3, n_docs), dtype=np.float32)
+        first_entropy = np.zeros(n_bits + 1, dtype=np.float32)     # H(f(c)), with the prior
         order_and_bounds = np.empty(n_docs + self.n_shares + 1, dtype=np.int64)
         # one dtype each whatever the corpus's (int or float counts, 32- or 64-bit ids), so
         # that the kernel compiles once: the counts as float64 hold any integer count exactly
         self._args = (X_batch.indptr.astype(np.int64, copy=False), X_batch.indices.astype(np.int32, copy=False),
                       X_batch.data.astype(np.float64, copy=False),
                       theta.beta_t.numpy(), theta.weight.numpy(), theta.bias.numpy(),
-                      theta.log_odds.numpy(), np.float32(theta.strength), theta.first_entropy.numpy(),
+                      theta.log_odds.numpy(), np.float32(theta.strength), first_entropy,
                       theta.max_steps, screened_pursuit.screens(n_bits, n_topics),
                       self.n_shares, self.indptr, self.cols, self.vals, self.rows, self.words, self.local,
                       self.beta_u, self.table, bit_w, exp_w_t, self.codes, self.data, self.prior, self.mixture,
@@ -276,7 +274,8 @@ if numba is not None:
             ok = False
             try:
                 used, nnz = prepare_into(indptr_in, indices, counts, beta_t, weight, bias, indptr,
-                                         cols, vals, rows, words, local, beta_u, table, bit_w, exp_w_t)
+                                         cols, vals, rows, words, local, beta_u, table, bit_w, exp_w_t,
+                                         strength, first_entropy)
                 guided_bounds(indptr, n_shares, order, bounds)
                 state[_N_USED], state[_NNZ] = used, nnz
                 ok = True
