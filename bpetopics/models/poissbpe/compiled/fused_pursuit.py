@@ -56,9 +56,9 @@ def usable(decoder, device) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.models.poissbpe.compiled.pursuit_loops import (candidate_entropies, document_tokens,
-                                                                  factored_softmax, first_step, log_factors,
-                                                                  score_wide_candidates, stable_softmax_column)
+    from bpetopics.models.poissbpe.compiled.pursuit_loops import (candidate_entropies, factored_softmax, first_step,
+                                                                  log_factors, prior_weight, score_wide_candidates,
+                                                                  stable_softmax_column)
 
     def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds, strength,
                     first_entropy, codes, data, prior, mixture, max_steps, docs):  # pragma: no cover
@@ -95,10 +95,10 @@ if numba is not None:
             log_factors(bit_w, log_r_t)
         for q in range(docs.shape[0]):
             d = docs[q]
-            if first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, strength,
+            weight = prior_weight(strength, d, indptr, vals)    # epsilon L_d
+            if first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, weight,
                           first_entropy, codes, data, prior, mixture, first, pre) < 0:
                 continue
-            weight = strength * document_tokens(d, indptr, vals)   # epsilon L_d
             taken = 1
             while taken < max_steps:
                 top = pre.max()

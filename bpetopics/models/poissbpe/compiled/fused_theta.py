@@ -158,6 +158,7 @@ if numba is not None:
         usage = np.zeros(n_topics, dtype=np.float32)
         d_out = np.empty(n_topics, dtype=np.float32)
         lengths = np.zeros(n_docs, dtype=np.float32)            # L_n, tokens a document
+        log_mix = np.empty(n_topics, dtype=np.float32)
         if entropy > 0:
             for i in range(rows.shape[0]):
                 lengths[rows[i]] += vals[i]
@@ -169,13 +170,12 @@ if numba is not None:
                 d_out[t] = mix[n, t] * (d_mix[n, t] - dot)
             if entropy > 0:                                       # + eps w_n f (ln f + H)
                 neg_entropy = np.float32(0.0)
-                for t in range(n_topics):
-                    if mix[n, t] > 0:
-                        neg_entropy += mix[n, t] * np.log(mix[n, t])
+                for t in range(n_topics):                         # f ln f (0 where f = 0)
+                    log_mix[t] = np.log(mix[n, t]) if mix[n, t] > 0 else np.float32(0.0)
+                    neg_entropy += mix[n, t] * log_mix[t]
                 share = entropy * lengths[n] * inv_tokens
                 for t in range(n_topics):
-                    if mix[n, t] > 0:
-                        d_out[t] += share * mix[n, t] * (np.log(mix[n, t]) - neg_entropy)
+                    d_out[t] += share * mix[n, t] * (log_mix[t] - neg_entropy)
             for t in range(n_topics):
                 grad_b[t] += d_out[t]
                 usage[t] += mix[n, t]

@@ -171,21 +171,21 @@ if numba is not None:
             values[j] = (m + y) + np.float32(0.693359375) * fe
 
     @njit(inline="always", nogil=True)
-    def first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, strength, first_entropy,
+    def first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, weight, first_entropy,
                    codes, data, prior, mixture, first, pre):  # pragma: no cover - compiled
         """Step 1 of document d from the shared table (U, K+1): data[d], prior[d],
         mixture[d] and, when a bit improves on the empty code, that bit in codes[d] and
-        pre = a = b + w_bit (T,). With the mixtures' entropy prior (``strength`` epsilon >
-        0) a code c scores epsilon L_d H(f(c)) more, first_entropy (K+1,) holding H(f(c))
-        of c = 0, e_1..e_K; mixture[d] is that term of the code kept (0 without the prior).
-        first (K+1,) scratch. Returns the bit taken, or -1 (the empty code is final)."""
+        pre = a = b + w_bit (T,). With the mixtures' entropy prior a code c scores
+        ``weight`` H(f(c)) more (weight = epsilon L_d, :func:`prior_weight`; 0 without the
+        prior), first_entropy (K+1,) holding H(f(c)) of c = 0, e_1..e_K; mixture[d] is that
+        term of the code kept. first (K+1,) scratch. Returns the bit taken, or -1 (the
+        empty code is final)."""
         n_bits, n_topics = bit_w.shape
         first[:] = 0.0
         for i in range(indptr[d], indptr[d + 1]):
             x, row = vals[i], cols[i]
             for j in range(n_bits + 1):
                 first[j] += x * table[row, j]
-        weight = strength * document_tokens(d, indptr, vals)   # epsilon L_d
         data[d], prior[d], mixture[d] = first[0], 0.0, weight * first_entropy[0]
         best, arg = -np.inf, -1
         for j in range(n_bits):                                 # first best, as argmax
@@ -203,12 +203,15 @@ if numba is not None:
         return arg
 
     @njit(inline="always", nogil=True)
-    def document_tokens(d, indptr, vals):  # pragma: no cover - compiled
-        """L_d = sum_i x_i, document d's tokens."""
+    def prior_weight(strength, d, indptr, vals):  # pragma: no cover - compiled
+        """epsilon L_d, the weight of the entropy prior's term in document d's scores
+        (L_d = sum_i x_i its tokens); 0 without the prior (``strength`` 0), not summed."""
+        if not strength > 0.0:
+            return np.float32(0.0)
         total = np.float32(0.0)
         for i in range(indptr[d], indptr[d + 1]):
             total += vals[i]
-        return total
+        return strength * total
 
     @njit(inline="always", nogil=True)
     def log_factors(bit_w, log_r_t):  # pragma: no cover - compiled
@@ -250,11 +253,9 @@ if numba is not None:
         log_inplace(log_totals, scratch, n_bits)
         for j in range(n_bits):
             total = totals[j]
-            normal = total > np.float32(1e-30) and total < np.float32(1e30)
-            entropy[j] = log_totals[j] - entropy[j] / (total if normal else np.float32(1.0))
-        for j in range(n_bits):
-            total = totals[j]
-            if not (total > np.float32(1e-30) and total < np.float32(1e30)):
+            if total > np.float32(1e-30) and total < np.float32(1e30):
+                entropy[j] = log_totals[j] - entropy[j] / total
+            else:
                 entropy[j] = direct_entropy(pre, bit_w, j)
 
     @njit(inline="always", nogil=True)

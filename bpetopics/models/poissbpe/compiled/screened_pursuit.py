@@ -58,8 +58,8 @@ def screens(n_bits: int, n_topics: int) -> bool:
 if numba is not None:
     from numba import njit
 
-    from bpetopics.models.poissbpe.compiled.pursuit_loops import (candidate_entropies, document_tokens, first_step,
-                                                                  log_factors, log_inplace, score_candidates,
+    from bpetopics.models.poissbpe.compiled.pursuit_loops import (candidate_entropies, first_step, log_factors,
+                                                                  log_inplace, prior_weight, score_candidates,
                                                                   stable_softmax_column)
 
     @njit(nogil=True)
@@ -185,11 +185,11 @@ if numba is not None:
             log_factors(bit_w, log_r_t)
         for q in range(docs.shape[0]):
             d = docs[q]
-            arg = first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, strength,
+            weight = prior_weight(strength, d, indptr, vals)    # epsilon L_d
+            arg = first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, weight,
                              first_entropy, codes, data, prior, mixture, first, pre)
             if arg < 0:
                 continue
-            weight = strength * document_tokens(d, indptr, vals)   # epsilon L_d
             n = indptr[d + 1] - indptr[d]
             for ii in range(n):                                 # ln phi_i0 from the table
                 log_phi0[ii] = table[cols[indptr[d] + ii], arg + 1]
