@@ -12,6 +12,11 @@ from bpetopics.cli import (Choice, FloatRange, IntRange, IntTuple, UserError, co
                            device_option, main, record_options, vocabulary_options)
 
 
+#: The options of their own that set a PoissBPE or LDA parameter (``--params`` must not too).
+OWN_OPTIONS = {"device": "--device", "pipeline": "--no-pipeline", "epochs": "--epochs", "n_bits": "--bits",
+               "mixture_entropy": "--mixture-entropy", "passes": "--lda-passes"}
+
+
 @main.command()
 @click.argument("corpus")
 @click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
@@ -46,12 +51,16 @@ from bpetopics.cli import (Choice, FloatRange, IntRange, IntTuple, UserError, co
                    "Tomotopy (LDA by collapsed Gibbs sampling, 1,000 iterations), NMF, ProdLDA, "
                    "Tomotopy-200 (200 iterations) "
                    "(bpetopics.experiments.text_comparison.TEXT_MODELS).")
+@click.option("--params", "model_params", multiple=True, metavar="MODEL=JSON",
+              help="Other parameters of one compared model, as a JSON object of its constructor's "
+                   "arguments, e.g. 'Tomotopy={\"iterations\": 2000}' or 'PoissBPE={\"topic_smoothing\": -0.2}'; "
+                   "repeat for other models.")
 @vocabulary_options
 @click.option("--corpus-seed", type=int, default=0, show_default=True,
               help="Seed of the --max-docs and --test-size draws (and of the held-out draw for a corpus without a test split).")
 @record_options
 def compare(corpus, out, n_topics, seeds, epochs, bits, mixture_entropy, device, pipeline, lda_passes, reference,
-            gensim, overwrite, models, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
+            gensim, overwrite, models, model_params, vocab_size, min_df, max_df, stopwords, data_home, categories, max_docs,
             test_size, passages, corpus_seed, text_field, id_field, label_field, time_field, skip_bad_lines):
     """Compare PoissBPE with baseline topic models on CORPUS, over several seeds.
 
@@ -70,7 +79,7 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, mixture_entropy, device,
 
     LDA is LDABaseline with its documented defaults (online variational Bayes,
     10 passes, 50 iterations, alpha learnt, eta 1/T); each model uses its own
-    defaults otherwise.
+    defaults otherwise, or what --params gives it.
 
     CORPUS is 20newsgroups, abc, state_union, lee, abc-sentences or
     20newsgroups-subjects (named corpora), a folder of text files, a .jsonl or .csv
@@ -95,12 +104,15 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, mixture_entropy, device,
       bpetopics compare path/to/texts --test-size 0.2 --topics 10,20,50 --out results/mine
       bpetopics compare path/to/texts --test-size 0.2 --topics 20 --models poissbpe,tomotopy \\
           --mixture-entropy 0.1 --out results/mine-spread
+      bpetopics compare path/to/texts --test-size 0.2 --topics 100 --models poissbpe,tomotopy \\
+          --params 'PoissBPE={"topic_smoothing": -0.2, "topic_repulsion": 0.0004}' \\
+          --params 'Tomotopy={"iterations": 2000}' --out results/mine-sparse
       bpetopics compare 20newsgroups --categories sci.space,rec.autos --max-docs 500 \\
           --topics 5 --seeds 1 --epochs 2 --lda-passes 2 --out /tmp/quick
     """
     from bpetopics.evaluation.coherence import GENSIM_MEASURES
     from bpetopics.experiments.text_comparison import (FILES, TEXT_MODELS, choose_reference, compare_models,
-                                                       model_names, write_comparison)
+                                                       model_names, model_params as parse_params, write_comparison)
     from bpetopics.experiments.text_setup import comparison_data, describe_comparison
     from bpetopics.experiments.topic_sweep import SWEEP_FILES, sweep_folder, write_topic_sweep
     from bpetopics.text.settings import CorpusSettings
@@ -115,6 +127,24 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, mixture_entropy, device,
         names = model_names(models)
     except ValueError:
         raise UserError(f"unknown --models {models!r}; choose from {', '.join(TEXT_MODELS)}") from None
+    try:
+        params = parse_params(model_params, names, min(n_topics))
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+    bpe_params = {"device": device}
+    if not pipeline:
+        bpe_params["pipeline"] = False
+    if epochs is not None:
+        bpe_params["epochs"] = epochs
+    if bits is not None:
+        bpe_params["n_bits"] = bits
+    if mixture_entropy is not None:
+        bpe_params["mixture_entropy"] = mixture_entropy
+    lda_params = {} if lda_passes is None else {"passes": lda_passes}
+    for name, own in (("PoissBPE", bpe_params), ("LDA", lda_params)):
+        for key in sorted(set(own) & set(params.get(name, {}))):
+            raise UserError(f"--params sets {name}'s {key}, which {OWN_OPTIONS[key]} sets: give it once")
+        own.update(params.pop(name, {}))
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is a file: give a folder")
     if not overwrite and (any((folder / f).exists() for folder in folders for f in FILES)
@@ -128,7 +158,7 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, mixture_entropy, device,
         from bpetopics.models import PoissBPE
 
         try:
-            cuda_note = cuda_batch_note(resolve_device(device), PoissBPE().batch_size)
+            cuda_note = cuda_batch_note(resolve_device(device), bpe_params.get("batch_size", PoissBPE().batch_size))
         except ValueError as exc:
             raise UserError(str(exc)) from None
     settings = CorpusSettings.from_options(
@@ -146,16 +176,6 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, mixture_entropy, device,
     if cuda_note:
         click.echo(cuda_note, err=True)
 
-    bpe_params = {"device": device}
-    if not pipeline:
-        bpe_params["pipeline"] = False
-    if epochs is not None:
-        bpe_params["epochs"] = epochs
-    if bits is not None:
-        bpe_params["n_bits"] = bits
-    if mixture_entropy is not None:
-        bpe_params["mixture_entropy"] = mixture_entropy
-    lda_params = {} if lda_passes is None else {"passes": lda_passes}
     train, test = data.train, data.test
     used_reference = choose_reference(reference, test.n_docs)
     by_topics = {}
@@ -166,11 +186,11 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, mixture_entropy, device,
             results = compare_models(train, test, topics, range(seeds), bpe_params=bpe_params,
                                      lda_params=lda_params, reference=reference,
                                      gensim_measures=GENSIM_MEASURES if gensim else (),
-                                     log=lambda m: click.echo(m, err=True), models=names)
-        except ValueError as exc:
+                                     log=lambda m: click.echo(m, err=True), models=names, params=params)
+        except (ValueError, TypeError) as exc:
             raise UserError(str(exc).strip().splitlines()[0]) from None
         described = describe_comparison(corpus, settings, data, used_reference, names, topics, bpe_params,
-                                        lda_params)
+                                        lda_params, params)
         paths = write_comparison(results, folder, settings=described)
         by_topics[topics] = results
         if not sweep:

@@ -43,7 +43,7 @@ from bpetopics.evaluation.evaluate import evaluate_topic_model
 from bpetopics.experiments.comparison_report import (FIGURE_METRICS, FILES, METRICS, plot_comparison, summarize,
                                                      summary_markdown, write_comparison)
 __all__ = ["TEXT_MODELS", "TextModel", "MODEL_NAMES", "METRICS", "FILES", "FIGURE_METRICS", "choose_reference", "compare_models",
-           "holdout_split", "model_names", "summarize", "summary_markdown", "plot_comparison",
+           "holdout_split", "model_names", "model_params", "summarize", "summary_markdown", "plot_comparison",
            "write_comparison"]
 
 
@@ -121,6 +121,76 @@ def model_names(names) -> list:
     if unknown or not names:
         raise ValueError(f"unknown models {unknown or names}; choose from {', '.join(TEXT_MODELS)}")
     return [by_lower[n.lower()] for n in names]
+
+
+#: What the comparison sets for every model itself (``--topics``, ``--seeds``).
+SHARED_PARAMS = ("n_topics", "random_state")
+
+
+def model_params(specs: Sequence[str], models: Sequence[str], n_topics: int = 20) -> dict:
+    """Keyword arguments per model from ``NAME=JSON`` strings, such as
+    ``'Tomotopy={"iterations": 2000}'`` (``compare --params``).
+
+    Parameters
+    ----------
+    specs : sequence of str
+        ``NAME=JSON``: a model of ``models`` (any case) and a JSON object of its
+        constructor's parameters; a model named twice has its objects merged.
+    models : sequence of str
+        The registry names compared (:func:`model_names`).
+    n_topics : int
+        T, to build each model once and check the names (and PoissBPE's values).
+
+    Returns
+    -------
+    dict
+        {registry name: {parameter: value}}.
+
+    Raises
+    ------
+    ValueError
+        One line naming the spec at fault: no ``=``, a model not compared, JSON that is
+        not an object, a parameter the model does not have or that the comparison sets
+        (:data:`SHARED_PARAMS`), the same parameter twice, or (PoissBPE) a value its
+        rules refuse.
+    """
+    import inspect
+    import json
+
+    by_lower = {name.lower(): name for name in models}
+    params: dict = {}
+    for spec in specs:
+        name, sep, text = spec.partition("=")
+        if not sep:
+            raise ValueError(f"--params {spec!r} needs the form MODEL=JSON, such as 'Tomotopy={{\"iterations\": 2000}}'")
+        name = by_lower.get(name.strip().lower())
+        if name is None:
+            raise ValueError(f"--params {spec.partition('=')[0]!r} is not among the compared models "
+                             f"({', '.join(models)}): add it to --models or correct the name")
+        try:
+            given = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"--params for {name} is not valid JSON ({exc.msg} at character {exc.pos}): "
+                             f"give an object such as {{\"iterations\": 2000}}") from None
+        if not isinstance(given, dict):
+            raise ValueError(f"--params for {name} must be a JSON object of its parameters, such as "
+                             f"{{\"iterations\": 2000}}; got {text.strip()!r}")
+        known = [p for p in inspect.signature(type(TEXT_MODELS[name].make(n_topics, 0, {})).__init__).parameters
+                 if p not in ("self", *SHARED_PARAMS)]
+        for key in given:
+            if key in SHARED_PARAMS:
+                raise ValueError(f"--params sets {key} for {name}, which the comparison sets for every model "
+                                 f"(--topics, --seeds): leave it out")
+            if key not in known:
+                raise ValueError(f"{name} has no parameter {key!r}; its parameters: {', '.join(known)}")
+            if key in params.get(name, {}):
+                raise ValueError(f"--params gives {name}'s {key} twice: give it once")
+        params.setdefault(name, {}).update(given)
+    for name, given in params.items():
+        model = TEXT_MODELS[name].make(n_topics, 0, given)
+        if hasattr(model, "validate"):
+            model.validate(label=lambda key: f"{name}'s {key}")
+    return params
 
 
 def choose_reference(reference: str, n_test: int) -> str:

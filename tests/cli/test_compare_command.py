@@ -112,3 +112,41 @@ def test_compare_refuses_cuda_without_it_before_preparing_the_corpus(runner, tmp
                                   "--device", "cuda"])
     one_line_error(result, "CUDA is not available", "--device cpu")
     assert not out.exists()
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_compare_passes_each_models_params_and_refuses_bad_ones(runner, corpus_with_test, tmp_path):
+    """--params MODEL=JSON reaches that model (said in comparison.md and changing its fit);
+    every mistake is one line before any corpus is read or model fitted."""
+    out = tmp_path / "params"
+    args = ["compare", str(corpus_with_test), "--topics", "5", "--bits", "8", "--epochs", "2", "--seeds", "1",
+            "--no-gensim", "--models", "PoissBPE,NMF", "--device", "cpu", "--out", str(out)]
+    result = runner.invoke(main, [*args, "--params", 'nmf={"max_iter": 3}', "--params",
+                                  'PoissBPE={"topic_repulsion": 0.002}', "--params", 'poissbpe={"batch_size": 32}'])
+    assert result.exit_code == 0, result.output
+    md = (out / "comparison.md").read_text()
+    assert "with max_iter=3" in md and "topic_repulsion=0.002" in md and "batch_size=32" in md
+    with open(out / "comparison.csv", newline="") as f:
+        three = {r["model"]: float(r["perplexity"]) for r in csv.DictReader(f)}
+    result = runner.invoke(main, [*args, "--overwrite", "--models", "NMF"])
+    assert result.exit_code == 0, result.output
+    with open(out / "comparison.csv", newline="") as f:
+        default = float(next(csv.DictReader(f))["perplexity"])
+    assert three["NMF"] != pytest.approx(default, rel=1e-6)      # 3 iterations against NMF's 200
+
+    missing = tmp_path / "never-read"
+    bad = ["compare", str(missing), *args[2:-1], str(tmp_path / "bad")]
+    one_line_error(runner.invoke(main, [*bad, "--params", "nmf"]), "MODEL=JSON")
+    one_line_error(runner.invoke(main, [*bad, "--params", 'lda={"passes": 2}']), "'lda' is not among", "--models")
+    one_line_error(runner.invoke(main, [*bad, "--params", "nmf={max_iter: 3}"]), "NMF is not valid JSON")
+    one_line_error(runner.invoke(main, [*bad, "--params", "nmf=[3]"]), "JSON object")
+    one_line_error(runner.invoke(main, [*bad, "--params", 'nmf={"iterations": 3}']),
+                   "NMF has no parameter 'iterations'", "max_iter")
+    one_line_error(runner.invoke(main, [*bad, "--params", 'nmf={"n_topics": 3}']), "n_topics", "--topics")
+    one_line_error(runner.invoke(main, [*bad, "--params", 'nmf={"max_iter": 3}', "--params", 'NMF={"max_iter": 4}']),
+                   "max_iter twice")
+    one_line_error(runner.invoke(main, [*bad, "--params", 'poissbpe={"epochs": 3}']), "epochs", "--epochs")
+    one_line_error(runner.invoke(main, [*bad, "--params", 'poissbpe={"device": "cpu"}']), "--device")
+    one_line_error(runner.invoke(main, [*bad, "--params", 'poissbpe={"topic_repulsion": -1}']),
+                   "PoissBPE's topic_repulsion")
+    assert not missing.exists() and not (tmp_path / "bad").exists()

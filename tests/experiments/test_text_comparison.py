@@ -229,3 +229,14 @@ def test_the_warm_up_fits_keep_their_early_stops_quiet(small):
         warnings.simplefilter("always")
         warm_up_models(4, train.counts, ["NMF"], {"NMF": {}})
     assert [str(w.message) for w in caught] == []
+
+
+def test_model_params_merges_each_models_objects_under_its_registry_name():
+    from bpetopics.experiments.text_comparison import model_params
+
+    got = model_params(['tomotopy-200={"alpha": 0.5}', 'NMF={"max_iter": 7}', 'TOMOTOPY-200={"eta": 0.05}'],
+                       ["PoissBPE", "Tomotopy-200", "NMF"], n_topics=5)
+    assert got == {"Tomotopy-200": {"alpha": 0.5, "eta": 0.05}, "NMF": {"max_iter": 7}}
+    assert model_params([], ["PoissBPE"]) == {}
+    with pytest.raises(ValueError, match="PoissBPE's n_bits"):
+        model_params(['PoissBPE={"n_bits": 0}'], ["PoissBPE"], n_topics=5)
