@@ -216,7 +216,8 @@ MODEL_HELP = {
     "mixture_entropy": "Weight of the prior that favours spread mixtures: minus the entropy of "
                        "each document's mixture, weighed by its tokens, is added to the "
                        "per-token loss and to the codes' scores, so that documents can share "
-                       "a topic of common words (0: none).",
+                       "a topic of common words (0: none; default: min(0.2, 5 T / N) for N "
+                       "training documents).",
     "topic_smoothing": "Dirichlet pseudo-counts of every word in every topic (MAP), weighed "
                        "against the corpus's tokens: helps small corpora (0: none; default: "
                        "0.1 from 80,000 tokens on, 0.1 x 80,000 / tokens below, at most 1). "
@@ -258,7 +259,7 @@ def option_flag(name: str) -> str:
 
 
 # Parameters whose default None stands for a value computed from the data.
-FLOAT_OR_NONE = {"alpha": float, "gamma": float, "topic_smoothing": float}
+FLOAT_OR_NONE = {"alpha": float, "gamma": float, "topic_smoothing": float, "mixture_entropy": float}
 
 
 def model_parameters() -> dict:

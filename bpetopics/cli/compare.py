@@ -105,7 +105,7 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, mixture_entropy, device,
       bpetopics compare path/to/texts --test-size 0.2 --topics 20 --models poissbpe,tomotopy \\
           --mixture-entropy 0.1 --out results/mine-spread
       bpetopics compare path/to/texts --test-size 0.2 --topics 100 --models poissbpe,tomotopy \\
-          --params 'PoissBPE={"topic_smoothing": -0.2, "topic_repulsion": 0.0004}' \\
+          --params 'PoissBPE={"topic_smoothing": -0.2, "mixture_entropy": 0}' \\
           --params 'Tomotopy={"iterations": 2000}' --out results/mine-sparse
       bpetopics compare 20newsgroups --categories sci.space,rec.autos --max-docs 500 \\
           --topics 5 --seeds 1 --epochs 2 --lda-passes 2 --out /tmp/quick

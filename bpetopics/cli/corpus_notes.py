@@ -31,32 +31,24 @@ def long_documents_note(n_docs: int, n_tokens: int, passages) -> str | None:
             f"(docs/getting-started.md)")
 
 
-def small_corpus_note(n_docs: int, corpus, n_topics: int, mixture_entropy: float | None = 0.0) -> str | None:
+def small_corpus_note(n_docs: int, corpus, n_topics: int) -> str | None:
     """The one-line note ``train`` prints for a corpus of fewer than
-    :data:`SMALL_CORPUS_DOCS` training documents (None for a larger one); while PoissBPE
-    trains without the mixtures' entropy prior (``mixture_entropy`` 0) it names the
-    strength ``mixture_entropy=None`` would take, which on the quality grid's two such
-    corpora gave topics more coherent on held-out text in 7 of 8 cells (docs/defaults.md)."""
+    :data:`SMALL_CORPUS_DOCS` training documents (None for a larger one)."""
     if n_docs >= SMALL_CORPUS_DOCS:
         return None
-    from bpetopics.models.poissbpe.mixture_prior import entropy_for
-
-    prior = ("" if mixture_entropy != 0.0 else
-             f"; PoissBPE with --mixture-entropy {entropy_for(n_topics, n_docs):.2g} (a prior for spread mixtures: "
-             f"on the grid's corpora this small, topics more coherent on held-out text in 7 of 8 cells, "
-             f"in no more time) is worth a try, in `compare` too")
     return (f"Note: {n_docs:,} training documents; below about {SMALL_CORPUS_DOCS:,}, LDA by Gibbs sampling "
             f"trained faster with more diverse, mostly more coherent topics than PoissBPE, which predicted "
             f"held-out words better (docs/results/quality-grid.md); "
             f"`bpetopics compare {shlex.quote(str(corpus))} --topics {n_topics} --models poissbpe,tomotopy` "
-            f"(and the same corpus options) checks on this corpus{prior}")
+            f"(and the same corpus options) checks on this corpus")
 
 
 #: Short texts (fewer distinct words a document than PoissBPE's ``SHORT_TEXT_WORDS``) at
 #: this many topics or more: on the quality grid's two short-text corpora at 100 and 200
-#: topics LDA by Gibbs sampling mostly gave the more coherent topics and predicted
-#: held-out words better, while PoissBPE's mixtures classified documents better
-#: (docs/results/quality-grid.md), and ``train`` says so.
+#: topics LDA by Gibbs sampling mostly gave topics more coherent on held-out texts (on
+#: the subject lines PoissBPE's were the more coherent on the whole corpus), while
+#: PoissBPE's mixtures classified documents better (docs/results/quality-grid.md), and
+#: ``train`` says so.
 SHORT_TEXT_TOPICS = 100
 
 
@@ -69,8 +61,8 @@ def short_texts_note(n_docs: int, n_distinct: int, corpus, n_topics: int) -> str
     if n_docs <= 0 or n_distinct / n_docs >= PoissBPE.SHORT_TEXT_WORDS or n_topics < SHORT_TEXT_TOPICS:
         return None
     return (f"Note: short texts ({n_distinct / n_docs:.1f} distinct words a document) with {n_topics} topics; on "
-            f"short texts at {SHORT_TEXT_TOPICS} topics or more LDA by Gibbs sampling mostly gave more coherent "
-            f"topics and predicted held-out words better, while PoissBPE classified documents better "
+            f"short texts at {SHORT_TEXT_TOPICS} topics or more LDA by Gibbs sampling mostly gave topics more "
+            f"coherent on held-out texts, while PoissBPE classified documents better "
             f"(docs/results/quality-grid.md); `bpetopics compare {shlex.quote(str(corpus))} --topics {n_topics} "
             f"--models poissbpe,tomotopy` (and the same corpus options) checks on this corpus")
 

@@ -328,8 +328,7 @@ def _train(ctx, o: dict, group=None) -> None:
                 click.echo(f"Training on {corpus}: {units}, {s['vocabulary']:,} words, {s['tokens']:,} tokens",
                            err=True)
                 for note in (long_documents_note(train_corpus.n_docs, s["tokens"], settings.passages),
-                             small_corpus_note(train_corpus.n_docs, corpus, params["n_topics"],
-                                               params.get("mixture_entropy", 0.0)),
+                             small_corpus_note(train_corpus.n_docs, corpus, params["n_topics"]),
                              short_texts_note(train_corpus.n_docs, train_corpus.counts.getnnz(), corpus,
                                               params["n_topics"]),
                              cuda_batch_note(resolve_device(job.model.device), job.model.batch_size)):

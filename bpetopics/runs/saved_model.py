@@ -50,6 +50,8 @@ def build_model(name, params, state, n_data, n_features, training, device, where
         params["pipeline"] = False      # saved before the pipelined schedule: trained in order
     if "shortlist" not in params and "shortlist" in cls._get_param_names():
         params["shortlist"] = None      # saved before the shortlist pursuit: the exact one
+    if "mixture_entropy" not in params and "mixture_entropy" in cls._get_param_names():
+        params["mixture_entropy"] = 0.0  # saved before the mixtures' entropy prior: none
     if params.get("n_bits", 0) is None and "prior.a" in state:
         params["n_bits"] = int(state["prior.a"].shape[0])   # K as trained, whatever today's default
     if device is not None:

@@ -197,6 +197,18 @@ def test_a_run_saved_before_the_pipelined_schedule_loads_with_its_steps_in_order
     assert load_run(old).model.pipeline is False
 
 
+def test_a_run_saved_before_the_entropy_prior_loads_without_it(saved, tmp_path):
+    """A config without ``mixture_entropy`` trained without the mixtures' entropy prior
+    (today's default, None, takes one): it loads with none."""
+    assert load_run(saved).model.mixture_entropy is None
+    old = tmp_path / "old"
+    shutil.copytree(saved, old)
+    config = json.loads((old / "config.json").read_text())
+    del config["params"]["mixture_entropy"]
+    (old / "config.json").write_text(json.dumps(config))
+    assert load_run(old).model.mixture_entropy == 0.0
+
+
 def _rewrite_config(run, **changes):
     config = json.loads((run / "config.json").read_text())
     for key, value in changes.items():

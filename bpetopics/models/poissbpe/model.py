@@ -89,16 +89,18 @@ class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, To
         cosine similarities between topics summed over all pairs (each pair weighted by
         the two topics' use in the minibatch, weights averaging 1); above 60 topics, times
         59 / (T - 1), so that no topic is pushed harder than at T = 60. 0 is maximum
-        likelihood (docs/defaults.md measures the default against it).
+        likelihood (docs/defaults.md measures the default, chosen with the entropy prior
+        below, against other values).
     mixture_entropy : float or None
         epsilon of a prior on the mixtures that favours spread ones
         (:mod:`bpetopics.models.poissbpe.mixture_prior`): the theta step's loss gains
         -epsilon times the entropy of each document's mixture f(z_n), weighed by its
         tokens, and the pursuit scores each candidate code with the same term, so that a
-        document can draw on a topic of shared words beside its own theme. 0 (the
-        default) is none. None: min(0.2, 5 T / N) on N training documents, the prior as
-        strong as five documents a topic (``mixture_prior.entropy_for``). An option, not
-        the default: docs/defaults.md measures it over the quality grid.
+        document can draw on a topic of shared words beside its own theme. None (the
+        default): min(0.2, 5 T / N) on N training documents, the prior as strong as five
+        documents a topic (``mixture_prior.entropy_for``); 0 is none (the model before
+        this prior, with ``topic_repulsion=0.0008``). docs/defaults.md measures both
+        over the quality grid.
     topic_smoothing : float or None
         eta of a Dirichlet(1 + eta) prior on each topic's word distribution: the theta step
         is MAP with eta pseudo-counts for every word of every topic, weighed against the
@@ -224,7 +226,7 @@ class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, To
     def __init__(self, n_topics=20, *, n_bits=None, hidden=(), activation="relu", alpha=None,
                  gamma=None, tau=1.0, kappa=0.7, epochs=None, batch_size=64, lr=0.05,
                  max_bits=None, flat_start=True, prior_ramp_epochs=1.0, topic_init_docs=5,
-                 topic_repulsion=0.0008, mixture_entropy=0.0, topic_smoothing=None, reseed_similarity=0.7,
+                 topic_repulsion=0.0004, mixture_entropy=None, topic_smoothing=None, reseed_similarity=0.7,
                  split_moves=True, split_min_gain=0.1, initial_topics=None, cooldown_epochs=2, soft_codes=1,
                  document_concentration=None, pipeline=True,
                  seed_words=None, seed_strength=0.02, backend="auto", random_state=0, device="auto",

@@ -191,7 +191,9 @@ def test_split_moves_off_restart_from_badly_explained_documents():
     """split_moves=False keeps the restart of before issue #14: the dead topic starts from
     the documents explained worst and takes the most used topic's decoder row."""
     X, _, _ = planted_corpus(n_docs=300)
-    model = PoissBPE(n_topics=6, n_bits=8, epochs=2, split_moves=False, random_state=0,
+    # without the mixtures' entropy prior: with it, two epochs still share one spread
+    # mixture among most documents (the topics part later), and most topics restart
+    model = PoissBPE(n_topics=6, n_bits=8, epochs=2, split_moves=False, mixture_entropy=0, random_state=0,
                      device="cpu", progress=False).fit(X)
     model.epoch_ = 1
     with torch.no_grad():
@@ -236,8 +238,8 @@ def test_the_diversity_prior_pushes_no_topic_harder_above_60_topics():
         (model._penalty_weight() * topic_overlap(beta, torch.ones(n_topics))).backward()
         return float(beta.grad.norm(dim=0).mean())
 
-    assert PoissBPE(n_topics=20)._penalty_weight() == pytest.approx(0.0008 * 20 * 19)
-    assert PoissBPE(n_topics=50)._penalty_weight() == pytest.approx(0.0008 * 50 * 49)
+    assert PoissBPE(n_topics=20)._penalty_weight() == pytest.approx(0.0004 * 20 * 19)
+    assert PoissBPE(n_topics=50)._penalty_weight() == pytest.approx(0.0004 * 50 * 49)
     assert push(20) < 0.6 * push(50)                              # fewer partners, less push
     for many in (100, 150):                                       # the full sum: 1.7x and 2.5x
         assert push(many) == pytest.approx(push(60), rel=0.2)

@@ -19,6 +19,7 @@ from bpetopics.models.poissbpe.compiled import rows_pursuit
 from bpetopics.models.poissbpe.compiled.rows_preparation import guided_bounds
 from bpetopics.models.poissbpe.compiled.rows_pursuit import RowsPursuit, ThetaCopy
 from bpetopics.bpe.pursuit import reference_pursuit
+from tests.models.poissbpe.test_mixture_prior import reference_prior_pursuit
 from bpetopics.models.poissbpe.table_pursuit import table_pursuit
 from tests.models.poissbpe.test_table_pursuit import text_case, zipf_corpus
 
@@ -209,7 +210,8 @@ def test_topic_checks_sharing_their_pursuit_with_the_helper_change_nothing(monke
 def test_each_pipelined_code_is_the_pursuit_under_the_theta_one_step_before():
     """Record, at each theta step b, the model's theta and q(pi) (those the pursuit of
     minibatch b + 1 reads); then minibatch b + 1's codes must be the reference pursuit's
-    under them. The first minibatch of each epoch is pursued with the current theta."""
+    under them (of the score with the mixtures' entropy prior, the default). The first
+    minibatch of each epoch is pursued with the current theta."""
     X = _corpus(n_docs=200)
     model = PoissBPE(n_topics=4, n_bits=10, epochs=2, batch_size=50, pipeline=True, random_state=0,
                      device="cpu", progress=False)
@@ -230,8 +232,9 @@ def test_each_pipelined_code_is_the_pursuit_under_the_theta_one_step_before():
     for (_, _, decoder, params, log_odds, step), (batch, codes, *_rest) in zip(seen, seen[1:]):
         if (step + 1) % steps == 0:              # the next minibatch starts an epoch: not stale
             continue
-        expected = reference_pursuit(decoder, _Frozen(lik, params), batch,
-                                     model.prior_weight(step + 1) * log_odds)
+        log_odds = (model.prior_weight(step + 1) * log_odds).float()
+        expected = reference_prior_pursuit(decoder, _Frozen(lik, params), batch, log_odds,
+                                           model.mixture_entropy_in_use())
         assert torch.equal(codes, expected), step
         checked += 1
     assert checked == 2 * (steps - 1)

@@ -71,7 +71,7 @@ def test_repulsion_moves_generic_words_into_one_topic():
     much as the planted background (40%), and the fit is as good.
 
     lambda = 0.05: R sums over T (T - 1) = 30 pairs here, against 380 at T = 20, so the
-    default (0.0008, chosen on 20 Newsgroups at T = 20) is weaker still at T = 6; measured
+    default (0.0004, chosen on 20 Newsgroups with the entropy prior) is weaker still at T = 6; measured
     on this corpus: 21 generic top words at 0, 18 at 0.0025, 9 at 0.01, 0 at 0.05.
 
     The steps in order (``pipeline=False``): the figures above are that schedule's. The
