@@ -88,7 +88,8 @@ def describe_comparison(corpus, settings: dict, data: ComparisonData, reference:
                         n_topics: int, bpe_params: dict, lda_params: dict, params: dict | None = None) -> dict:
     """The settings block of ``comparison.md``: corpus, held-out documents, documents
     left out (and why), coherence reference (as used), each model's configuration (the
-    other models' ``params`` after their defaults) and what the times measure."""
+    baselines' ``params`` after their settings; PoissBPE's and LDA's are in
+    ``bpe_params`` and ``lda_params``) and what the times measure."""
     where = "the whole corpus" if reference == "corpus" else f"the {reference} split"
     described = {
         "corpus": f"{corpus} ({', '.join(f'{k}={v}' for k, v in settings.items() if v is not None)})",
@@ -104,10 +105,9 @@ def describe_comparison(corpus, settings: dict, data: ComparisonData, reference:
         elif name == "LDA":
             described[name] = _lda_setting(lda_params)
         elif name in BASELINE_SETTINGS:
-            described[name] = BASELINE_SETTINGS[name]
-        given = (params or {}).get(name)
-        if given and name not in ("PoissBPE", "LDA"):
-            described[name] += "; with " + ", ".join(f"{k}={v!r}" for k, v in given.items())
+            given = (params or {}).get(name)
+            with_params = "; with " + ", ".join(f"{k}={v!r}" for k, v in given.items()) if given else ""
+            described[name] = BASELINE_SETTINGS[name] + with_params
     described["timing"] = ("wall and CPU time of fit (after one untimed warm-up fit of each model) and "
                            "wall time of doc_topic on the held-out documents")
     return described

@@ -37,6 +37,12 @@ def torch_threads() -> int:
     return int(torch.get_num_threads())
 
 
+#: Parameters added after runs were first saved, with the value that a run saved before
+#: each existed trained with: in order (before the pipelined schedule), the exact pursuit
+#: (before the shortlist), no prior on the mixtures (before ``mixture_entropy``).
+ADDED_LATER = {"pipeline": False, "shortlist": None, "mixture_entropy": 0.0}
+
+
 def build_model(name, params, state, n_data, n_features, training, device, where):
     """A fitted model of class ``name`` from its parameters and tensors (RunError if they disagree)."""
     from bpetopics.bpe.device import resolve_device
@@ -46,12 +52,9 @@ def build_model(name, params, state, n_data, n_features, training, device, where
         raise RunError(f"{where} holds an unknown model class {name!r} (expected one of {', '.join(MODELS)})")
     cls = MODELS[name]
     params = dict(params, progress=False)
-    if "pipeline" not in params and "pipeline" in cls._get_param_names():
-        params["pipeline"] = False      # saved before the pipelined schedule: trained in order
-    if "shortlist" not in params and "shortlist" in cls._get_param_names():
-        params["shortlist"] = None      # saved before the shortlist pursuit: the exact one
-    if "mixture_entropy" not in params and "mixture_entropy" in cls._get_param_names():
-        params["mixture_entropy"] = 0.0  # saved before the mixtures' entropy prior: none
+    for name, before in ADDED_LATER.items():
+        if name not in params and name in cls._get_param_names():
+            params[name] = before
     if params.get("n_bits", 0) is None and "prior.a" in state:
         params["n_bits"] = int(state["prior.a"].shape[0])   # K as trained, whatever today's default
     if device is not None:

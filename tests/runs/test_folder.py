@@ -185,28 +185,18 @@ def test_checkpoint_resumes_to_the_same_model_across_topic_growth(corpus, tmp_pa
     assert [h["objective"] for h in resumed.history_] == [h["objective"] for h in whole.history_]
 
 
-def test_a_run_saved_before_the_pipelined_schedule_loads_with_its_steps_in_order(saved, tmp_path):
-    """A config without ``pipeline`` was trained in order: training it further (a resumed
-    checkpoint, the same rule) keeps that schedule."""
-    assert load_run(saved).model.pipeline is True
+@pytest.mark.parametrize("name, today, before", [("pipeline", True, False), ("mixture_entropy", None, 0.0)])
+def test_a_run_saved_before_a_parameter_existed_loads_as_it_trained(saved, tmp_path, name, today, before):
+    """A config without ``pipeline`` was trained in order, one without ``mixture_entropy``
+    without the mixtures' entropy prior: each loads so (training it further, a resumed
+    checkpoint, keeps that), whatever today's default."""
+    assert getattr(load_run(saved).model, name) == today
     old = tmp_path / "old"
     shutil.copytree(saved, old)
     config = json.loads((old / "config.json").read_text())
-    del config["params"]["pipeline"]
+    del config["params"][name]
     (old / "config.json").write_text(json.dumps(config))
-    assert load_run(old).model.pipeline is False
-
-
-def test_a_run_saved_before_the_entropy_prior_loads_without_it(saved, tmp_path):
-    """A config without ``mixture_entropy`` trained without the mixtures' entropy prior
-    (today's default, None, takes one): it loads with none."""
-    assert load_run(saved).model.mixture_entropy is None
-    old = tmp_path / "old"
-    shutil.copytree(saved, old)
-    config = json.loads((old / "config.json").read_text())
-    del config["params"]["mixture_entropy"]
-    (old / "config.json").write_text(json.dumps(config))
-    assert load_run(old).model.mixture_entropy == 0.0
+    assert getattr(load_run(old).model, name) == before
 
 
 def _rewrite_config(run, **changes):
