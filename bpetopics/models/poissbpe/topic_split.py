@@ -29,7 +29,7 @@ import scipy.sparse as sp
 
 from bpetopics.models.poissbpe.compiled import kernels
 from bpetopics.models.poissbpe.compiled import topic_split as compiled_split
-from bpetopics.models.poissbpe.two_means import two_means
+from bpetopics.models.poissbpe.two_means import POWER_TOLERANCE, two_means
 
 __all__ = ["explained_counts", "split_gains", "deletion_losses", "plan_moves"]
 
@@ -90,7 +90,7 @@ def split_gains(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, min_tokens:
         halves, split = compiled_split.split_halves(X.indptr, X.indices, X.data.astype(np.float64),
                                                     np.ascontiguousarray(beta, dtype=np.float64),
                                                     np.ascontiguousarray(mix, dtype=np.float64),
-                                                    X.shape[1], float(min_tokens))
+                                                    X.shape[1], float(min_tokens), POWER_TOLERANCE)
         for t in np.flatnonzero(split):
             gains[t] = _loglik(halves[t, 0]) + _loglik(halves[t, 1]) - _loglik(halves[t].sum(0))
         return gains, halves

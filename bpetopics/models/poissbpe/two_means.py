@@ -9,16 +9,23 @@ import scipy.sparse as sp
 from bpetopics.models.poissbpe.compiled import kernels
 from bpetopics.models.poissbpe.compiled import two_means as compiled_two_means
 
-__all__ = ["two_means"]
+__all__ = ["two_means", "POWER_TOLERANCE"]
+
+#: The power iteration stops when its unit direction moves less than this (L2) in a
+#: round. Only the sign of each row's projection on it is used, as the start of the
+#: k-means rounds, which move the rows near the boundary anyway; stopping at 1e-6 instead
+#: took about a third more time for the same halves (docs/defaults.md: split moves).
+POWER_TOLERANCE = 1e-3
 
 
-def two_means(R: sp.csr_matrix, n_iter: int = 10) -> np.ndarray:
+def two_means(R: sp.csr_matrix, n_iter: int = 10, tolerance: float = POWER_TOLERANCE) -> np.ndarray:
     """Spherical 2-means of the rows of R (documents' explained counts), deterministic.
 
     The rows are scaled to unit length and first cut by the sign of their projection on
     the leading principal direction (power iteration on the centred rows, as in
-    principal-direction divisive partitioning); then ``n_iter`` rounds of k-means: each
-    row to the half whose summed direction it is closer to in cosine.
+    principal-direction divisive partitioning; at most 30 rounds, until the direction
+    moves less than ``tolerance``); then ``n_iter`` rounds of k-means: each row to the
+    half whose summed direction it is closer to in cosine.
 
     Parameters
     ----------
@@ -36,7 +43,8 @@ def two_means(R: sp.csr_matrix, n_iter: int = 10) -> np.ndarray:
     """
     R = sp.csr_matrix(R)
     if kernels.available("cpu"):
-        return compiled_two_means.two_means(R.indptr, R.indices, R.data.astype(np.float64), R.shape[1], int(n_iter))
+        return compiled_two_means.two_means(R.indptr, R.indices, R.data.astype(np.float64), R.shape[1], int(n_iter),
+                                            float(tolerance))
     norms = np.sqrt(np.asarray(R.multiply(R).sum(1)).ravel())
     unit = sp.csr_matrix(sp.diags(1.0 / np.maximum(norms, 1e-300)) @ R)
     unit_t, R_t = unit.T.tocsr(), sp.csr_matrix(R.T)    # transposed once (matvecs below)
@@ -45,12 +53,12 @@ def two_means(R: sp.csr_matrix, n_iter: int = 10) -> np.ndarray:
     # from the row least like the mean
     direction = unit[int(np.argmin(unit @ mean))].toarray().ravel() - mean
     direction /= max(np.linalg.norm(direction), 1e-300)
-    for _ in range(30):                          # until the direction moves < 1e-6
+    for _ in range(30):                          # until the direction moves < tolerance
         projection = unit @ direction - mean @ direction                 # (N,)
         previous = direction
         direction = unit_t @ projection - mean * projection.sum()
         direction /= max(np.linalg.norm(direction), 1e-300)
-        if np.linalg.norm(direction - previous) < 1e-6:
+        if np.linalg.norm(direction - previous) < tolerance:
             break
     second = (unit @ direction - mean @ direction) > 0
     for _ in range(n_iter):

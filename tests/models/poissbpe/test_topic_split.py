@@ -5,7 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from bpetopics.models.poissbpe.topic_split import deletion_losses, explained_counts, split_gains
-from bpetopics.models.poissbpe.two_means import two_means
+from bpetopics.models.poissbpe.two_means import POWER_TOLERANCE, two_means
 
 
 def three_blocks(n_per_block=100, block=20, doc_len=60, seed=0):
@@ -68,25 +68,41 @@ def test_deletion_loss_is_zero_for_an_unused_or_twin_topic_and_large_for_a_neede
     assert losses[2] > 100 * 60                      # B's documents lose more than a nat a token
 
 
-def test_the_compiled_two_means_splits_as_the_scipy_steps():
+def random_rows(seed):
+    """150 sparse non-negative rows of 400 columns without a planted structure: the power
+    iteration needs many rounds on them."""
+    R = sp.random(150, 400, density=0.03, random_state=seed, format="csr")
+    R.data = np.abs(R.data) * 5
+    return R
+
+
+@pytest.mark.parametrize("tolerance", [POWER_TOLERANCE, 1e-6])
+def test_the_compiled_two_means_splits_as_the_scipy_steps(tolerance):
     """With numba, two_means runs compiled; the halves are those of the scipy steps (on
     these matrices exactly; summing in another order could move a boundary document)."""
-    import scipy.sparse as sp
-
     from bpetopics.models.poissbpe.compiled import kernels
 
     if kernels.numba is None:
         pytest.skip("numba is not installed")
-    matrices = [three_blocks()[0][:200]]
-    for seed in range(8):
-        R = sp.random(150, 400, density=0.03, random_state=seed, format="csr")
-        R.data = np.abs(R.data) * 5
-        matrices.append(R)
-    compiled = [two_means(R) for R in matrices]
+    matrices = [three_blocks()[0][:200]] + [random_rows(seed) for seed in range(8)]
+    compiled = [two_means(R, tolerance=tolerance) for R in matrices]
     with kernels.backend_in_use("torch"):                 # the scipy steps
-        reference = [two_means(R) for R in matrices]
+        reference = [two_means(R, tolerance=tolerance) for R in matrices]
     for fast, slow in zip(compiled, reference):
         np.testing.assert_array_equal(fast, slow)
+
+
+def test_the_power_iterations_tolerance_keeps_the_halves():
+    """Stopping the power iteration at POWER_TOLERANCE rather than 1e-6 gives the same
+    halves (the k-means rounds settle the boundary), while a single round (a tolerance
+    above 2, more than a unit vector can move) gives other halves: the start matters."""
+    for seed in range(8):
+        R = random_rows(seed)
+        settled = two_means(R, tolerance=1e-6)
+        np.testing.assert_array_equal(two_means(R), settled)
+        one_round = two_means(R, tolerance=2.5)
+        moved = (one_round != settled).sum()
+        assert min(moved, len(settled) - moved) > 10       # whichever half is "second"
 
 
 def test_the_compiled_deletion_losses_are_the_numpy_steps():

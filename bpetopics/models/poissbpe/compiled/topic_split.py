@@ -28,12 +28,12 @@ if numba is not None:
         return scales
 
     @numba.njit(cache=True, nogil=True)
-    def split_halves(indptr, indices, data, beta, mix, n_words, min_tokens):  # pragma: no cover
+    def split_halves(indptr, indices, data, beta, mix, n_words, min_tokens, tolerance):  # pragma: no cover
         """:func:`split_gains`' loop over topics: for each topic t, the rows of R^t (the
         counts topic t explains, R^t_nw = x_nw beta_wt f_t(z_n) / sum_s beta_ws f_s(z_n))
-        explaining at least ``min_tokens`` tokens, their 2-means (:func:`two_means`) and
-        the halves' summed rows. Returns halves (T, 2, W) and whether each topic was split
-        (at least two rows).
+        explaining at least ``min_tokens`` tokens, their 2-means (:func:`two_means`, its
+        power iteration stopped at ``tolerance``) and the halves' summed rows. Returns
+        halves (T, 2, W) and whether each topic was split (at least two rows).
 
         R is never held whole (T x nnz would be gigabytes at T = 200 on 10,000 documents):
         each row's tokens per topic (N, T) are summed in one pass, and a topic's kept rows
@@ -65,7 +65,8 @@ if numba is not None:
             if n_kept < 2:
                 continue
             split[t] = True
-            second = two_means(kept_indptr[:n_kept + 1], kept_indices[:nnz], kept_data[:nnz], n_words, 10)
+            second = two_means(kept_indptr[:n_kept + 1], kept_indices[:nnz], kept_data[:nnz], n_words, 10,
+                               tolerance)
             for i in range(n_kept):                                # the halves' summed rows
                 half = 1 if second[i] else 0
                 for j in range(kept_indptr[i], kept_indptr[i + 1]):

@@ -22,7 +22,7 @@ if numba is not None:
         return out
 
     @numba.njit(cache=True, nogil=True)
-    def two_means(indptr, indices_in, data, n_words, n_iter):  # pragma: no cover - compiled
+    def two_means(indptr, indices_in, data, n_words, n_iter, tolerance):  # pragma: no cover - compiled
         """:func:`two_means` of the CSR rows (indptr, indices, data float64), compiled.
 
         The dense vectors (mean, direction, centres) are kept on the columns the rows
@@ -57,7 +57,7 @@ if numba is not None:
         for j in range(indptr[start], indptr[start + 1]):
             direction[indices[j]] += unit[j]
         direction /= max(np.sqrt(np.sum(direction * direction)), 1e-300)
-        for _ in range(30):                                    # until it moves < 1e-6
+        for _ in range(30):                                    # until it moves < tolerance
             offset = np.sum(mean * direction)
             projection = row_dots(indptr, indices, unit, direction) - offset
             previous = direction
@@ -67,7 +67,7 @@ if numba is not None:
                     direction[indices[j]] += unit[j] * projection[i]
             direction /= max(np.sqrt(np.sum(direction * direction)), 1e-300)
             moved = previous - direction
-            if np.sqrt(np.sum(moved * moved)) < 1e-6:
+            if np.sqrt(np.sum(moved * moved)) < tolerance:
                 break
         second = (row_dots(indptr, indices, unit, direction) - np.sum(mean * direction)) > 0
         centres = np.zeros((2, n_cols))
