@@ -25,9 +25,12 @@ LAST_MOVE = 0.9
 #: The check samples this many documents per topic (at least 1,000): a topic that leads a
 #: few percent of the documents must lead some of the sample's, whatever T.
 CHECK_DOCS_PER_TOPIC = 50
-#: With split moves the check runs at most every this many epochs (about 20 times in all
-#: on runs of over 80 epochs), so that it costs little ...
+#: With split moves the check runs about CHECKS_PER_RUN times a run, at most every
+#: CHECK_STRIDE epochs: every fourth epoch of the 15 that large corpora train, every eighth
+#: of the 30 of small ones, whose checks past four changed no figure beyond the seeds'
+#: spread but took time (docs/defaults.md: split moves) ...
 CHECK_STRIDE = 4
+CHECKS_PER_RUN = 4
 #: ... but every epoch when the training documents have fewer distinct words than this on
 #: average (subject lines, titles of a few words: TopicRepair.check_stride).
 EVERY_EPOCH_WORDS = 5
@@ -113,9 +116,10 @@ class TopicRepair:
         return {"restarted_topics": len(rest) + len(moved)}
 
     def check_stride(self) -> int:
-        """s, the epochs from one topic check to the next: max(CHECK_STRIDE, epochs // 20)
-        with split moves; 1 without them, and for documents of fewer than
-        EVERY_EPOCH_WORDS distinct words on average (``words_per_document_``).
+        """s, the epochs from one topic check to the next: with split moves
+        max(CHECK_STRIDE, ceil(epochs / CHECKS_PER_RUN)) (4 for 15 epochs, 8 for 30); 1
+        without them, and for documents of fewer than EVERY_EPOCH_WORDS distinct words on
+        average (``words_per_document_``).
 
         A document of a few words switches on about one bit, and between checks those bits
         die: a bit that loses its documents gets no gradient and never wins one back, and
@@ -124,7 +128,7 @@ class TopicRepair:
         Sentences of 8-9 words gained nothing from it (docs/defaults.md measures both)."""
         if not self.split_moves or getattr(self, "words_per_document_", EVERY_EPOCH_WORDS) < EVERY_EPOCH_WORDS:
             return 1
-        return max(CHECK_STRIDE, self.total_epochs() // 20)
+        return max(CHECK_STRIDE, -(-self.total_epochs() // CHECKS_PER_RUN))
 
     def _check_codes(self, X_sample, beta):
         """The sample's batch and codes under the full prior: the compiled pursuit from

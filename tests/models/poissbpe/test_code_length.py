@@ -59,3 +59,11 @@ def test_texts_of_a_few_words_are_checked_every_epoch(monkeypatch):
         checked.clear()
         model = PoissBPE(n_topics=10, epochs=4, device="cpu", progress=False).fit(X)
         assert (model.short_texts(), model.check_stride(), checked) == (short, stride, epochs)
+
+
+def test_a_run_has_about_four_topic_checks():
+    """With split moves the check's stride is max(4, ceil(epochs / 4)): checks at epochs
+    1, 5, 9, 13 of 15 and 1, 9, 17, 25 of 30 (moves stop after 90% of the epochs)."""
+    for epochs, stride in [(4, 4), (15, 4), (16, 4), (17, 5), (30, 8), (100, 25)]:
+        assert PoissBPE(n_topics=10, epochs=epochs).check_stride() == stride
+    assert PoissBPE(n_topics=10, epochs=30, split_moves=False).check_stride() == 1
