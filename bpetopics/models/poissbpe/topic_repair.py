@@ -25,10 +25,10 @@ LAST_MOVE = 0.9
 #: The check samples this many documents per topic (at least 1,000): a topic that leads a
 #: few percent of the documents must lead some of the sample's, whatever T.
 CHECK_DOCS_PER_TOPIC = 50
-#: With split moves the check runs about CHECKS_PER_RUN times a run, at most every
-#: CHECK_STRIDE epochs: every fourth epoch of the 15 that large corpora train, every eighth
+#: With split moves the check runs about CHECKS_PER_RUN times a run, at least CHECK_STRIDE
+#: epochs apart: every fourth epoch of the 15 that large corpora train, every eighth
 #: of the 30 of small ones, whose checks past four changed no figure beyond the seeds'
-#: spread but took time (docs/defaults.md: split moves) ...
+#: spread but took time (docs/defaults.md: the topic check's schedule) ...
 CHECK_STRIDE = 4
 CHECKS_PER_RUN = 4
 #: ... but every epoch when the training documents have fewer distinct words than this on

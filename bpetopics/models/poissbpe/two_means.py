@@ -14,7 +14,7 @@ __all__ = ["two_means", "POWER_TOLERANCE"]
 #: The power iteration stops when its unit direction moves less than this (L2) in a
 #: round. Only the sign of each row's projection on it is used, as the start of the
 #: k-means rounds, which move the rows near the boundary anyway; stopping at 1e-6 instead
-#: took about a third more time for the same halves (docs/defaults.md: split moves).
+#: took longer for the same halves (docs/defaults.md: the topic check's schedule).
 POWER_TOLERANCE = 1e-3
 
 
