@@ -94,6 +94,9 @@ class MixturePrior:
         """epsilon in use: ``mixture_entropy``, or for None :func:`entropy_for` T and N."""
         if self.mixture_entropy is not None:
             return float(self.mixture_entropy)
+        if not hasattr(self, "n_data_"):
+            raise RuntimeError(f"mixture_entropy=None sets the prior's strength from the corpus's size: fit this "
+                               f"{type(self).__name__} first, or give mixture_entropy a number")
         return entropy_for(self.n_topics, self.n_data_)   # N: the corpus's documents
 
     def _pursuit_options(self, training: bool = False) -> dict:

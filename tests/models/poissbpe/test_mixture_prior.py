@@ -213,8 +213,8 @@ def test_the_prior_recovers_a_background_topic_that_maximum_likelihood_folds_in(
 
 def test_none_is_five_documents_a_topic_and_at_most_0_2():
     """``mixture_entropy=None``: epsilon = min(0.2, 5 T / N), resolved at fit for the
-    corpus's N (the default); an explicit value, 0 (no prior) included, is used as given,
-    and a negative one refused."""
+    corpus's N (the default; asked before fit, a one-line error); an explicit value, 0 (no
+    prior) included, is used as given, and a negative one refused."""
     assert entropy_for(20, 11_227) == pytest.approx(100 / 11_227)
     assert entropy_for(200, 2_000) == 0.2 and entropy_for(50, 1_250) == pytest.approx(0.2)
     X, _ = background_corpus(0, n_docs=300)
@@ -223,5 +223,8 @@ def test_none_is_five_documents_a_topic_and_at_most_0_2():
     assert fitted.mixture_entropy_in_use() == pytest.approx(30 / 300)
     assert PoissBPE().mixture_entropy is None and PoissBPE(mixture_entropy=0).mixture_entropy_in_use() == 0.0
     assert PoissBPE(mixture_entropy=0.3).mixture_entropy_in_use() == 0.3
+    with pytest.raises(RuntimeError, match="fit this PoissBPE first") as err:   # N unknown yet
+        PoissBPE().mixture_entropy_in_use()
+    assert "\n" not in str(err.value)
     with pytest.raises(ValueError, match="mixture_entropy"):
         PoissBPE(n_topics=6, mixture_entropy=-0.1, progress=False).fit(X)
