@@ -121,9 +121,10 @@ class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, To
         Restart topics by split moves (:mod:`bpetopics.models.poissbpe.topic_split`), until 90% of
         training (about four checks a run, at least four epochs apart; every epoch for
         texts of a few words: :meth:`check_stride`): a restarted topic takes half of the
-        topic worth splitting most, a topic that holds two themes is split when that gains more than the least
-        needed topic costs, or hands one half to a topic like it. False: restarted topics start
-        from the documents explained worst (the behaviour before issue #14).
+        topic worth splitting most, a topic that holds two themes is split when that gains
+        more than the least needed topic costs, or hands one half to a topic like it.
+        False: restarted topics start from the documents explained worst (the behaviour
+        before issue #14).
     split_min_gain : float
         A split is worth making (other than for a dead or duplicated topic) only when it
         gains at least this many nats per token the topic explains (two merged themes
