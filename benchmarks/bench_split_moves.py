@@ -21,15 +21,9 @@ import scipy.sparse as sp
 import torch
 
 from bpetopics import PoissBPE
-from bpetopics.models.poissbpe.topic_split import explained_counts
+from bpetopics.models.poissbpe.topic_split import explained_counts, split_gain
 from bpetopics.models.poissbpe.two_means import two_means
 from bpetopics.text import load_splits
-
-
-def log_likelihood(counts):
-    """sum_w C_w ln(C_w / C) of summed counts (W,): a half's fit by its own distribution."""
-    counts = counts[counts > 0]
-    return float((counts * np.log(counts / counts.sum())).sum()) if counts.size else 0.0
 
 
 def two_means_rows(X, model, tolerances, n_docs=2500):
@@ -54,10 +48,8 @@ def two_means_rows(X, model, tolerances, n_docs=2500):
         seconds = time.process_time() - start
         first = halves if first is None else first
         moved = sum(int(min((a != b).sum(), (a == b).sum())) for a, b in zip(halves, first))
-        gain = 0.0
-        for R, second in zip(topics, halves):
-            one, two = np.asarray(R[~second].sum(0)).ravel(), np.asarray(R[second].sum(0)).ravel()
-            gain += log_likelihood(one) + log_likelihood(two) - log_likelihood(one + two)
+        gain = sum(split_gain(np.asarray(R[~second].sum(0)).ravel(), np.asarray(R[second].sum(0)).ravel())
+                   for R, second in zip(topics, halves))
         rows.append((tolerance, seconds, moved, sum(R.shape[0] for R in topics), gain))
     return rows
 

@@ -52,9 +52,9 @@ def build_model(name, params, state, n_data, n_features, training, device, where
         raise RunError(f"{where} holds an unknown model class {name!r} (expected one of {', '.join(MODELS)})")
     cls = MODELS[name]
     params = dict(params, progress=False)
-    for name, before in ADDED_LATER.items():
-        if name not in params and name in cls._get_param_names():
-            params[name] = before
+    known = cls._get_param_names()
+    params.update({param: before for param, before in ADDED_LATER.items()
+                   if param in known and param not in params})
     if params.get("n_bits", 0) is None and "prior.a" in state:
         params["n_bits"] = int(state["prior.a"].shape[0])   # K as trained, whatever today's default
     if device is not None:

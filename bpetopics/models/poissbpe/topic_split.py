@@ -31,7 +31,7 @@ from bpetopics.models.poissbpe.compiled import kernels
 from bpetopics.models.poissbpe.compiled import topic_split as compiled_split
 from bpetopics.models.poissbpe.two_means import POWER_TOLERANCE, two_means
 
-__all__ = ["explained_counts", "split_gains", "deletion_losses", "plan_moves"]
+__all__ = ["explained_counts", "split_gain", "split_gains", "deletion_losses", "plan_moves"]
 
 def explained_counts(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray) -> np.ndarray:
     """R^t_nw at each non-zero of X: what each topic explains of each word count.
@@ -63,6 +63,12 @@ def _loglik(counts: np.ndarray) -> float:
     return float((counts * np.log(counts / counts.sum())).sum()) if counts.size else 0.0
 
 
+def split_gain(first: np.ndarray, second: np.ndarray) -> float:
+    """gain = ll(C_1) + ll(C_2) - ll(C_1 + C_2) in nats: what giving each half's summed
+    counts (W,) its own word distribution gains over one for both."""
+    return _loglik(first) + _loglik(second) - _loglik(first + second)
+
+
 def split_gains(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, min_tokens: float = 1.0):
     """The value of splitting each topic in two, and the halves' summed counts.
 
@@ -92,7 +98,7 @@ def split_gains(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, min_tokens:
                                                     np.ascontiguousarray(mix, dtype=np.float64),
                                                     X.shape[1], float(min_tokens), POWER_TOLERANCE)
         for t in np.flatnonzero(split):
-            gains[t] = _loglik(halves[t, 0]) + _loglik(halves[t, 1]) - _loglik(halves[t].sum(0))
+            gains[t] = split_gain(halves[t, 0], halves[t, 1])
         return gains, halves
     explained = explained_counts(X, beta, mix)                          # (nnz, T)
     halves = np.zeros((n_topics, 2, X.shape[1]))
@@ -105,7 +111,7 @@ def split_gains(X: sp.csr_matrix, beta: np.ndarray, mix: np.ndarray, min_tokens:
         second = two_means(R)
         halves[t, 0] = np.asarray(R[~second].sum(0)).ravel()
         halves[t, 1] = np.asarray(R[second].sum(0)).ravel()
-        gains[t] = _loglik(halves[t, 0]) + _loglik(halves[t, 1]) - _loglik(halves[t].sum(0))
+        gains[t] = split_gain(halves[t, 0], halves[t, 1])
     return gains, halves
 
 

@@ -19,8 +19,8 @@ from bpetopics.models.poissbpe.compiled import rows_pursuit
 from bpetopics.models.poissbpe.compiled.rows_preparation import guided_bounds
 from bpetopics.models.poissbpe.compiled.rows_pursuit import RowsPursuit, ThetaCopy
 from bpetopics.bpe.pursuit import reference_pursuit
-from tests.models.poissbpe.test_mixture_prior import reference_prior_pursuit
 from bpetopics.models.poissbpe.table_pursuit import table_pursuit
+from tests.models.poissbpe.test_mixture_prior import reference_prior_pursuit
 from tests.models.poissbpe.test_table_pursuit import text_case, zipf_corpus
 
 pytestmark = pytest.mark.skipif(not kernels.available("cpu"), reason="numba is not installed")
