@@ -5,9 +5,11 @@ over codes,
 
     p(z' | x)  propto  exp L(z'),    L(z') = data term + sum_k z'_k (psi(a_k) - psi(b_k)),
 
-(L the pursuit's score, docs/model.md) is not concentrated on z when a document is short or
-could belong to several topics: on 20 Newsgroups' held-out halves z holds about a third of
-the mass of its one-bit neighbourhood. Predicting with f(z) alone throws that away.
+(L the pursuit's score, docs/model.md, without the prior for spread mixtures' term:
+docs/defaults.md, "The posterior over nearby codes", says why) is not concentrated on z
+when a document is short or could belong to several topics: on 20 Newsgroups' held-out
+halves z holds about a third of the mass of its one-bit neighbourhood. Predicting with
+f(z) alone throws that away.
 
 ``local_posterior`` restricts the posterior to z and its K one-bit neighbours z xor e_j
 (the codes one pursuit step away: adding a bit, or dropping one of z's), normalised over
