@@ -2,8 +2,9 @@
 data: the topics with their labels and top words, the co-activation graph laid out
 (:func:`~bpetopics.runs.explore.run_graph`, :func:`~bpetopics.viz.graph_layout`), the
 first documents with their codes, topics, nearest neighbours by Hamming distance, most
-similar documents by topics and words (as ``bpetopics similar`` finds them) and a snippet
-of their words, and topic shares over time when the run has timestamps."""
+similar documents by topics and words (as ``bpetopics similar`` finds them), a snippet
+of their words and the rest of their vocabulary words (for the page's search), and topic
+shares over time when the run has timestamps."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from bpetopics.runs.run import RunError
 
-#: Documents shown on the page by default (the page grows by ~0.5 KB a document).
+#: Documents shown on the page by default (the page grows by about 0.5 KB a document).
 DEFAULT_MAX_DOCS = 2000
 #: Documents listed per topic, neighbours per document, words per snippet and topic.
 TOPIC_DOCS, NEIGHBOURS, SNIPPET_WORDS, TOP_WORDS = 50, 5, 40, 10
@@ -53,19 +54,27 @@ def _time_text(times) -> list[str]:
     return [f"{t:g}" for t in times]
 
 
-def _documents(train, note, n_shown: int):
-    """(snippets, lengths in tokens, label names per document, note) of the first
-    ``n_shown`` training documents, from the run's train split rebuilt
-    (:func:`~bpetopics.runs.corpus.run_train_split`'s pair); without it, empty snippets,
-    zero lengths and its note."""
+def _documents(train, note, n_shown: int, vocabulary):
+    """(snippets, other words, lengths in tokens, label names per document, note) of the
+    first ``n_shown`` training documents, from the run's train split rebuilt
+    (:func:`~bpetopics.runs.corpus.run_train_split`'s pair): a document's other words are
+    its vocabulary words (``vocabulary``, the counts' columns) beyond its snippet, in
+    vocabulary order, so that the page's search finds a document by any word the model
+    counted in it. Without the split, empty snippets and words, zero lengths and its note."""
     if train is None:
-        return [""] * n_shown, np.zeros(n_shown), None, note
+        return [""] * n_shown, [""] * n_shown, np.zeros(n_shown), None, note
     snippets = [" ".join(tokens[:SNIPPET_WORDS]) for tokens in train.texts[:n_shown]]
+    counts = train.counts[:n_shown].tocsr()
+    others = []
+    for i, tokens in enumerate(train.texts[:n_shown]):
+        shown = set(tokens[:SNIPPET_WORDS])
+        columns = np.sort(counts.indices[counts.indptr[i]:counts.indptr[i + 1]])
+        others.append(" ".join(w for w in (vocabulary[j] for j in columns) if w not in shown))
     lengths = np.array([len(tokens) for tokens in train.texts[:n_shown]], dtype=np.float64)
     names = None
     if train.labels is not None and train.label_names is not None:
         names = [str(train.label_names[i]) for i in train.labels[:n_shown]]
-    return snippets, lengths, names, None
+    return snippets, others, lengths, names, None
 
 
 def _over_time(doc_topic, times, bins: int = 12) -> dict:
@@ -121,12 +130,13 @@ def explorer_data(run, max_docs: int = DEFAULT_MAX_DOCS, labels=None, seed: int 
     near, dist = hamming_neighbours(shown_codes)
     train, note = run_train_split(run)                      # rebuilt once: snippets and similar documents
     similar = similar_neighbours(run, n_shown, counts=None if train is None else train.counts)
-    snippets, lengths, names, note = _documents(train, note, n_shown)
+    snippets, others, lengths, names, note = _documents(train, note, n_shown, run.vocabulary)
     times = run.doc_times()
     top3 = np.argsort(-shown_topics, axis=1, kind="stable")[:, :3]
     documents = [{"id": ids[i], "bits": np.flatnonzero(shown_codes[i]).tolist(),
                   "topics": [[int(t), round(float(shown_topics[i, t]), 4)] for t in top3[i]],
                   "near": [[int(j), int(d)] for j, d in zip(near[i], dist[i])], "text": snippets[i],
+                  "words": others[i],
                   **({"similar": [[int(j), round(float(v), 4)] for j, v in zip(similar[0][i], similar[1][i])]}
                      if similar is not None else {}),
                   **({"label": names[i]} if names is not None else {}),

@@ -135,6 +135,24 @@ def test_explore_writes_one_page_with_the_run(planted_run, runner, tmp_path):
         assert shares[:3] == sorted(shares[:3], reverse=True)
 
 
+def test_explore_page_holds_each_documents_words_beyond_its_snippet(planted_run, runner, tmp_path, monkeypatch):
+    """The page's search finds a document by any word the model counted in it: each
+    document carries its vocabulary words that its snippet does not show."""
+    import bpetopics.runs.explorer as explorer
+
+    monkeypatch.setattr(explorer, "SNIPPET_WORDS", 5)     # the planted texts are shorter than 40 words
+    run, records = planted_run
+    page = tmp_path / "explore.html"
+    assert runner.invoke(main, ["explore", str(run), "--out", str(page), "--max-docs", "30"]).exit_code == 0
+    vocabulary = set((run / "vocabulary.txt").read_text(encoding="utf-8").split())
+    documents = _page_data(page)["documents"]
+    for doc, record in zip(documents, records):
+        snippet, others = doc["text"].split(), doc["words"].split()
+        assert len(snippet) == 5 and len(others) == len(set(others))        # each word once
+        assert set(others) == (set(record["text"].split()) & vocabulary) - set(snippet)
+    assert sum(len(d["words"].split()) for d in documents) > 30
+
+
 def test_explore_refusals(planted_run, runner, tmp_path):
     run, _ = planted_run
     one_line_error(runner.invoke(main, ["explore", str(run), "--out", str(tmp_path / "x.png")]), "must be an .html")

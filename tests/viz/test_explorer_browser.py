@@ -1,6 +1,7 @@
 """The explorer page in headless Chromium: it loads offline without a JavaScript error,
 a click on a topic lists its documents, a click on a document shows its code, nearest
-codes and similar documents, and a search finds topics and documents."""
+codes and similar documents, and a search finds topics and documents, by the words of
+their snippets or by their other words."""
 
 import json
 import re
@@ -34,7 +35,8 @@ def explorer_data():
     documents = [{"id": f"doc{i}", "bits": np.flatnonzero(codes[i]).tolist(),
                   "topics": [[i % T, 0.9], [(i + 1) % T, 0.05]], "near": [[int(j), int(d)] for j, d in zip(near[i], dist[i])],
                   "similar": [[j, 0.9] for j in range(i % T, N, T) if j != i][:3],
-                  "text": f"t{i % T}a t{i % T}b words of document {i}", "time": f"2020-{1 + i % 12:02d}-01"}
+                  "text": f"t{i % T}a t{i % T}b words of document {i}", "words": f"beyond{i % 5} later",
+                  "time": f"2020-{1 + i % 12:02d}-01"}
                  for i in range(N)]
     return {"run": "handmade", "n_documents": N, "n_bits": K, "topics": topics,
             "edges": [[0, 1, 5], [1, 2, 2]], "edge_min_weight": 1, "documents": documents,
@@ -75,6 +77,8 @@ DRIVE = """<script>
   out.searchTopics = Array.prototype.map.call(document.querySelectorAll('#search-results .topic'),
                                               function(e){ return e.getAttribute('data-topic'); });
   out.searchDocs = document.querySelectorAll('#search-results .doc').length;
+  s.value = 'beyond2 lat'; s.dispatchEvent(new Event('input'));
+  out.otherWordDocs = document.querySelectorAll('#search-results .doc').length;
   s.value = 'zzznothing'; s.dispatchEvent(new Event('input'));
   out.nothing = document.querySelectorAll('#search-results .topic, #search-results .doc').length;
   out.timeLines = document.querySelectorAll('#time polyline').length;
@@ -97,6 +101,7 @@ def test_explorer_page_works_offline_in_a_browser(explorer_data, tmp_path):
     assert found["docTitle"] == "doc2" and found["bitsOn"] == 2 and found["neighbours"] == 5 + 3
     assert found["similarity"] == 3
     assert found["searchTopics"] == ["3"] and found["searchDocs"] == N // T
+    assert found["otherWordDocs"] == N // 5             # words beyond the snippet, prefixes too
     assert found["nothing"] == 0
     assert found["timeLines"] == T
 

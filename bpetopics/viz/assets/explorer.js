@@ -203,7 +203,8 @@
     }).filter(function (s) { return s.score > 0; }).sort(function (a, b) { return b.score - a.score; });
     var docs = [];
     for (var i = 0; i < D.documents.length && docs.length < 100; i++) {
-      var text = " " + (D.documents[i].text + " " + D.documents[i].id).toLowerCase();
+      var d = D.documents[i];     // its snippet, its other vocabulary words and its id
+      var text = " " + (d.text + " " + (d.words || "") + " " + d.id).toLowerCase();
       if (q.every(function (w) { return text.indexOf(" " + w) >= 0; })) docs.push(i);
     }
     detail.textContent = "";
