@@ -9,6 +9,7 @@ shares over time when the run has timestamps."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from bpetopics.runs.run import RunError
 
@@ -64,11 +65,12 @@ def _documents(train, note, n_shown: int, vocabulary):
     if train is None:
         return [""] * n_shown, [""] * n_shown, np.zeros(n_shown), None, note
     snippets = [" ".join(tokens[:SNIPPET_WORDS]) for tokens in train.texts[:n_shown]]
-    counts = train.counts[:n_shown].tocsr()
+    counts = sp.csr_matrix(train.counts[:n_shown])
+    counts.sort_indices()                                   # each row's words in vocabulary order
     others = []
     for i, tokens in enumerate(train.texts[:n_shown]):
         shown = set(tokens[:SNIPPET_WORDS])
-        columns = np.sort(counts.indices[counts.indptr[i]:counts.indptr[i + 1]])
+        columns = counts.indices[counts.indptr[i]:counts.indptr[i + 1]]
         others.append(" ".join(w for w in (vocabulary[j] for j in columns) if w not in shown))
     lengths = np.array([len(tokens) for tokens in train.texts[:n_shown]], dtype=np.float64)
     names = None
