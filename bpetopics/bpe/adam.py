@@ -59,11 +59,11 @@ class Adam:
             params = [p for p in group["params"] if p.grad is not None]
             if not params:
                 continue
-            states = [self._state(p) for p in params]
+            states = [self.state_of(p) for p in params]
             for state in states:
                 state["step"] += 1
-            if self.fused and all(p.dtype == torch.float32 and p.device == params[0].device
-                                  for p in params):
+            device = params[0].device
+            if self.fused and all(p.dtype == torch.float32 and p.device == device for p in params):
                 torch._fused_adam_(params, [p.grad for p in params],
                                    [s["exp_avg"] for s in states],
                                    [s["exp_avg_sq"] for s in states], [],
@@ -81,7 +81,7 @@ class Adam:
                 denom = (exp_avg_sq.sqrt() / (1 - beta2 ** step) ** 0.5).add_(eps)
                 param.addcdiv_(exp_avg, denom, value=-step_size)
 
-    def _state(self, param) -> dict:
+    def state_of(self, param) -> dict:
         """The parameter's step count and moments, created (zero) on first use; the step
         lives on the parameter's device (the fused kernel reads it there)."""
         state = self.state.get(param)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Iterator, Protocol, runtime_checkable
 
+import scipy.sparse as sp
 import torch
 from tqdm.auto import tqdm
 
@@ -83,8 +84,23 @@ class InMemoryBatches:
     def __iter__(self):
         order = epoch_order(self.n_samples, self.seed, self.epoch)
         shuffled = self.X[order]            # one gather per epoch; minibatches are slices
+        if sp.issparse(shuffled) and shuffled.format == "csr":
+            yield from csr_row_slices(shuffled, self.batch_size)
+            return
         for begin in range(0, self.n_samples, self.batch_size):
             yield shuffled[begin:begin + self.batch_size]
+
+
+def csr_row_slices(X, batch_size: int):
+    """The rows of the CSR matrix ``X`` in slices of ``batch_size`` (the last may be
+    smaller), each a CSR matrix of X's class made from its three arrays' slices (scipy's
+    row slicing runs about twice the Python per minibatch for the same matrix)."""
+    indptr, n_rows = X.indptr, X.shape[0]
+    for begin in range(0, n_rows, batch_size):
+        end = min(n_rows, begin + batch_size)
+        first, last = indptr[begin], indptr[end]
+        yield type(X)((X.data[first:last], X.indices[first:last], indptr[begin:end + 1] - first),
+                      shape=(end - begin, X.shape[1]))
 
 
 class CountedBatches:

@@ -18,6 +18,8 @@ compiled pursuit, prior step or theta step) and every schedule takes the overrid
 
 from __future__ import annotations
 
+import torch
+
 from bpetopics.bpe.pursuit import greedy_pursuit
 from bpetopics.bpe.step_group import sum_shares
 
@@ -54,7 +56,7 @@ class TrainingStep:
         if between is not None:
             between()
         self._theta_step(X_batch, batch, codes, params, weight)
-        return float(score.sum()), float(codes.sum())
+        return float(score.sum()), float(torch.count_nonzero(codes))     # (a bool sum converts first)
 
     def _shared_update(self, batch, codes, score, params):
         """Steps 2-4 when ``step_group``'s processes share the step, each with its share

@@ -6,7 +6,7 @@ import scipy.sparse as sp
 import torch
 
 from bpetopics import PoissBPE
-from bpetopics.bpe.batches import BatchSource, InMemoryBatches
+from bpetopics.bpe.batches import BatchSource, InMemoryBatches, csr_row_slices
 
 
 def _planted(n_docs=120, n_words=30, seed=0):
@@ -30,6 +30,23 @@ def test_in_memory_batches_keep_the_seeded_epoch_order():
     other = np.concatenate([b.toarray()[:, 0] // 2 for b in InMemoryBatches(X, 5, seed=4, epoch=3)])
     np.testing.assert_array_equal(again, order)
     assert sorted(other) == list(range(23)) and not np.array_equal(other, order)
+
+
+def test_csr_row_slices_are_scipys_row_slices():
+    """The minibatches of a CSR matrix hold what scipy's row slicing gives, of the same
+    class, the last one short; empty rows included."""
+    X = _planted(n_docs=23)
+    X[[3, 4, 17]] = 0
+    X.eliminate_zeros()
+    for matrix in (X, sp.csr_array(X)):
+        slices = list(csr_row_slices(matrix, 5))
+        assert [s.shape for s in slices] == [(5, 30)] * 4 + [(3, 30)]
+        for begin, part in zip(range(0, 23, 5), slices):
+            expected = matrix[begin:begin + 5]
+            assert type(part) is type(matrix)
+            np.testing.assert_array_equal(part.indptr, expected.indptr)
+            np.testing.assert_array_equal(part.indices, expected.indices)
+            np.testing.assert_array_equal(part.data, expected.data)
 
 
 def test_partial_fit_scales_the_prior_by_total_samples():

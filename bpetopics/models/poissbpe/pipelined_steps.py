@@ -115,7 +115,7 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
 def _release(model, pursuit) -> None:
     """Give ``pursuit`` (the next step's) its log-odds: the prior's after this step's
     q(pi) step, times its weight at the next step, w_{t+1} (psi(a_k) - psi(b_k))."""
-    pursuit.release(model.prior_weight(model.step_ + 1) * model.prior_.bit_log_odds())
+    pursuit.release(model.prior_.bit_log_odds(), model.prior_weight(model.step_ + 1))
 
 
 def _ahead(model, X_next, params, second):

@@ -307,6 +307,22 @@ def test_a_pursuit_made_before_its_log_odds_waits_for_them_and_uses_them():
     assert torch.equal(ahead.finish().result()[1], expected)
 
 
+def test_release_weighs_the_log_odds_as_the_pursuit_made_with_them():
+    """``release(log_odds, weight)`` gives the pursuit weight * log_odds rounded to
+    float32, as a pursuit made with that product (torch's float64 product, then ``.to``)."""
+    decoder, lik = text_case(7)
+    X = zipf_corpus(60, 300, 7)
+    beta = lik.minibatch_params()
+    log_odds = torch.linspace(-3.1, 0.7, 12, dtype=torch.float64)
+    weight = 0.37
+    made = ThetaCopy(decoder, weight * log_odds, beta, 12)
+    expected = RowsPursuit(X, made).finish().result()[1]
+    ahead = RowsPursuit(X, ThetaCopy(decoder, torch.zeros(12), beta, 12), ready=False)
+    ahead.release(log_odds, weight)
+    np.testing.assert_array_equal(ahead.theta.log_odds, (weight * log_odds).to(torch.float32).numpy())
+    assert torch.equal(ahead.finish().result()[1], expected)
+
+
 def test_an_abandoned_pursuit_lets_the_helper_go():
     """A pursuit handed ahead whose log-odds never come (the training step failed) stops
     the helper's wait; the helper then takes the next pursuit."""

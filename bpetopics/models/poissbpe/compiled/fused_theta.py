@@ -104,20 +104,21 @@ def take_step(decoder, likelihood, optimizer, batch, codes: torch.Tensor, beta: 
 
 def _decoder_gradients(decoder, batch, codes, beta, entropy=0.0):
     """Pass 1, with the decoder's gradients set: (beta^T (T, W), the batch's words (U,),
-    beta_u (U, T), dL/dbeta_u (U, T), the mean mixture u (T,)), numpy float32."""
-    beta_t = beta.detach().t()
-    beta_t = beta_t if beta_t.is_contiguous() else beta_t.contiguous()          # (T, W)
+    beta_u (U, T), dL/dbeta_u (U, T), the mean mixture u (T,)), numpy float32. One
+    compiled call gathers beta_u, counts the tokens and takes the pass (each torch call
+    a step makes instead costs several times its own work in a cache the pursuit has
+    just filled)."""
+    beta_t = np.ascontiguousarray(beta.detach().numpy().T)                      # (T, W)
     words, local = batch.vocabulary(beta_t.shape[1])
-    beta_u = batch.topic_rows(beta.detach())                                    # (U, T)
-    weight, bias = decoder.first.weight.detach(), decoder.first.bias.detach()
-    tokens = max(float(batch.vals.sum()), 1.0)
-    grad_w, grad_b, d_beta_u, usage = _decoder_and_data(
-        codes.numpy().view(np.uint8), weight.numpy(), bias.numpy(), batch.rows.numpy(),
-        local.numpy(), batch.vals.float().numpy(), beta_u.numpy(), np.float32(1.0 / tokens),
-        np.float32(entropy))
-    decoder.first.weight.grad = torch.from_numpy(grad_w)
-    decoder.first.bias.grad = torch.from_numpy(grad_b)
-    return beta_t.numpy(), words.numpy(), beta_u.numpy(), d_beta_u, usage
+    first = decoder.first
+    words, vals = words.numpy(), batch.vals
+    vals = vals if vals.dtype == torch.float32 else vals.float()
+    grad_w, grad_b, beta_u, d_beta_u, usage = _decoder_and_data(
+        codes.numpy().view(np.uint8), first.weight.detach().numpy(), first.bias.detach().numpy(),
+        batch.rows.numpy(), local.numpy(), vals.numpy(), beta_t, words, np.float32(entropy))
+    first.weight.grad = torch.from_numpy(grad_w)
+    first.bias.grad = torch.from_numpy(grad_b)
+    return beta_t, words, beta_u, d_beta_u, usage
 
 
 if numba is not None:
@@ -126,13 +127,22 @@ if numba is not None:
     from bpetopics.models.poissbpe.compiled.fused_gradient import data_gradient_kernel
 
     @njit(cache=True, nogil=True)
-    def _decoder_and_data(codes, weight, bias, rows, local, vals, beta_u, inv_tokens,
+    def _decoder_and_data(codes, weight, bias, rows, local, vals, beta_t, words,
                           entropy):  # pragma: no cover - compiled
-        """Pass 1: dW (T, K), db (T,), d_beta_u (U, T) and the mean mixture u (T,); with
+        """Pass 1: dW (T, K), db (T,), beta_u = beta[words] (U, T), d_beta_u (U, T) and the
+        mean mixture u (T,), the data term per token (N = sum of ``vals``, at least 1); with
         ``entropy`` epsilon > 0, d_out_n gains the mixtures' entropy prior's
         epsilon (L_n / tokens) f_n (ln f_n + H_n) (:mod:`~bpetopics.models.poissbpe.mixture_prior`)."""
         n_docs, n_bits = codes.shape
         n_topics = weight.shape[0]
+        beta_u = np.empty((words.shape[0], n_topics), dtype=np.float32)
+        for u in range(words.shape[0]):
+            for t in range(n_topics):
+                beta_u[u, t] = beta_t[t, words[u]]
+        tokens = np.float32(0.0)                      # (exact for counts below 2^24)
+        for i in range(vals.shape[0]):
+            tokens += vals[i]
+        inv_tokens = np.float32(1.0 / max(np.float64(tokens), 1.0))
         mix = np.empty((n_docs, n_topics), dtype=np.float32)
         for n in range(n_docs):                       # f_n = softmax(b + W z_n)
             for t in range(n_topics):
@@ -185,7 +195,7 @@ if numba is not None:
                         grad_w[t, k] += d_out[t]
         for t in range(n_topics):
             usage[t] /= max(n_docs, 1)
-        return grad_w, grad_b, d_beta_u, usage
+        return grad_w, grad_b, beta_u, d_beta_u, usage
 
     @njit(nogil=True, fastmath={"reassoc"})
     def _dot(x, y):  # pragma: no cover - compiled

@@ -139,7 +139,10 @@ def model_backend(model):
 def available(device) -> bool:
     """Whether the compiled kernels serve tensors on ``device`` (never inside a
     ``backend_in_use("torch")`` block)."""
-    return numba is not None and not _torch_only and torch.device(device).type == "cpu"
+    if numba is None or _torch_only:
+        return False
+    # (a torch.device as it is: building one again costs more than the rest of a step's checks)
+    return (device if isinstance(device, torch.device) else torch.device(device)).type == "cpu"
 
 
 #: Multiply-adds below which a call runs serially whatever the thread count. On 20

@@ -67,13 +67,15 @@ _WAITING = -2                   # _claim_and_pursue's "still waiting: call again
 
 class ThetaCopy:
     """What the pursuit reads of the model, copied (the theta step may change the model
-    while the pursuit runs): the decoder's weights and bias, the prior's log-odds, beta.
+    while the pursuit runs): the decoder's weights and bias, the prior's log-odds, beta;
+    numpy float32 arrays (the compiled calls read them; copies in numpy cost a fraction
+    of torch's per call).
 
     Parameters
     ----------
     decoder : CodeDecoder
         Linear (``hidden=()``).
-    log_odds : torch.Tensor, shape (K,)
+    log_odds : torch.Tensor or np.ndarray, shape (K,)
         The prior's log-odds times its weight, for the step the codes are for.
     beta : torch.Tensor, shape (W, T)
         The step's topics (``minibatch_params()``): read, not copied (each step makes a
@@ -84,11 +86,11 @@ class ThetaCopy:
     """
 
     def __init__(self, decoder, log_odds, beta, max_steps, mixture_entropy=0.0):
-        self.weight = decoder.first.weight.detach().to(torch.float32, copy=True)      # (T, K)
-        self.bias = decoder.first.bias.detach().to(torch.float32, copy=True)          # (T,)
-        self.log_odds = log_odds.detach().to(torch.float32, copy=True)               # (K,)
-        beta_t = beta.detach().t()                                                    # (T, W)
-        self.beta_t = beta_t if beta_t.is_contiguous() else beta_t.contiguous()
+        first = decoder.first
+        self.weight = _float32_copy(first.weight)                                     # (T, K)
+        self.bias = _float32_copy(first.bias)                                         # (T,)
+        self.log_odds = _float32_copy(log_odds)                                       # (K,)
+        self.beta_t = np.ascontiguousarray(beta.detach().numpy().T)                   # (T, W)
         self.max_steps = int(max_steps)
         self.strength = float(mixture_entropy)
 
@@ -103,9 +105,16 @@ class ThetaCopy:
         max_steps = n_bits if model.max_bits is None else min(int(model.max_bits), n_bits)
         strength = model.mixture_entropy_in_use()
         if not prior:
-            return cls(model.decoder_, torch.zeros(n_bits), beta, max_steps, strength)
+            return cls(model.decoder_, np.zeros(n_bits, dtype=np.float32), beta, max_steps, strength)
         weight = 1.0 if step is None else model.prior_weight(step)
         return cls(model.decoder_, weight * model.prior_.bit_log_odds(), beta, max_steps, strength)
+
+
+def _float32_copy(values) -> np.ndarray:
+    """A float32 numpy copy of a CPU tensor or array (rounded as torch's ``.to``)."""
+    if torch.is_tensor(values):
+        values = values.detach().numpy()
+    return np.array(values, dtype=np.float32, copy=True)
 
 
 def _own_cache_line() -> np.ndarray:
@@ -177,17 +186,17 @@ class RowsPursuit:
         # that the kernel compiles once: the counts as float64 hold any integer count exactly
         self._args = (X_batch.indptr.astype(np.int64, copy=False), X_batch.indices.astype(np.int32, copy=False),
                       X_batch.data.astype(np.float64, copy=False),
-                      theta.beta_t.numpy(), theta.weight.numpy(), theta.bias.numpy(),
-                      theta.log_odds.numpy(), np.float32(theta.strength), first_entropy,
+                      theta.beta_t, theta.weight, theta.bias, theta.log_odds, np.float32(theta.strength),
+                      first_entropy,
                       theta.max_steps, screened_pursuit.screens(n_bits, n_topics),
                       self.n_shares, self.indptr, self.cols, self.vals, self.rows, self.words, self.local,
                       self.beta_u, self.table, bit_w, exp_w_t, self.codes, self.data, self.prior, self.mixture,
                       order_and_bounds[:n_docs], order_and_bounds[n_docs:], self.state)
 
-    def release(self, log_odds: torch.Tensor) -> None:
-        """Give the log-odds (K,) a pursuit made with ``ready=False`` waits for; its
-        shares may be pursued from now on."""
-        _publish(self.theta.log_odds.numpy(), log_odds.detach().to(torch.float32).numpy(), self.state)
+    def release(self, log_odds: torch.Tensor, weight: float = 1.0) -> None:
+        """Give the log-odds a pursuit made with ``ready=False`` waits for, ``weight``
+        times ``log_odds`` (K,) rounded to float32; its shares may be pursued from now on."""
+        _publish(self.theta.log_odds, log_odds.detach().numpy(), float(weight), self.state)
 
     def let_in(self, spins: int) -> bool:
         """Wait (spinning, holding no lock) up to ``spins`` times for a thread to start on
@@ -330,10 +339,12 @@ if numba is not None:
         return load_acquire(state, slot)
 
     @njit(cache=True, nogil=True)
-    def _publish(log_odds, given, state):  # pragma: no cover - compiled
-        """log_odds[:] = given, then the go-ahead (a release store: a thread that sees it
-        sees the values)."""
-        log_odds[:] = given
+    def _publish(log_odds, given, weight, state):  # pragma: no cover - compiled
+        """log_odds[:] = weight * given (in given's precision, then rounded to float32, as
+        torch's product and ``.to``), then the go-ahead (a release store: a thread that
+        sees it sees the values)."""
+        for k in range(log_odds.shape[0]):
+            log_odds[k] = weight * given[k]
         store_release(state, _GO, 1)
 
     @njit(cache=True, nogil=True)

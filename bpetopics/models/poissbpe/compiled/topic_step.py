@@ -72,9 +72,10 @@ def adam_and_topics(logits: torch.nn.Parameter, optimizer, beta_t: np.ndarray, t
     """
     group = optimizer.param_groups[0]                  # the model's Adam has one group
     beta1, beta2 = group["betas"]
-    state = optimizer._state(logits)
-    state["step"] += 1
-    step = state["step"].item()
+    state = optimizer.state_of(logits)
+    count = state["step"].numpy()          # the step count (a CPU tensor), advanced in place
+    count += 1
+    step = float(count)
     v, alpha, gamma, offset = terms
     out = torch.empty(beta_t.shape, dtype=torch.float32)
     options = np.array([group["lr"] / (1 - beta1 ** step), 1 - beta1, 1 - beta2, beta2,
