@@ -1,5 +1,5 @@
-"""The topic logits' Adam step and the next topics in one pass (core/topic_step.py,
-core/vector_math.py): what the gradient's last pass, ``torch.optim.Adam`` and torch's
+"""The topic logits' Adam step and the next topics in one pass (compiled/topic_step.py,
+compiled/vector_math.py): what the gradient's last pass, ``torch.optim.Adam`` and torch's
 softmax give, to float rounding, and what a PoissBPE epoch does with it."""
 
 import copy
