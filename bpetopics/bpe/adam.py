@@ -23,6 +23,13 @@ from __future__ import annotations
 import torch
 
 
+def _one_float32_device(params) -> bool:
+    """Whether every parameter is float32 on the first one's device (the fused kernel's
+    condition)."""
+    device = params[0].device
+    return all(p.dtype == torch.float32 for p in params) and all(p.device == device for p in params[1:])
+
+
 class Adam:
     """Adam on a list of parameters; ``param_groups``, ``state``, ``zero_grad``, ``step``,
     ``state_dict`` and ``load_state_dict`` as in ``torch.optim.Adam`` (one group).
@@ -60,15 +67,13 @@ class Adam:
             if not params:
                 continue
             states = [self.state_of(p) for p in params]
-            for state in states:
-                state["step"] += 1
-            device = params[0].device
-            if self.fused and all(p.dtype == torch.float32 and p.device == device for p in params):
+            steps = [s["step"] for s in states]
+            torch._foreach_add_(steps, 1.0)                # one call for every step count
+            if self.fused and _one_float32_device(params):
                 torch._fused_adam_(params, [p.grad for p in params],
                                    [s["exp_avg"] for s in states],
-                                   [s["exp_avg_sq"] for s in states], [],
-                                   [s["step"] for s in states], amsgrad=False, lr=lr,
-                                   beta1=beta1, beta2=beta2, weight_decay=0.0, eps=eps,
+                                   [s["exp_avg_sq"] for s in states], [], steps, amsgrad=False,
+                                   lr=lr, beta1=beta1, beta2=beta2, weight_decay=0.0, eps=eps,
                                    maximize=False, grad_scale=None, found_inf=None)
                 continue
             for param, state in zip(params, states):
