@@ -79,27 +79,35 @@ def set_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.T
 def take_step(decoder, likelihood, optimizer, batch, codes: torch.Tensor, beta: torch.Tensor,
               repulsion: float, smoothing: float, shift: np.ndarray, floor: float = float("inf"),
               entropy: float = 0.0) -> torch.Tensor:
-    """The whole theta step: the decoder's gradients (pass 1) and its Adam step, then the
+    """The whole theta step: in one compiled call the decoder's gradients (pass 1), the
     topic logits' gradient terms (pass 2) and, topic by topic, their last pass, Adam and
-    the next topics (:func:`bpetopics.models.poissbpe.compiled.topic_step.adam_and_topics`); the topic logits'
-    gradient is never written out. Arguments as :func:`set_gradients`; ``optimizer`` the
-    model's Adam, ``shift`` (T,) the softmax's (read and updated), ``floor`` the logits'
-    (:func:`~bpetopics.models.poissbpe.compiled.topic_step.adam_and_topics`).
+    the next topics (:func:`bpetopics.models.poissbpe.compiled.topic_step.adam_and_topics`),
+    then the decoder's Adam step (the topics' step does not read the decoder); the topic
+    logits' gradient is never written out. Arguments as :func:`set_gradients`;
+    ``optimizer`` the model's Adam, ``shift`` (T,) the softmax's (read and updated),
+    ``floor`` the logits' (:func:`~bpetopics.models.poissbpe.compiled.topic_step.adam_and_topics`).
 
     Returns
     -------
     torch.Tensor, shape (W, T)
         The next minibatch's topics, softmax(topic logits) after the step.
     """
-    beta_t, words, beta_u, d_beta_u, usage = _decoder_gradients(decoder, batch, codes, beta, entropy)
-    likelihood.topic_logits.grad = None
+    beta_t = np.ascontiguousarray(beta.detach().numpy().T)                      # (T, W)
+    words, local = batch.vocabulary(beta_t.shape[1])
+    first, logits = decoder.first, likelihood.topic_logits
+    vals = batch.vals if batch.vals.dtype == torch.float32 else batch.vals.float()
+    state, options = topic_step.adam_options(optimizer, logits, smoothing, floor)
+    out = torch.empty(beta_t.shape, dtype=torch.float32)
+    grad_w, grad_b = _theta_passes(
+        codes.numpy().view(np.uint8), first.weight.detach().numpy(), first.bias.detach().numpy(),
+        batch.rows.numpy(), local.numpy(), vals.numpy(), beta_t, words.numpy(), np.float32(entropy),
+        np.float32(repulsion), logits.detach().numpy(), state["exp_avg"].numpy(), state["exp_avg_sq"].numpy(),
+        options, shift, out.numpy())
+    first.weight.grad = torch.from_numpy(grad_w)
+    first.bias.grad = torch.from_numpy(grad_b)
+    logits.grad = None
     optimizer.step()                                           # the decoder's weight and bias
-    v = np.empty(beta_t.shape[1], dtype=np.float32)
-    data = np.empty((beta_t.shape[0], words.shape[0]), dtype=np.float32)
-    alpha, gamma, offset = _topic_terms(beta_t, usage, np.float32(repulsion), np.float32(smoothing),
-                                        words, beta_u, d_beta_u, v, data)
-    return topic_step.adam_and_topics(likelihood.topic_logits, optimizer, beta_t, (v, alpha, gamma, offset),
-                                      smoothing, words, data, shift, floor)
+    return out.t()
 
 
 def _decoder_gradients(decoder, batch, codes, beta, entropy=0.0):
@@ -125,6 +133,23 @@ if numba is not None:
     from numba import njit
 
     from bpetopics.models.poissbpe.compiled.fused_gradient import data_gradient_kernel
+    from bpetopics.models.poissbpe.compiled.topic_step import adam_and_topics_kernel
+
+    @njit(cache=True, nogil=True)
+    def _theta_passes(codes, weight, bias, rows, local, vals, beta_t, words, entropy, scale, logits,
+                      exp_avg, exp_avg_sq, options, shift, out):  # pragma: no cover - compiled
+        """:func:`take_step`'s compiled part: pass 1 (:func:`_decoder_and_data`), pass 2
+        (:func:`_topic_terms`, ``scale`` the diversity prior's weight, s = ``options[6]``)
+        and the topics' last pass, Adam and softmax into ``out`` (T, W)
+        (``topic_step.adam_and_topics_kernel``). Returns the decoder's gradients (dW, db)."""
+        grad_w, grad_b, beta_u, d_beta_u, usage = _decoder_and_data(codes, weight, bias, rows, local, vals,
+                                                                    beta_t, words, entropy)
+        v = np.empty(beta_t.shape[1], dtype=np.float32)
+        data = np.empty((beta_t.shape[0], words.shape[0]), dtype=np.float32)
+        alpha, gamma, offset = _topic_terms(beta_t, usage, scale, options[6], words, beta_u, d_beta_u, v, data)
+        adam_and_topics_kernel(logits, exp_avg, exp_avg_sq, beta_t, v, alpha, gamma, offset, words, data,
+                               options, shift, out)
+        return grad_w, grad_b
 
     @njit(cache=True, nogil=True)
     def _decoder_and_data(codes, weight, bias, rows, local, vals, beta_t, words,

@@ -70,19 +70,27 @@ def adam_and_topics(logits: torch.nn.Parameter, optimizer, beta_t: np.ndarray, t
     torch.Tensor, shape (W, T)
         softmax(logits) after the step, a transposed view of a (T, W) array.
     """
+    state, options = adam_options(optimizer, logits, strength, floor)
+    v, alpha, gamma, offset = terms
+    out = torch.empty(beta_t.shape, dtype=torch.float32)
+    adam_and_topics_kernel(logits.detach().numpy(), state["exp_avg"].numpy(), state["exp_avg_sq"].numpy(),
+                     beta_t, v, alpha, gamma, offset, words, data, options, shift, out.numpy())
+    return out.t()
+
+
+def adam_options(optimizer, logits: torch.nn.Parameter, strength: float, floor: float = float("inf")):
+    """Advance the topic logits' Adam step count k (``optimizer``'s state, a CPU tensor)
+    and return (their state, the step's ``options`` for :func:`adam_and_topics_kernel`):
+    lr / (1 - beta1^k), 1 - beta1, 1 - beta2, beta2, 1 / sqrt(1 - beta2^k), eps, s and
+    the floor, float32."""
     group = optimizer.param_groups[0]                  # the model's Adam has one group
     beta1, beta2 = group["betas"]
     state = optimizer.state_of(logits)
-    count = state["step"].numpy()          # the step count (a CPU tensor), advanced in place
+    count = state["step"].numpy()                      # advanced in place
     count += 1
     step = float(count)
-    v, alpha, gamma, offset = terms
-    out = torch.empty(beta_t.shape, dtype=torch.float32)
-    options = np.array([group["lr"] / (1 - beta1 ** step), 1 - beta1, 1 - beta2, beta2,
-                        (1 - beta2 ** step) ** -0.5, group["eps"], strength, floor], dtype=np.float32)
-    _adam_and_topics(logits.detach().numpy(), state["exp_avg"].numpy(), state["exp_avg_sq"].numpy(),
-                     beta_t, v, alpha, gamma, offset, words, data, options, shift, out.numpy())
-    return out.t()
+    return state, np.array([group["lr"] / (1 - beta1 ** step), 1 - beta1, 1 - beta2, beta2,
+                            (1 - beta2 ** step) ** -0.5, group["eps"], strength, floor], dtype=np.float32)
 
 
 def row_shift(logits: torch.Tensor) -> np.ndarray:
@@ -109,7 +117,7 @@ if numba is not None:
         return _row_sum(out)
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
-    def _adam_and_topics(logits, exp_avg, exp_avg_sq, beta_t, v, alpha, gamma, offset, words,
+    def adam_and_topics_kernel(logits, exp_avg, exp_avg_sq, beta_t, v, alpha, gamma, offset, words,
                          data, options, shift, out):  # pragma: no cover - compiled
         """The module's step, topic by topic: logits, moments and shift in place, the next
         topics into out (T, W). ``options``: lr / (1 - beta1^k), 1 - beta1, 1 - beta2,
