@@ -29,6 +29,9 @@ class StepPaths:
     #: The topics' softmax shift (T,) that each theta step of an epoch hands the next
     #: (:mod:`bpetopics.models.poissbpe.compiled.topic_step`); None outside an epoch's steps.
     _softmax_shift = None
+    #: :meth:`_theta_constants` for the epoch's steps (they change only between epochs,
+    #: as the topics grow); None outside an epoch's steps.
+    _epoch_constants = None
 
     def _epoch_steps(self, batches):
         """The steps with torch's CPU operations on one thread (all are small at text
@@ -40,13 +43,14 @@ class StepPaths:
         logits = self.likelihood_.topic_logits
         if self._compiled_theta(logits):
             self._softmax_shift = topic_step.row_shift(logits)
+            self._epoch_constants = self._theta_constants()
         try:
             with torch_on_one_thread(self.device_):
                 if self._pipelined():
                     return pipelined_steps.run_epoch(self, batches, kernel_threads())
                 return super()._epoch_steps(batches)
         finally:
-            self.likelihood_.next_topics, self._softmax_shift = None, None
+            self.likelihood_.next_topics, self._softmax_shift, self._epoch_constants = None, None, None
 
     def _pipelined(self) -> bool:
         """``pipeline``, where the compiled pursuit serves the model (CPU, linear decoder,
@@ -76,15 +80,15 @@ class StepPaths:
         if self.soft_codes > 1 or not self.decoder_.is_linear or not isinstance(batch, PackedCounts):
             return super()._theta_step(X_batch, batch, codes, params, weight)
         self.optimizer_.zero_grad()
+        if self._softmax_shift is not None:   # within an epoch: compiled passes, Adam, the next topics
+            repulsion, strength, floor, entropy = self._epoch_constants or self._theta_constants()
+            self.likelihood_.next_topics = fused_theta.take_step(
+                self.decoder_, self.likelihood_, self.optimizer_, batch, codes, params,
+                repulsion, strength, self._softmax_shift, floor, entropy)
+            self.step_ += 1
+            return
         repulsion = self._penalty_weight() if self.topic_repulsion else 0.0
         if self._compiled_theta(params):   # compiled passes
-            if self._softmax_shift is not None:      # within an epoch: Adam and the next topics too
-                self.likelihood_.next_topics = fused_theta.take_step(
-                    self.decoder_, self.likelihood_, self.optimizer_, batch, codes, params,
-                    repulsion, self._smoothing_strength(), self._softmax_shift, self._logit_floor(),
-                    self.mixture_entropy_in_use())
-                self.step_ += 1
-                return
             fused_theta.set_gradients(self.decoder_, self.likelihood_, batch, codes, params,
                                       repulsion, self._smoothing_strength(), self.mixture_entropy_in_use())
         else:
@@ -95,6 +99,12 @@ class StepPaths:
             self.decoder_.set_linear_grad(z, d_out if prior_grad is None else d_out + prior_grad)
             self._penalty_backward(out, params)
         self._adam_step()
+
+    def _theta_constants(self) -> tuple:
+        """What the compiled theta step reads of the model besides theta: (the diversity
+        prior's weight, the Dirichlet prior's s, the logits' floor, epsilon)."""
+        repulsion = self._penalty_weight() if self.topic_repulsion else 0.0
+        return repulsion, self._smoothing_strength(), self._logit_floor(), self.mixture_entropy_in_use()
 
     def _theta_data(self, X_batch, batch, codes, out, weight, params):
         """With ``soft_codes`` M > 1, each document's M most probable nearby codes (rows
