@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from bpetopics.models.poissbpe.compiled import prior as compiled_prior
 from bpetopics.models.poissbpe.compiled.rows_pursuit import RowsPursuit, ThetaCopy, helper
 
 #: The next minibatch's documents are pursued in this many shares of decreasing size
@@ -115,7 +116,7 @@ def run_epoch(model, batches, threads: int) -> tuple[float, float]:
 def _release(model, pursuit) -> None:
     """Give ``pursuit`` (the next step's) its log-odds: the prior's after this step's
     q(pi) step, times its weight at the next step, w_{t+1} (psi(a_k) - psi(b_k))."""
-    pursuit.release(model.prior_.bit_log_odds(), model.prior_weight(model.step_ + 1))
+    pursuit.release(compiled_prior.bit_log_odds(model.prior_), model.prior_weight(model.step_ + 1))
 
 
 def _ahead(model, X_next, params, second):

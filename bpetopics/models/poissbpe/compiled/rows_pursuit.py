@@ -193,10 +193,12 @@ class RowsPursuit:
                       self.beta_u, self.table, bit_w, exp_w_t, self.codes, self.data, self.prior, self.mixture,
                       order_and_bounds[:n_docs], order_and_bounds[n_docs:], self.state)
 
-    def release(self, log_odds: torch.Tensor, weight: float = 1.0) -> None:
+    def release(self, log_odds, weight: float = 1.0) -> None:
         """Give the log-odds a pursuit made with ``ready=False`` waits for, ``weight``
-        times ``log_odds`` (K,) rounded to float32; its shares may be pursued from now on."""
-        _publish(self.theta.log_odds, log_odds.detach().numpy(), float(weight), self.state)
+        times ``log_odds`` (K,: a CPU tensor or an array) rounded to float32; its shares may
+        be pursued from now on."""
+        given = log_odds.detach().numpy() if torch.is_tensor(log_odds) else np.asarray(log_odds)
+        _publish(self.theta.log_odds, given, float(weight), self.state)
 
     def let_in(self, spins: int) -> bool:
         """Wait (spinning, holding no lock) up to ``spins`` times for a thread to start on
