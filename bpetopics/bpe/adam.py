@@ -58,33 +58,40 @@ class Adam:
     #: Whether the fused kernel runs (where torch has it); False: the tensor operations.
     fused = hasattr(torch, "_fused_adam_")
 
-    @torch.no_grad()
     def step(self) -> None:
         """One Adam update of every parameter that has a gradient."""
         for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
             params = [p for p in group["params"] if p.grad is not None]
-            if not params:
-                continue
-            states = [self.state_of(p) for p in params]
-            steps = [s["step"] for s in states]
-            torch._foreach_add_(steps, 1.0)                # one call for every step count
-            if self.fused and _one_float32_device(params):
-                torch._fused_adam_(params, [p.grad for p in params],
-                                   [s["exp_avg"] for s in states],
-                                   [s["exp_avg_sq"] for s in states], [], steps, amsgrad=False,
-                                   lr=lr, beta1=beta1, beta2=beta2, weight_decay=0.0, eps=eps,
-                                   maximize=False, grad_scale=None, found_inf=None)
-                continue
-            for param, state in zip(params, states):
-                grad = param.grad
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                step = state["step"].item()
-                step_size = lr / (1 - beta1 ** step)
-                denom = (exp_avg_sq.sqrt() / (1 - beta2 ** step) ** 0.5).add_(eps)
-                param.addcdiv_(exp_avg, denom, value=-step_size)
+            if params:
+                self._update(group, params, [p.grad for p in params])
+
+    def step_with(self, params, grads) -> None:
+        """One Adam update of ``params`` (of the optimiser's one group) with the gradients
+        ``grads`` given, not read from ``.grad``: :meth:`step`'s update, for a caller that
+        holds them (the compiled theta step)."""
+        self._update(self.param_groups[0], params, grads)
+
+    @torch.no_grad()
+    def _update(self, group, params, grads) -> None:
+        """Adam on ``params`` with ``grads`` (module docstring), the group's options."""
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        states = [self.state_of(p) for p in params]
+        steps = [s["step"] for s in states]
+        torch._foreach_add_(steps, 1.0)                    # one call for every step count
+        if self.fused and _one_float32_device(params):
+            torch._fused_adam_(params, grads, [s["exp_avg"] for s in states],
+                               [s["exp_avg_sq"] for s in states], [], steps, amsgrad=False,
+                               lr=lr, beta1=beta1, beta2=beta2, weight_decay=0.0, eps=eps,
+                               maximize=False, grad_scale=None, found_inf=None)
+            return
+        for param, grad, state in zip(params, grads, states):
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            exp_avg.lerp_(grad, 1 - beta1)
+            exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            step = state["step"].item()
+            step_size = lr / (1 - beta1 ** step)
+            denom = (exp_avg_sq.sqrt() / (1 - beta2 ** step) ** 0.5).add_(eps)
+            param.addcdiv_(exp_avg, denom, value=-step_size)
 
     def state_of(self, param) -> dict:
         """The parameter's step count and moments, created (zero) on first use; the step

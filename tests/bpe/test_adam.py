@@ -41,6 +41,31 @@ def test_same_parameters_as_torch_adam_bit_for_bit(fused, monkeypatch):
         torch.testing.assert_close(a, c, rtol=1e-5, atol=1e-6)     # fused: float rounding
 
 
+@pytest.mark.parametrize("fused", [True, False])
+def test_step_with_given_gradients_is_step(fused, monkeypatch):
+    """step_with(params, grads) is step() with those gradients in .grad, bit for bit,
+    and leaves .grad alone."""
+    if fused and not Adam.fused:
+        pytest.skip("this torch has no fused Adam kernel")
+    monkeypatch.setattr(Adam, "fused", fused)
+    given, read = _params(2), _params(2)
+    given_opt, read_opt = Adam(given, lr=0.05), Adam(read, lr=0.05)
+    gen = torch.Generator().manual_seed(3)
+    for _ in range(6):
+        grads = [torch.randn(p.shape, generator=gen) for p in given[:2]]
+        given_opt.step_with(given[:2], grads)
+        read_opt.zero_grad()
+        for p, g in zip(read[:2], grads):
+            p.grad = g.clone()
+        read_opt.step()
+    assert all(p.grad is None for p in given)
+    for a, b in zip(given, read):
+        assert torch.equal(a, b)
+    for a, b in zip(given[:2], read[:2]):
+        for key in ("step", "exp_avg", "exp_avg_sq"):
+            assert torch.equal(given_opt.state[a][key], read_opt.state[b][key])
+    assert not torch.equal(given[0], _params(2)[0])                  # the steps moved it
+
 def test_parameters_without_gradient_are_left_alone():
     params = _params(0)
     before = params[2].detach().clone()

@@ -132,6 +132,7 @@ def test_a_theta_step_within_an_epoch_is_the_reference_step():
             m._softmax_shift = topic_step.row_shift(m.likelihood_.topic_logits)
         m._theta_step(X_batch, batch, codes, params, m.prior_weight())
     assert model.likelihood_.topic_logits.grad is None
+    assert all(p.grad is None for p in model.decoder_.parameters())  # nothing written out
     np.testing.assert_allclose(model.likelihood_.topic_logits.detach().numpy(),
                                reference.likelihood_.topic_logits.detach().numpy(), rtol=1e-5, atol=1e-6)
     for p, q in zip(model.decoder_.parameters(), reference.decoder_.parameters()):

@@ -82,8 +82,8 @@ def take_step(decoder, likelihood, optimizer, batch, codes: torch.Tensor, beta: 
     """The whole theta step: in one compiled call the decoder's gradients (pass 1), the
     topic logits' gradient terms (pass 2) and, topic by topic, their last pass, Adam and
     the next topics (:func:`bpetopics.models.poissbpe.compiled.topic_step.adam_and_topics`),
-    then the decoder's Adam step (the topics' step does not read the decoder); the topic
-    logits' gradient is never written out. Arguments as :func:`set_gradients`;
+    then the decoder's Adam step (the topics' step does not read the decoder); no
+    gradient is written out (``.grad`` stays None). Arguments as :func:`set_gradients`;
     ``optimizer`` the model's Adam, ``shift`` (T,) the softmax's (read and updated),
     ``floor`` the logits' (:func:`~bpetopics.models.poissbpe.compiled.topic_step.adam_and_topics`).
 
@@ -103,10 +103,7 @@ def take_step(decoder, likelihood, optimizer, batch, codes: torch.Tensor, beta: 
         batch.rows.numpy(), local.numpy(), vals.numpy(), beta_t, words.numpy(), np.float32(entropy),
         np.float32(repulsion), logits.detach().numpy(), state["exp_avg"].numpy(), state["exp_avg_sq"].numpy(),
         options, shift, out.numpy())
-    first.weight.grad = torch.from_numpy(grad_w)
-    first.bias.grad = torch.from_numpy(grad_b)
-    logits.grad = None
-    optimizer.step()                                           # the decoder's weight and bias
+    optimizer.step_with([first.weight, first.bias], [torch.from_numpy(grad_w), torch.from_numpy(grad_b)])
     return out.t()
 
 
