@@ -74,7 +74,7 @@ def adam_and_topics(logits: torch.nn.Parameter, optimizer, beta_t: np.ndarray, t
     v, alpha, gamma, offset = terms
     out = torch.empty(beta_t.shape, dtype=torch.float32)
     adam_and_topics_kernel(logits.detach().numpy(), state["exp_avg"].numpy(), state["exp_avg_sq"].numpy(),
-                     beta_t, v, alpha, gamma, offset, words, data, options, shift, out.numpy())
+                           beta_t, v, alpha, gamma, offset, words, data, options, shift, out.numpy())
     return out.t()
 
 
@@ -118,7 +118,7 @@ if numba is not None:
 
     @numba.njit(cache=True, nogil=True, error_model="numpy")
     def adam_and_topics_kernel(logits, exp_avg, exp_avg_sq, beta_t, v, alpha, gamma, offset, words,
-                         data, options, shift, out):  # pragma: no cover - compiled
+                               data, options, shift, out):  # pragma: no cover - compiled
         """The module's step, topic by topic: logits, moments and shift in place, the next
         topics into out (T, W). ``options``: lr / (1 - beta1^k), 1 - beta1, 1 - beta2,
         beta2, 1 / sqrt(1 - beta2^k) (a product, not a second division), eps, s, floor.
