@@ -92,19 +92,28 @@ def take_step(decoder, likelihood, optimizer, batch, codes: torch.Tensor, beta: 
     torch.Tensor, shape (W, T)
         The next minibatch's topics, softmax(topic logits) after the step.
     """
-    beta_t = np.ascontiguousarray(beta.detach().numpy().T)                      # (T, W)
-    words, local = batch.vocabulary(beta_t.shape[1])
-    first, logits = decoder.first, likelihood.topic_logits
-    vals = batch.vals if batch.vals.dtype == torch.float32 else batch.vals.float()
+    logits = likelihood.topic_logits
     state, options = topic_step.adam_options(optimizer, logits, smoothing, floor)
-    out = torch.empty(beta_t.shape, dtype=torch.float32)
-    grad_w, grad_b = _theta_passes(
-        codes.numpy().view(np.uint8), first.weight.detach().numpy(), first.bias.detach().numpy(),
-        batch.rows.numpy(), local.numpy(), vals.numpy(), beta_t, words.numpy(), np.float32(entropy),
-        np.float32(repulsion), logits.detach().numpy(), state["exp_avg"].numpy(), state["exp_avg_sq"].numpy(),
-        options, shift, out.numpy())
+    out = torch.empty((beta.shape[1], beta.shape[0]), dtype=torch.float32)     # the next topics (T, W)
+    grad_w, grad_b = _theta_passes(*_pass_one_arguments(decoder, batch, codes, beta, entropy), np.float32(repulsion), logits.detach().numpy(),
+                                   state["exp_avg"].numpy(), state["exp_avg_sq"].numpy(), options, shift,
+                                   out.numpy())
+    first = decoder.first
     optimizer.step_with([first.weight, first.bias], [torch.from_numpy(grad_w), torch.from_numpy(grad_b)])
     return out.t()
+
+
+def _pass_one_arguments(decoder, batch, codes, beta, entropy=0.0) -> tuple:
+    """The arguments of pass 1 (:func:`_decoder_and_data`), numpy views: the codes as
+    uint8, the decoder's weight and bias, the non-zeros' documents, positions in the
+    batch's vocabulary and counts (float32), beta^T (T, W), the batch's words (U,) and
+    epsilon."""
+    beta_t = np.ascontiguousarray(beta.detach().numpy().T)                      # (T, W)
+    words, local = batch.vocabulary(beta_t.shape[1])
+    vals = batch.vals if batch.vals.dtype == torch.float32 else batch.vals.float()
+    first = decoder.first
+    return (codes.numpy().view(np.uint8), first.weight.detach().numpy(), first.bias.detach().numpy(),
+            batch.rows.numpy(), local.numpy(), vals.numpy(), beta_t, words.numpy(), np.float32(entropy))
 
 
 def _decoder_gradients(decoder, batch, codes, beta, entropy=0.0):
@@ -113,16 +122,11 @@ def _decoder_gradients(decoder, batch, codes, beta, entropy=0.0):
     compiled call gathers beta_u, counts the tokens and takes the pass (each torch call
     a step makes instead costs several times its own work in a cache the pursuit has
     just filled)."""
-    beta_t = np.ascontiguousarray(beta.detach().numpy().T)                      # (T, W)
-    words, local = batch.vocabulary(beta_t.shape[1])
-    first = decoder.first
-    words, vals = words.numpy(), batch.vals
-    vals = vals if vals.dtype == torch.float32 else vals.float()
-    grad_w, grad_b, beta_u, d_beta_u, usage = _decoder_and_data(
-        codes.numpy().view(np.uint8), first.weight.detach().numpy(), first.bias.detach().numpy(),
-        batch.rows.numpy(), local.numpy(), vals.numpy(), beta_t, words, np.float32(entropy))
-    first.weight.grad = torch.from_numpy(grad_w)
-    first.bias.grad = torch.from_numpy(grad_b)
+    pass_one = _pass_one_arguments(decoder, batch, codes, beta, entropy)
+    grad_w, grad_b, beta_u, d_beta_u, usage = _decoder_and_data(*pass_one)
+    decoder.first.weight.grad = torch.from_numpy(grad_w)
+    decoder.first.bias.grad = torch.from_numpy(grad_b)
+    beta_t, words = pass_one[6], pass_one[7]
     return beta_t, words, beta_u, d_beta_u, usage
 
 
