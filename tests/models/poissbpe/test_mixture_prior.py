@@ -88,13 +88,9 @@ def test_every_pursuit_path_scores_the_prior_as_the_reference(path, hidden):
 
 
 @pytest.mark.skipif(not kernels.available("cpu"), reason="numba is not installed")
-@pytest.mark.parametrize("screened", [False, True])
-def test_training_rows_pursuit_scores_the_prior_as_the_table_pursuit(screened, monkeypatch):
+def test_training_rows_pursuit_scores_the_prior_as_the_table_pursuit():
     """The pursuit of a training step (from CSR rows, the first codes' entropies computed
     with the first step's table) picks the table pursuit's codes, with the same scores."""
-    from bpetopics.models.poissbpe.compiled import screened_pursuit
-
-    monkeypatch.setattr(screened_pursuit, "MIN_SCREEN_WORK", 0 if screened else 10**9)
     decoder, lik = text_case(9)
     X = zipf_corpus(60, 300, seed=9)
     log_odds = -torch.rand(12, generator=torch.Generator().manual_seed(9))
@@ -108,14 +104,10 @@ def test_training_rows_pursuit_scores_the_prior_as_the_table_pursuit(screened, m
 
 
 @pytest.mark.skipif(not kernels.available("cpu"), reason="numba is not installed")
-@pytest.mark.parametrize("screened", [False, True])
-def test_candidates_whose_softmax_underflows_take_the_direct_entropy(screened, monkeypatch):
+def test_candidates_whose_softmax_underflows_take_the_direct_entropy():
     """Weight +80 on topic 0 for half the bits and -80 for the others: once a code holds
     one of the first, the others' factored softmax sums to ~1e-35 (not a normal float),
     and their entropies are computed directly: still the reference's codes."""
-    from bpetopics.models.poissbpe.compiled import screened_pursuit
-
-    monkeypatch.setattr(screened_pursuit, "MIN_SCREEN_WORK", 0 if screened else 10**9)
     decoder, lik = text_case(3)
     with torch.no_grad():
         decoder.first.weight[0, :6] = 80.0

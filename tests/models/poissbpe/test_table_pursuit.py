@@ -40,18 +40,16 @@ def text_case(seed, n_bits=12, n_topics=6, n_words=300, hidden=()):
     return decoder, lik
 
 
-@pytest.fixture(params=["fused", "fused-screened", "kernel", "torch"])
+@pytest.fixture(params=["fused", "kernel", "torch"])
 def path(request, monkeypatch):
     """Run the later steps through the one fused numba loop (linear decoders; scoring
-    every bit, or only those whose bound can improve), the step-by-step numba kernels,
-    or the torch fallback."""
+    only the bits whose bound can improve), the step-by-step numba kernels, or the torch
+    fallback."""
     if request.param != "torch" and not kernels.available("cpu"):
         pytest.skip("numba is not installed")
-    from bpetopics.models.poissbpe.compiled import fused_pursuit, screened_pursuit
+    from bpetopics.models.poissbpe.compiled import fused_pursuit
 
-    # the cases here are small: "fused" scores every bit, "fused-screened" bounds first
-    monkeypatch.setattr(screened_pursuit, "MIN_SCREEN_WORK", 0 if request.param == "fused-screened" else 10**9)
-    if not request.param.startswith("fused"):
+    if request.param != "fused":
         monkeypatch.setattr(fused_pursuit, "usable", lambda decoder, device: False)
     if request.param == "torch":
         monkeypatch.setattr(kernels, "available", lambda device: False)
@@ -310,8 +308,8 @@ def test_candidate_bounds_are_upper_bounds_on_the_exact_scores():
 
 @pytest.mark.skipif(kernels.numba is None, reason="numba kernels")
 def test_wide_word_rates_are_the_word_rates_bit_for_bit():
-    """pursuit_loops.wide_word_rates (4 words a pass, the first step's table and every
-    bit scored) sums each rate in _word_rates' order: the same float32 values, for every
+    """pursuit_loops.wide_word_rates (4 words a pass, for the first step's table) sums
+    each rate in _word_rates' order: the same float32 values, for every
     remainder of words (n % 4) and of topics (T % 8, T % 4), at any start."""
     from numba import njit
 

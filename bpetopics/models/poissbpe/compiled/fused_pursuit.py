@@ -1,4 +1,4 @@
-"""The Poisson pursuit of a batch in one compiled loop (numba, CPU, linear decoder).
+"""The Poisson pursuit of a batch in one compiled call (numba, CPU, linear decoder).
 
 Step 1 reads the batch's shared table ln [beta f(c)]_w of the codes 0, e_1..e_K
 (:mod:`bpetopics.models.poissbpe.table_pursuit` computes it: one matrix product and one vectorised
@@ -17,15 +17,15 @@ by the same compiled call, which releases the GIL (``nogil``). Plain Python thre
 numba's ``prange``: its pool left the calling thread idle during the loop and every torch
 operation after it ran slower, so a training epoch on two threads took longer than on one.
 
-Later steps of a model with many bits x topics first bound every candidate and score only
-those that can still win (:mod:`bpetopics.models.poissbpe.compiled.screened_pursuit`: the same codes).
-
-The softmax is factored, ``exp(a_t + w_jt) = exp(a_t - max a) exp(w_jt - max_t w_jt) *
-const_j``: T + K T exponentials per minibatch-step become T per document-step, and a
-candidate whose factored sum under- or overflows is recomputed directly. The codes are
-those of :func:`bpetopics.bpe.pursuit.reference_pursuit` up to float rounding (the
-logarithm is Cephes' logf, :func:`bpetopics.models.poissbpe.compiled.pursuit_loops.log_inplace`, and the
-exponential LLVM's: each within one unit in the last place of torch's).
+The loop is :mod:`bpetopics.models.poissbpe.compiled.screened_pursuit`'s: a later step
+first bounds every candidate and scores only those that can still win (the codes are
+those of scoring every bit). The softmax is factored, ``exp(a_t + w_jt) = exp(a_t - max a)
+exp(w_jt - max_t w_jt) * const_j``: T + K T exponentials per minibatch-step become T per
+document-step, and a candidate whose factored sum under- or overflows is recomputed
+directly. The codes are those of :func:`bpetopics.bpe.pursuit.reference_pursuit` up to
+float rounding (the logarithm is Cephes' logf,
+:func:`bpetopics.models.poissbpe.compiled.pursuit_loops.log_inplace`, and the exponential
+LLVM's: each within one unit in the last place of torch's).
 """
 
 from __future__ import annotations
@@ -36,8 +36,6 @@ import numpy as np
 import torch
 
 from bpetopics.models.poissbpe.compiled import kernels, screened_pursuit
-
-numba = kernels.numba
 
 #: Multiply-adds of one later step over the batch (non-zeros x bits x topics) under which
 #: one thread pursues the whole batch whatever the thread count (handing half to another
@@ -51,88 +49,6 @@ def usable(decoder, device) -> bool:
     """Whether the fused loop serves this decoder on this device: numba, CPU, and a linear
     decoder (no hidden layer: the candidates' mixtures are a softmax of a + w_j)."""
     return kernels.available(device) and len(decoder.head) == 0
-
-
-if numba is not None:
-    from numba import njit
-
-    from bpetopics.models.poissbpe.compiled.pursuit_loops import (candidate_entropies, factored_softmax, first_step,
-                                                                  log_factors, prior_weight, score_wide_candidates,
-                                                                  stable_softmax_column)
-
-    def _pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds, strength,
-                    first_entropy, codes, data, prior, mixture, max_steps, docs):  # pragma: no cover
-        """The greedy pursuit of the documents ``docs`` of a batch, written into codes,
-        data, prior, mixture (rows ``docs`` only: threads may share the outputs).
-
-        indptr (P+1,), cols (nnz,) words in the batch's vocabulary, vals (nnz,) float32;
-        beta (U, T); table (U, K+1) = ln [beta f(c)]_w for c = 0, e_1..e_K (step 1);
-        bit_w (K, T) = W^T; exp_w_t (T, K) = exp(w_jt - max_t w_jt), topic by topic; bias
-        (T,); log_odds (K,); strength (float32) epsilon of the mixtures' entropy prior, 0 for
-        none, and first_entropy (K+1,) H(f(c)) of the step-1 codes (a candidate scores
-        epsilon L_d H(f(z + e_j)) more: :mod:`bpetopics.models.poissbpe.mixture_prior`);
-        codes (P, K) uint8, zero; data, prior, mixture (P,) float32 (outputs: the data
-        term, the summed log-odds, the entropy prior's term); docs (S,) int64, the rows to
-        pursue.
-        """
-        n_bits, n_topics = bit_w.shape
-        longest = 0                                   # scratch, once a call
-        for q in range(docs.shape[0]):
-            longest = max(longest, indptr[docs[q] + 1] - indptr[docs[q]])
-        first = np.empty(n_bits + 1, dtype=np.float32)
-        mix = np.empty((n_topics, n_bits), dtype=np.float32)   # f(z + e_j)_t, column j
-        score = np.empty(n_bits, dtype=np.float32)
-        totals = np.empty(n_bits, dtype=np.float32)            # sum_t exp_pre_t r_jt
-        inverse = np.empty(n_bits, dtype=np.float32)           # its inverse, 0 if not normal
-        exp_pre = np.empty(n_topics, dtype=np.float32)
-        pre = np.empty(n_topics, dtype=np.float32)
-        phi = np.empty(longest * n_bits, dtype=np.float32)     # (n_d, K), flat
-        scratch = np.empty(longest * n_bits, dtype=np.float32)
-        entropy = np.zeros(n_bits, dtype=np.float32)           # H(f(z + e_j)), with the prior
-        log_totals, entropy_scratch = np.empty((2, n_bits), dtype=np.float32)
-        log_r_t = np.empty((n_topics, n_bits) if strength > 0.0 else (0, 0), dtype=np.float32)
-        if strength > 0.0:
-            log_factors(bit_w, log_r_t)
-        for q in range(docs.shape[0]):
-            d = docs[q]
-            weight = prior_weight(strength, d, indptr, vals)    # epsilon L_d
-            if first_step(d, indptr, cols, vals, table, bit_w, bias, log_odds, weight,
-                          first_entropy, codes, data, prior, mixture, first, pre) < 0:
-                continue
-            taken = 1
-            while taken < max_steps:
-                top = pre.max()
-                for t in range(n_topics):
-                    exp_pre[t] = np.exp(pre[t] - top)
-                factored_softmax(exp_pre, exp_w_t, totals, inverse, mix)   # softmax(a + w_j)
-                for j in range(n_bits):
-                    if codes[d, j]:
-                        for t in range(n_topics):
-                            mix[t, j] = 0.0
-                    elif inverse[j] == np.float32(0.0):         # direct, stable softmax
-                        stable_softmax_column(pre, bit_w, j, mix, j)
-                score_wide_candidates(indptr[d], indptr[d + 1] - indptr[d], cols, vals, beta, mix,
-                                      phi, scratch, score)         # sum_i x_i ln phi_j(w_i)
-                if strength > 0.0:                              # H(f(z + e_j))
-                    candidate_entropies(pre, top, exp_pre, exp_w_t, log_r_t, bit_w, totals, entropy,
-                                        log_totals, entropy_scratch)
-                best, arg = -np.inf, -1                         # first best, as argmax
-                for j in range(n_bits):
-                    if not codes[d, j]:
-                        cand = score[j] + log_odds[j] + prior[d] + weight * entropy[j]
-                        if cand > best:
-                            best, arg = cand, j
-                if arg < 0 or not best > data[d] + prior[d] + mixture[d]:
-                    break
-                codes[d, arg] = 1
-                prior[d] += log_odds[arg]
-                mixture[d] = weight * entropy[arg]
-                data[d] = best - prior[d] - mixture[d]
-                for t in range(n_topics):
-                    pre[t] += bit_w[arg, t]
-                taken += 1
-
-    pursuit_kernel = njit(cache=True, nogil=True)(_pursuit_py)
 
 
 def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1, strength=0.0,
@@ -183,9 +99,7 @@ def run(decoder, batch, beta_u, table, log_odds, max_steps, threads=1, strength=
             log_odds.float().contiguous().numpy(), np.float32(strength),
             first_entropy.float().contiguous().numpy(), codes.numpy().view(np.uint8), data.numpy(),
             prior_score.numpy(), mixture.numpy(), int(max_steps))
-    kernel = pursuit_kernel
-    if screened_pursuit.screens(*bit_w.shape):                     # bound, then score
-        kernel = screened_pursuit.screened_kernel
+    kernel = screened_pursuit.screened_kernel
     order, bounds = thread_slots(np.diff(args[0]), threads)
     slots = [order[bounds[s]:bounds[s + 1]] for s in range(threads)]
     others = [thread_pool(threads - 1).submit(kernel, *args, docs) for docs in slots[1:]]

@@ -1,17 +1,17 @@
-"""Compiled pieces the fused pursuits share (:mod:`bpetopics.models.poissbpe.compiled.fused_pursuit`, which
-scores every bit of a later step, :mod:`bpetopics.models.poissbpe.compiled.screened_pursuit`, which bounds
-them first, and :mod:`bpetopics.models.poissbpe.compiled.fused_posterior`, which scores a code's
+"""Compiled pieces the fused loops share (:mod:`bpetopics.models.poissbpe.compiled.screened_pursuit`,
+the pursuit, whose later steps bound their candidates before scoring them,
+:mod:`bpetopics.models.poissbpe.compiled.rows_preparation`, the first step's table, and
+:mod:`bpetopics.models.poissbpe.compiled.fused_posterior`, which scores a code's
 neighbours): step 1 from the batch's shared table, a document's word rates under the
 candidates' mixtures (:func:`_word_rates`; :func:`wide_word_rates`, the same values, for
-the wide products of the shared table and of every bit scored) and a vectorised
-logarithm (inlined into the loops that call them, ``inline="always"``), and the
-candidates' data terms over a document's words (:func:`score_candidates`, and
-:func:`score_wide_candidates` for every bit: functions of their own); absent without
+the wide products of the shared table) and a vectorised logarithm (inlined into the
+loops that call them, ``inline="always"``), and the candidates' data terms over a
+document's words (:func:`score_candidates`, a function of its own); absent without
 numba.
 
 After editing this file in a working copy, delete ``bpetopics/models/poissbpe/compiled/__pycache__/*.nbi`` and
 ``*.nbc``: numba keys its on-disk cache of a compiled function by that function's own
-file, so the kernels that inline these pieces (fused_pursuit.py, screened_pursuit.py,
+file, so the kernels that inline these pieces (screened_pursuit.py, rows_preparation.py,
 rows_pursuit.py) would otherwise keep their old builds (an installed package is fresh throughout)."""
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ if numba is not None:
     @njit(inline="always", nogil=True)
     def wide_word_rates(start, n, cols, beta, mix, phi):  # pragma: no cover - compiled
         """:func:`_word_rates`, the same values bit for bit, for wide mixtures (the first
-        step's table of K + 1 columns; every bit scored): words are taken 4 at a time, so
+        step's table of K + 1 columns): words are taken 4 at a time, so
         each vectorised pass over j reads 8 rows of mix once for 4 words' 32 products
         and each of the 4 rows of phi once (one word at a time, the 8 loads of mix per 8
         products make the loop wait on loads). Faster at 64-128 columns; slower at the
@@ -281,14 +281,6 @@ if numba is not None:
         mix.shape, which LLVM vectorises (to a plain variable they run several times
         slower)."""
         _word_rates(start, n, cols, beta, mix, phi)             # phi_b(w_i)
-        _sum_log_rates(start, n, vals, mix.shape[1], phi, scratch, score)
-
-    @njit(nogil=True)
-    def score_wide_candidates(start, n, cols, vals, beta, mix, phi, scratch,
-                              score):  # pragma: no cover - compiled
-        """:func:`score_candidates` (the same values) for mixtures of many columns, every
-        bit scored: the rates by :func:`wide_word_rates`."""
-        wide_word_rates(start, n, cols, beta, mix, phi)        # phi_b(w_i)
         _sum_log_rates(start, n, vals, mix.shape[1], phi, scratch, score)
 
     @njit(inline="always", nogil=True)

@@ -20,8 +20,8 @@ not a Python lock:
     the other thread       waits (spinning, no lock) until they are published
     both                   claim shares of the documents (of decreasing work,
                            ``rows_preparation.guided_bounds``) and pursue them
-                           (:mod:`bpetopics.models.poissbpe.compiled.fused_pursuit`, or its screened form
-                           :mod:`bpetopics.models.poissbpe.compiled.screened_pursuit`) until none is left
+                           (:mod:`bpetopics.models.poissbpe.compiled.screened_pursuit`'s loop)
+                           until none is left
 
 Whichever thread arrives first does whatever is left, so one thread alone (the steps in
 order, or a helper that starts late) runs it all, and nothing waits on the helper's
@@ -43,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from bpetopics.models.poissbpe.compiled import fused_pursuit, kernels, screened_pursuit
+from bpetopics.models.poissbpe.compiled import fused_pursuit, kernels
 from bpetopics.models.poissbpe.packed import PackedCounts
 from bpetopics.models.poissbpe.compiled.pursuit_helper import helper
 
@@ -188,7 +188,7 @@ class RowsPursuit:
                       X_batch.data.astype(np.float64, copy=False),
                       theta.beta_t, theta.weight, theta.bias, theta.log_odds, np.float32(theta.strength),
                       first_entropy,
-                      theta.max_steps, screened_pursuit.screens(n_bits, n_topics),
+                      theta.max_steps,
                       self.n_shares, self.indptr, self.cols, self.vals, self.rows, self.words, self.local,
                       self.beta_u, self.table, bit_w, exp_w_t, self.codes, self.data, self.prior, self.mixture,
                       order_and_bounds[:n_docs], order_and_bounds[n_docs:], self.state)
@@ -267,13 +267,12 @@ if numba is not None:
     from numba import njit
 
     from bpetopics.models.poissbpe.compiled.atomics import cpu_relax, fetch_add, load_acquire, store_release
-    from bpetopics.models.poissbpe.compiled.fused_pursuit import pursuit_kernel
     from bpetopics.models.poissbpe.compiled.rows_preparation import guided_bounds, prepare_into
     from bpetopics.models.poissbpe.compiled.screened_pursuit import screened_kernel
 
     @njit(cache=True, nogil=True)
     def _claim_and_pursue(indptr_in, indices, counts, beta_t, weight, bias, log_odds, strength,
-                          first_entropy, max_steps, screened, n_shares, indptr, cols, vals, rows,
+                          first_entropy, max_steps, n_shares, indptr, cols, vals, rows,
                           words, local, beta_u, table, bit_w, exp_w_t, codes, data, prior, mixture,
                           order, bounds, state, spins):  # pragma: no cover - compiled
         """:meth:`RowsPursuit.run`'s call (the module docstring): the number of shares
@@ -317,14 +316,9 @@ if numba is not None:
                 return pursued
             docs = order[bounds[share]:bounds[share + 1]]
             try:
-                if screened:
-                    screened_kernel(indptr, local[:nnz], vals[:nnz], beta_u[:used], grid, bit_w,
-                                    exp_w_t, bias, log_odds, strength, first_entropy, codes, data,
-                                    prior, mixture, max_steps, docs)
-                else:
-                    pursuit_kernel(indptr, local[:nnz], vals[:nnz], beta_u[:used], grid, bit_w, exp_w_t,
-                                   bias, log_odds, strength, first_entropy, codes, data, prior, mixture,
-                                   max_steps, docs)
+                screened_kernel(indptr, local[:nnz], vals[:nnz], beta_u[:used], grid, bit_w, exp_w_t,
+                                bias, log_odds, strength, first_entropy, codes, data, prior, mixture,
+                                max_steps, docs)
             except Exception:  # noqa: BLE001 - counted as done, so no thread waits for ever
                 store_release(state, _FAILED, 1)
             fetch_add(state, _DONE_SHARES, 1)

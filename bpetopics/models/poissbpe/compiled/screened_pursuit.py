@@ -1,7 +1,8 @@
-"""The fused Poisson pursuit with later steps that bound their candidates before scoring.
+"""The fused Poisson pursuit's loop, whose later steps bound their candidates before scoring.
 
-:mod:`bpetopics.models.poissbpe.compiled.fused_pursuit` scores every bit at every later step: n K T
-multiply-adds and n K logarithms for a document of n non-zeros. Most bits cannot win:
+Scoring every bit at a later step costs n K T multiply-adds and n K logarithms for a
+document of n non-zeros (:mod:`bpetopics.models.poissbpe.compiled.fused_pursuit` has the
+candidates' mixtures and the threads that share a batch). Most bits cannot win:
 an exact upper bound on a candidate's score costs O(n T + K T) for all K of them, and
 only the bits whose bound reaches the current score are scored, in one pass over the
 document. A bit below it cannot improve on the code, so the step's choice, and the
@@ -28,9 +29,10 @@ is computed exactly for every bit (:func:`~bpetopics.models.poissbpe.compiled.pu
 candidate_entropies`, T K multiply-adds a step, the bound's own order) and added to its
 bound as to its score, so the screen stays exact.
 
-It pays only when K T is large: at T = 20 and K = 64 bounding cost more than it saved on
-a trained model, so :func:`bpetopics.models.poissbpe.compiled.fused_pursuit.run` screens from
-``MIN_SCREEN_WORK`` bits x topics on (`python -m benchmarks speed` measures it).
+It pays at every size: from T = 2 to T = 200 at the default K = 64, training costs less
+with the screen than with every bit scored (docs/results/speed.md), so it is the
+pursuit's one path (:func:`bpetopics.models.poissbpe.compiled.fused_pursuit.run`, and
+:mod:`~bpetopics.models.poissbpe.compiled.rows_pursuit` in training).
 """
 
 from __future__ import annotations
@@ -41,18 +43,10 @@ from bpetopics.models.poissbpe.compiled import kernels
 
 numba = kernels.numba
 
-#: Bits x topics from which later steps bound the candidates before scoring them (below
-#: it, at T = 20 and K = 64 for example, bounding costs more than it saves).
-MIN_SCREEN_WORK = 4096
 #: The scored bits are padded with empty columns to a multiple of this: the compiled loops
 #: over bits run 16 lanes at a time and a remainder one by one (126 bits take longer
 #: than 128; the bits of a later step are a few dozen).
 PAD = 16
-
-
-def screens(n_bits: int, n_topics: int) -> bool:
-    """Whether the pursuit of a model of K bits and T topics bounds its candidates."""
-    return n_bits * n_topics >= MIN_SCREEN_WORK
 
 
 if numba is not None:
@@ -153,11 +147,21 @@ if numba is not None:
     def _screened_pursuit_py(indptr, cols, vals, beta, table, bit_w, exp_w_t, bias, log_odds,
                              strength, first_entropy, codes, data, prior, mixture, max_steps,
                              docs):  # pragma: no cover
-        """The greedy pursuit of the documents ``docs`` of a batch, as
-        :func:`bpetopics.models.poissbpe.compiled.fused_pursuit._pursuit_py` (the same arguments), with each
+        """The greedy pursuit of the documents ``docs`` of a batch, written into codes,
+        data, prior, mixture (rows ``docs`` only: threads may share the outputs), each
         later step scoring only the bits whose bound (less a slack for float rounding)
         reaches the current score. The entropy prior's term of a candidate is exact, so
-        it is added to its bound as it is to its score."""
+        it is added to its bound as it is to its score.
+
+        indptr (P+1,), cols (nnz,) words in the batch's vocabulary, vals (nnz,) float32;
+        beta (U, T); table (U, K+1) = ln [beta f(c)]_w for c = 0, e_1..e_K (step 1);
+        bit_w (K, T) = W^T; exp_w_t (T, K) = exp(w_jt - max_t w_jt), topic by topic; bias
+        (T,); log_odds (K,); strength (float32) epsilon of the mixtures' entropy prior, 0 for
+        none, and first_entropy (K+1,) H(f(c)) of the step-1 codes (a candidate scores
+        epsilon L_d H(f(z + e_j)) more: :mod:`bpetopics.models.poissbpe.mixture_prior`);
+        codes (P, K) uint8, zero; data, prior, mixture (P,) float32 (outputs: the data
+        term, the summed log-odds, the entropy prior's term); docs (S,) int64, the rows to
+        pursue."""
         n_bits, n_topics = bit_w.shape
         longest = 0                                             # scratch, once a call
         for q in range(docs.shape[0]):
