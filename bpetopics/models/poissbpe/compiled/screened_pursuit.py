@@ -44,9 +44,10 @@ from bpetopics.models.poissbpe.compiled import kernels
 numba = kernels.numba
 
 #: The scored bits are padded with empty columns to a multiple of this: the compiled loops
-#: over bits run 16 lanes at a time and a remainder one by one (126 bits take longer
-#: than 128; the bits of a later step are a few dozen).
-PAD = 16
+#: over bits run 8 lanes at a time (256-bit vectors) and a remainder one by one. A later
+#: step scores a few to a few dozen bits, and 8 wastes fewer empty columns than 16
+#: (docs/results/speed.md, "The screen at every size").
+PAD = 8
 
 
 if numba is not None:
