@@ -81,16 +81,16 @@ class StepPaths:
             return super()._theta_step(X_batch, batch, codes, params, weight)
         self.optimizer_.zero_grad()
         if self._softmax_shift is not None:   # within an epoch: compiled passes, Adam, the next topics
-            repulsion, strength, floor, entropy = self._epoch_constants or self._theta_constants()
+            repulsion, strength, floor, entropy = self._epoch_constants
             self.likelihood_.next_topics = fused_theta.take_step(
                 self.decoder_, self.likelihood_, self.optimizer_, batch, codes, params,
                 repulsion, strength, self._softmax_shift, floor, entropy)
             self.step_ += 1
             return
-        repulsion = self._penalty_weight() if self.topic_repulsion else 0.0
         if self._compiled_theta(params):   # compiled passes
+            repulsion, strength, _, entropy = self._theta_constants()
             fused_theta.set_gradients(self.decoder_, self.likelihood_, batch, codes, params,
-                                      repulsion, self._smoothing_strength(), self.mixture_entropy_in_use())
+                                      repulsion, strength, entropy)
         else:
             z = codes.float()
             out = self.decoder_.linear_forward(z)

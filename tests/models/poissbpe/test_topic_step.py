@@ -128,8 +128,9 @@ def test_a_theta_step_within_an_epoch_is_the_reference_step():
         params = m.likelihood_.minibatch_params()
         batch, codes, _ = m._pursue(X_batch, params, m.prior_weight())
         assert isinstance(batch, PackedCounts)
-        if m is model:
+        if m is model:                        # as _epoch_steps sets them up
             m._softmax_shift = topic_step.row_shift(m.likelihood_.topic_logits)
+            m._epoch_constants = m._theta_constants()
         m._theta_step(X_batch, batch, codes, params, m.prior_weight())
     assert model.likelihood_.topic_logits.grad is None
     assert all(p.grad is None for p in model.decoder_.parameters())  # nothing written out
