@@ -211,8 +211,9 @@ MODEL_HELP = {
     "topic_init_docs": "Start each topic from this many random documents (0: uniform topics).",
     "topic_repulsion": "Weight of the diversity prior on the topics: the cosine similarities "
                        "between topics, summed over pairs (each topic's over at most 59 "
-                       "others: times 59 / (T - 1) above 60 topics) and weighted by use, are "
-                       "added to the per-token loss (0: maximum likelihood).",
+                       "others: times 59 / (T - 1) above 60 topics, and times 100 / T above "
+                       "100 topics) and weighted by use, are added to the per-token loss (0: "
+                       "maximum likelihood).",
     "mixture_entropy": "Weight of the prior that favours spread mixtures: minus the entropy of "
                        "each document's mixture, weighed by its tokens, is added to the "
                        "per-token loss and to the codes' scores, so that documents can share "

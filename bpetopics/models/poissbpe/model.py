@@ -88,7 +88,8 @@ class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, To
         the theta step minimises the negative data term per token plus lambda times the
         cosine similarities between topics summed over all pairs (each pair weighted by
         the two topics' use in the minibatch, weights averaging 1); above 60 topics, times
-        59 / (T - 1), so that no topic is pushed harder than at T = 60. 0 is maximum
+        59 / (T - 1), so that no topic is pushed harder than at T = 60, and above 100
+        topics times 100 / T besides, so that the push weakens. 0 is maximum
         likelihood (docs/defaults.md measures the default, chosen with the entropy prior
         below, against other values).
     mixture_entropy : float or None

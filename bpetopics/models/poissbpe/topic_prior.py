@@ -33,8 +33,10 @@ choices (docs/defaults.md has the measurements behind them):
   overlapping topics as T grows. The sum grows the other way, each topic being pushed by
   all T - 1 others, so PoissBPE sums over at most 59 partners a topic (T = 60) and
   shares that push among them above 60 topics (``PoissBPE._penalty_weight``: at T = 100
-  the full sum cost NPMI, perplexity and accuracy for diversity). The default lambda is
-  weak for a handful of topics: raise it there.
+  the full sum cost NPMI, perplexity and accuracy for diversity). Above 100 topics the
+  push on each topic falls as 100 / T: at T = 200 the full push had pulled the topics'
+  top words towards rarer ones that meet in the training documents more than in new
+  ones. The default lambda is weak for a handful of topics: raise it there.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ import torch
 def topic_overlap(beta: torch.Tensor, usage: torch.Tensor | None = None) -> torch.Tensor:
     """Mean cosine similarity between distinct topics, optionally weighted by use.
 
-    PoissBPE's penalty is ``lambda * T min(T - 1, 19) * topic_overlap(beta, usage)`` (module).
+    PoissBPE's penalty is ``lambda * min(T, 100) min(T - 1, 59) * topic_overlap(beta, usage)``
+    (module).
 
     Parameters
     ----------

@@ -14,6 +14,10 @@ from bpetopics.models.poissbpe.topic_prior import (dirichlet_logit_grad, dirichl
 #: The diversity prior pushes each topic away from up to this many others at full weight
 #: (T = 60); with more topics the same push is shared among them (_penalty_weight).
 FULL_PUSH_PARTNERS = 59
+#: Above this many topics the push on each topic falls as FULL_PUSH_TOPICS / T: at
+#: T = 200 the full push pulled the topics' top words towards rarer ones that carry less
+#: well to held-out text (docs/defaults.md: the diversity prior).
+FULL_PUSH_TOPICS = 100
 #: ``topic_smoothing=None`` (the default): eta = BASE_SMOOTHING on corpora of
 #: SMOOTHING_TOKENS tokens and more, BASE_SMOOTHING * SMOOTHING_TOKENS / N_tok below, at
 #: most MAX_SMOOTHING (docs/defaults.md: 0.45 on lee's 17,700
@@ -40,13 +44,16 @@ class TopicPriors:
     smoothing, ``n_tokens_``)."""
 
     def _penalty_weight(self) -> float:
-        """lambda T min(T - 1, 59): the penalty is this times the use-weighted mean cosine.
-        Up to T = 60 that is the cosines summed over all ordered pairs (lambda T (T - 1));
-        above, the push on each topic stays what 59 partners give it, shared among its T - 1
-        (the full sum grows with T: at T = 100 it cost coherence, perplexity and accuracy
-        for diversity; docs/defaults.md)."""
+        """lambda min(T, 100) min(T - 1, 59): the penalty is this times the use-weighted
+        mean cosine. Up to T = 60 that is the cosines summed over all ordered pairs
+        (lambda T (T - 1)); above, the push on each topic stays what 59 partners give it,
+        shared among its T - 1 (the full sum grows with T: at T = 100 it cost coherence,
+        perplexity and accuracy for diversity); above T = 100 that push falls as 100 / T
+        (:data:`FULL_PUSH_TOPICS`; at T = 200 half of it raised held-out coherence and
+        lowered perplexity for a little diversity; docs/defaults.md)."""
         n_topics = getattr(self, "current_topics_", self.n_topics)   # T0 before the topics grow
-        return self.topic_repulsion * n_topics * min(n_topics - 1, FULL_PUSH_PARTNERS)
+        return (self.topic_repulsion * min(n_topics, FULL_PUSH_TOPICS)
+                * min(n_topics - 1, FULL_PUSH_PARTNERS))
 
     def _topic_smoothing(self) -> float:
         """eta in use: ``topic_smoothing``, or for None :func:`smoothing_for` the corpus's

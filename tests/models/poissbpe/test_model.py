@@ -225,9 +225,10 @@ def test_default_epochs_give_small_corpora_enough_steps():
     assert fitted.epoch_ == 30 and len(fitted.history_) == 30   # 3 steps an epoch
 
 
-def test_the_diversity_prior_pushes_no_topic_harder_above_60_topics():
+def test_the_diversity_prior_pushes_no_topic_harder_above_60_topics_and_weakens_above_100():
     """Up to T = 60 the cosines are summed over all pairs, so each topic's push grows with
-    its T - 1 partners; above, the push a topic gets stays what 59 partners give."""
+    its T - 1 partners; above, the push a topic gets stays what 59 partners give, and
+    above T = 100 it falls as 100 / T."""
     from bpetopics.models.poissbpe.topic_prior import topic_overlap
 
     def push(n_topics):
@@ -240,9 +241,12 @@ def test_the_diversity_prior_pushes_no_topic_harder_above_60_topics():
 
     assert PoissBPE(n_topics=20)._penalty_weight() == pytest.approx(0.0004 * 20 * 19)
     assert PoissBPE(n_topics=50)._penalty_weight() == pytest.approx(0.0004 * 50 * 49)
+    assert PoissBPE(n_topics=100)._penalty_weight() == pytest.approx(0.0004 * 100 * 59)
+    assert PoissBPE(n_topics=200)._penalty_weight() == pytest.approx(0.0004 * 100 * 59)
     assert push(20) < 0.6 * push(50)                              # fewer partners, less push
-    for many in (100, 150):                                       # the full sum: 1.7x and 2.5x
-        assert push(many) == pytest.approx(push(60), rel=0.2)
+    assert push(100) == pytest.approx(push(60), rel=0.2)          # the full sum: 1.7x
+    for many in (150, 200):                                       # 100 / T of T = 60's push
+        assert push(many) == pytest.approx(push(60) * 100 / many, rel=0.2)
 
 
 def test_doc_topic_posterior_mean_predicts_held_out_words_better(planted_fit):
