@@ -221,7 +221,8 @@ MODEL_HELP = {
                        "training documents).",
     "topic_smoothing": "Dirichlet pseudo-counts of every word in every topic (MAP), weighed "
                        "against the corpus's tokens: helps small corpora (0: none; default: "
-                       "0.1 from 80,000 tokens on, 0.1 x 80,000 / tokens below, at most 1). "
+                       "0.1 from 80,000 tokens on, 0.1 x 80,000 / tokens below, at most 1, "
+                       "times 100 / T above 100 topics). "
                        "Between -1 and 0 a sparse prior: sparser, more distinct topics on long "
                        "texts at up to about 50 topics, for a higher perplexity; not for short "
                        "texts (docs/defaults.md).",

@@ -108,7 +108,9 @@ class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, To
         corpus's N_tok tokens (the per-token loss gains -(eta / N_tok) sum_t sum_w
         ln beta_wt), so it matters most on small corpora. 0 is no prior. None (the
         default): 0.1 from 80,000 tokens on, 0.1 x 80,000 / N_tok below, at most 1
-        (``topic_priors.smoothing_for``; docs/defaults.md measures both against other values).
+        (``topic_priors.smoothing_for``), times 100 / T above 100 topics, so that all
+        topics' pseudo-counts together stop growing there (docs/defaults.md measures
+        both against other values).
         Between -1 and 0, a sparse prior (a Dirichlet concentration 1 + eta below 1, as
         LDA's usual eta): each topic drops the words it has little evidence for, and on
         long texts at up to about 50 topics they come out more distinct, for a higher

@@ -14,10 +14,13 @@ from bpetopics.models.poissbpe.topic_prior import (dirichlet_logit_grad, dirichl
 #: The diversity prior pushes each topic away from up to this many others at full weight
 #: (T = 60); with more topics the same push is shared among them (_penalty_weight).
 FULL_PUSH_PARTNERS = 59
-#: Above this many topics the push on each topic falls as FULL_PUSH_TOPICS / T: at
-#: T = 200 the full push pulled the topics' top words towards rarer ones that carry less
-#: well to held-out text (docs/defaults.md: the diversity prior).
-FULL_PUSH_TOPICS = 100
+#: Above this many topics both priors on the topics weaken as FULL_PRIOR_TOPICS / T
+#: (:meth:`TopicPriors._prior_scale`): the diversity prior's push on each topic, and the
+#: default Dirichlet prior's pseudo-counts, whose total over the topics then stays what
+#: 100 topics have. At T = 200 the full priors pulled the topics' top words towards
+#: rarer ones that carry less well to held-out text (docs/defaults.md: the diversity
+#: prior, the Dirichlet prior).
+FULL_PRIOR_TOPICS = 100
 #: ``topic_smoothing=None`` (the default): eta = BASE_SMOOTHING on corpora of
 #: SMOOTHING_TOKENS tokens and more, BASE_SMOOTHING * SMOOTHING_TOKENS / N_tok below, at
 #: most MAX_SMOOTHING (docs/defaults.md: 0.45 on lee's 17,700
@@ -43,25 +46,34 @@ class TopicPriors:
     ``likelihood_``, ``n_topics``, ``topic_repulsion``, ``topic_smoothing`` and, with
     smoothing, ``n_tokens_``)."""
 
+    def _prior_scale(self) -> float:
+        """min(1, 100 / T) (:data:`FULL_PRIOR_TOPICS`): how much of their strength the
+        priors on the topics keep with T topics (T0 before the topics grow)."""
+        n_topics = getattr(self, "current_topics_", self.n_topics)
+        return min(1.0, FULL_PRIOR_TOPICS / n_topics)
+
     def _penalty_weight(self) -> float:
-        """lambda min(T, 100) min(T - 1, 59): the penalty is this times the use-weighted
-        mean cosine. Up to T = 60 that is the cosines summed over all ordered pairs
-        (lambda T (T - 1)); above, the push on each topic stays what 59 partners give it,
-        shared among its T - 1 (the full sum grows with T: at T = 100 it cost coherence,
-        perplexity and accuracy for diversity); above T = 100 that push falls as 100 / T
-        (:data:`FULL_PUSH_TOPICS`; at T = 200 half of it raised held-out coherence and
-        lowered perplexity for a little diversity; docs/defaults.md)."""
+        """lambda T min(T - 1, 59) min(1, 100 / T): the penalty is this times the
+        use-weighted mean cosine. Up to T = 60 that is the cosines summed over all ordered
+        pairs (lambda T (T - 1)); above, the push on each topic stays what 59 partners give
+        it, shared among its T - 1 (the full sum grows with T: at T = 100 it cost
+        coherence, perplexity and accuracy for diversity); above T = 100 that push falls
+        as 100 / T (:meth:`_prior_scale`; at T = 200 half of it raised held-out coherence
+        and lowered perplexity for a little diversity; docs/defaults.md)."""
         n_topics = getattr(self, "current_topics_", self.n_topics)   # T0 before the topics grow
-        return (self.topic_repulsion * min(n_topics, FULL_PUSH_TOPICS)
-                * min(n_topics - 1, FULL_PUSH_PARTNERS))
+        return (self.topic_repulsion * n_topics * min(n_topics - 1, FULL_PUSH_PARTNERS)
+                * self._prior_scale())
 
     def _topic_smoothing(self) -> float:
         """eta in use: ``topic_smoothing``, or for None :func:`smoothing_for` the corpus's
-        N_tok (``n_tokens_``; BASE_SMOOTHING before it is known)."""
+        N_tok (``n_tokens_``; BASE_SMOOTHING before it is known) times min(1, 100 / T)
+        (:meth:`_prior_scale`: above 100 topics the pseudo-counts of all topics together
+        stay what 100 topics have; at T = 200 half of them gave more diverse topics and,
+        on long documents, lower perplexity; docs/defaults.md)."""
         if self.topic_smoothing is not None:
             return float(self.topic_smoothing)
         n_tokens = getattr(self, "n_tokens_", None)
-        return smoothing_for(n_tokens) if n_tokens else BASE_SMOOTHING
+        return (smoothing_for(n_tokens) if n_tokens else BASE_SMOOTHING) * self._prior_scale()
 
     def _logit_floor(self) -> float:
         """:data:`LOGIT_FLOOR` with a sparse Dirichlet prior (eta < 0), else inf (none)."""

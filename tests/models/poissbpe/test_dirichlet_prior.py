@@ -83,3 +83,14 @@ def test_the_default_dirichlet_prior_grows_as_the_corpus_shrinks():
     assert model._smoothing_strength() == pytest.approx(1.0 / X.sum())
     fixed = PoissBPE(n_topics=6, n_bits=8, epochs=1, topic_smoothing=0.1, device="cpu", progress=False).fit(X)
     assert fixed._smoothing_strength() == pytest.approx(0.1 / X.sum())
+
+
+def test_the_default_dirichlet_prior_keeps_100_topics_pseudo_counts_above_100_topics():
+    """topic_smoothing=None: eta times min(1, 100 / T), so the pseudo-counts of all topics
+    together stop growing at T = 100; a number given is used as it is."""
+    for n_topics, eta in ((20, 0.1), (100, 0.1), (200, 0.05), (400, 0.025)):
+        model = PoissBPE(n_topics=n_topics)
+        model.n_tokens_ = 1e6
+        assert model._topic_smoothing() == pytest.approx(eta)
+        assert model._topic_smoothing() * n_topics == pytest.approx(0.1 * min(n_topics, 100))
+    assert PoissBPE(n_topics=200, topic_smoothing=0.1)._topic_smoothing() == 0.1
