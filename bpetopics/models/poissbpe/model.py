@@ -325,7 +325,7 @@ class PoissBPE(TopicMerging, DocumentConcentration, TopicOutputs, TopicSeeds, To
     def _n_out(self, shape):
         """The decoder's outputs: the topics the model has now (T before it is built, for
         the memory estimate)."""
-        return getattr(self, "current_topics_", None) or self.n_topics
+        return self._topics_now()
 
     def _make_likelihood(self, shape):
         return PoissonLikelihood(shape[1], self._n_out(shape))

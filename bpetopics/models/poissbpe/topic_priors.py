@@ -46,11 +46,15 @@ class TopicPriors:
     ``likelihood_``, ``n_topics``, ``topic_repulsion``, ``topic_smoothing`` and, with
     smoothing, ``n_tokens_``)."""
 
+    def _topics_now(self) -> int:
+        """T, the topics the model has now: ``current_topics_`` (T0 before the topics
+        grow), ``n_topics`` before the model is built."""
+        return getattr(self, "current_topics_", None) or self.n_topics
+
     def _prior_scale(self) -> float:
         """min(1, 100 / T) (:data:`FULL_PRIOR_TOPICS`): how much of their strength the
-        priors on the topics keep with T topics (T0 before the topics grow)."""
-        n_topics = getattr(self, "current_topics_", self.n_topics)
-        return min(1.0, FULL_PRIOR_TOPICS / n_topics)
+        priors on the topics keep with T topics (:meth:`_topics_now`)."""
+        return min(1.0, FULL_PRIOR_TOPICS / self._topics_now())
 
     def _penalty_weight(self) -> float:
         """lambda T min(T - 1, 59) min(1, 100 / T): the penalty is this times the
@@ -60,7 +64,7 @@ class TopicPriors:
         coherence, perplexity and accuracy for diversity); above T = 100 that push falls
         as 100 / T (:meth:`_prior_scale`; at T = 200 half of it raised held-out coherence
         and lowered perplexity for a little diversity; docs/defaults.md)."""
-        n_topics = getattr(self, "current_topics_", self.n_topics)   # T0 before the topics grow
+        n_topics = self._topics_now()
         return (self.topic_repulsion * n_topics * min(n_topics - 1, FULL_PUSH_PARTNERS)
                 * self._prior_scale())
 

@@ -188,7 +188,8 @@ class RowsPursuit:
                       X_batch.data.astype(np.float64, copy=False),
                       theta.beta_t, theta.weight, theta.bias, theta.log_odds, np.float32(theta.strength),
                       first_entropy, theta.max_steps, self.n_shares, self.indptr, self.cols, self.vals,
-                      self.rows, self.words, self.local, self.beta_u, self.table, bit_w, exp_w_t, self.codes, self.data, self.prior, self.mixture,
+                      self.rows, self.words, self.local, self.beta_u, self.table, bit_w, exp_w_t,
+                      self.codes, self.data, self.prior, self.mixture,
                       order_and_bounds[:n_docs], order_and_bounds[n_docs:], self.state)
 
     def release(self, log_odds, weight: float = 1.0) -> None:
