@@ -2,7 +2,10 @@
 
 The lists differ (60 of NLTK's 179 words are not in scikit-learn's 318), so the
 choice is recorded with every corpus; the resolved words travel with the pipeline,
-so a saved corpus never needs NLTK's data again.
+so a saved corpus never needs the list again. NLTK's list ships with the package
+(``english_stopwords.txt``, a copy of the ``stopwords`` corpus of NLTK's data): the
+default needs no download, and every machine gets the same 179 words whatever NLTK
+data it has.
 """
 
 from __future__ import annotations
@@ -14,23 +17,8 @@ from bpetopics.text.errors import CorpusError
 
 #: Names accepted by :func:`load_stopwords` besides a path to a file.
 STOPWORD_CHOICES = ("nltk", "sklearn", "gensim", "none")
-
-
-def _nltk_english() -> list[str]:
-    try:
-        from nltk.corpus import stopwords
-    except ImportError as exc:  # pragma: no cover - nltk is a dependency
-        raise CorpusError(
-            "NLTK is not installed: pip install nltk, or choose --stopwords sklearn|gensim|none|FILE"
-        ) from exc
-    try:
-        return list(stopwords.words("english"))
-    except LookupError as exc:
-        raise CorpusError(
-            "NLTK's stop-word list is not installed: run `python -m nltk.downloader stopwords` "
-            "(or point NLTK_DATA at a folder holding corpora/stopwords.zip), "
-            "or choose --stopwords sklearn|gensim|none|FILE"
-        ) from exc
+#: NLTK's English list, as shipped with the package (``#`` lines credit its source).
+NLTK_ENGLISH_FILE = Path(__file__).with_name("english_stopwords.txt")
 
 
 def _from_file(path: Path) -> list[str]:
@@ -56,7 +44,7 @@ def load_stopwords(spec: str | os.PathLike | None = "nltk") -> frozenset[str]:
     Parameters
     ----------
     spec : {"nltk", "sklearn", "gensim", "none"}, path, iterable of str or None
-        ``"nltk"``: NLTK's English list (179 words; needs NLTK's ``stopwords`` data).
+        ``"nltk"``: NLTK's English list (179 words; the copy in the package).
         ``"sklearn"``: ``sklearn.feature_extraction.text.ENGLISH_STOP_WORDS`` (318).
         ``"gensim"``: ``gensim.parsing.preprocessing.STOPWORDS`` (337).
         ``"none"`` or ``None``: no stop words. A path: a UTF-8 (or latin-1) text
@@ -71,8 +59,7 @@ def load_stopwords(spec: str | os.PathLike | None = "nltk") -> frozenset[str]:
     Raises
     ------
     CorpusError
-        Unknown name, unreadable file, or NLTK's data missing (the message says how
-        to get it or which list to choose instead).
+        Unknown name or unreadable file (the message says what to choose instead).
     """
     if spec is None:
         return frozenset()
@@ -80,7 +67,7 @@ def load_stopwords(spec: str | os.PathLike | None = "nltk") -> frozenset[str]:
         name = os.fspath(spec)
         key = name.lower()
         if key == "nltk":
-            words = _nltk_english()
+            words = _from_file(NLTK_ENGLISH_FILE)
         elif key == "sklearn":
             from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 

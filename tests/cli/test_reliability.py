@@ -217,7 +217,7 @@ def test_readme_says_how_to_use_the_cli_by_hand_after_make():
     text = (REPO / "README.md").read_text(encoding="utf-8")
     setup = text.split("## Two commands", 1)[1].split("\n## ", 1)[0]
     for needed in (". .venv/bin/activate", "SCIKIT_LEARN_DATA=", "NLTK_DATA=", "BPETOPICS_DATA=",
-                   "fetch_20newsgroups", "nltk.downloader stopwords", "torch_threads", "OMP_NUM_THREADS"):
+                   "fetch_20newsgroups", "nltk.downloader abc state_union", "torch_threads", "OMP_NUM_THREADS"):
         assert needed in setup, needed
 
 
