@@ -157,7 +157,7 @@ class DocumentSearch:
             raise ValueError(f"document {row} is out of range: the model has {n:,} training documents "
                              f"(0..{n - 1})")
         raise ValueError(f"no training document has the id {text!r}: give an id of the run "
-                         f"(doc_topics.npz) or an index 0..{n - 1}")
+                         f"(doc_topics.npz) or an index 0..{n - 1}, or a new text with --text")
 
     def _id_rows(self) -> dict:
         rows = getattr(self, "_rows", None)

@@ -87,7 +87,8 @@ def test_similar_by_index_id_and_text(runner, trained_run):
                    "--word-weight blends words into the default search only")
     assert runner.invoke(main, ["similar", run, "0", "--word-weight", "1.5"]).exit_code == 2
     one_line_error(runner.invoke(main, ["similar", run, "99999"]), "out of range")
-    one_line_error(runner.invoke(main, ["similar", run, "no/such-id"]), "no training document has the id")
+    one_line_error(runner.invoke(main, ["similar", run, "no/such-id"]), "no training document has the id",
+                   "or a new text with --text")
     one_line_error(runner.invoke(main, ["similar", run]), "give a DOC")
     one_line_error(runner.invoke(main, ["similar", run, "0", "--text", "x"]), "not both")
     one_line_error(runner.invoke(main, ["similar", run, "--text", "zzzz qqqq"]), "no word of the query")
