@@ -16,7 +16,8 @@ keeps what it finished):
   built into a sharded corpus with ``--jobs`` workers (as ``python -m benchmarks stream``
   does), then PoissBPE at T = ``--shard-topics`` trained from the shards for
   ``--shard-epochs`` epochs of ``--shard-batch`` documents a step on each device; every
-  epoch's wall seconds (the first pays for start-up). Rows: ``shards.csv``.
+  epoch's wall seconds (the first pays for start-up) and bits switched on a document.
+  Rows: ``shards.csv``.
 
 CPU rows use ``--threads`` torch threads (1, as in the quality grid, unless given).
 ``cuda.md`` holds the header and both tables. Run: ``python -m benchmarks cuda
@@ -143,6 +144,7 @@ def shard_rows(docs: int, jobs: int, workdir: Path, n_topics: int, epochs: int, 
         emit("shards", {"n_docs": counts.shape[0], "nnz": counts.nnz, "n_topics": n_topics, "batch_size": batch,
                         "device": device_name(device, threads), "backend": model.backend_,
                         "epoch_seconds": " / ".join(f"{s:.1f}" for s in seconds),
+                        "bits_per_doc": " / ".join(f"{h['active_bits']:.1f}" for h in model.history_),
                         "last_epoch_seconds": seconds[-1], "us_per_nonzero": 1e6 * seconds[-1] / counts.nnz,
                         "fit_seconds": time.perf_counter() - wall})
 
