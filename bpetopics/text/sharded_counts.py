@@ -20,6 +20,22 @@ from bpetopics.text.shard_checks import check_shard_values
 
 #: Rows gathered at once by the batch source (rounded to whole minibatches).
 BLOCK_ROWS = 16384
+#: Non-zeros read at once by :meth:`ShardedCounts.sum` (its temporaries: about 16 bytes
+#: each), so that summing a shard never holds the whole shard.
+SUM_NNZ = 1 << 18
+
+
+def _nnz_blocks(indptr: np.ndarray, nnz_max: int) -> np.ndarray:
+    """Row boundaries (B + 1,) cutting a CSR's rows into blocks of at most ``nnz_max``
+    non-zeros each (a longer row is a block of its own); ``indptr`` (n + 1,)."""
+    indptr = np.asarray(indptr, dtype=np.int64)
+    n = len(indptr) - 1
+    bounds = [0]
+    while bounds[-1] < n:
+        begin = bounds[-1]
+        end = int(np.searchsorted(indptr, indptr[begin] + nnz_max, side="right")) - 1
+        bounds.append(min(n, max(end, begin + 1)))
+    return np.asarray(bounds, dtype=np.int64)
 
 
 class ShardedCounts:
@@ -136,37 +152,50 @@ class ShardedCounts:
         return gathered
 
     def sum(self, axis=None):
-        """Column sums ``axis=0`` ((1, W) int64, computed once by streaming the shards),
-        row sums ``axis=1`` ((N, 1) int64) or the total."""
+        """Column sums ``axis=0`` ((1, W) int64, computed once), row sums ``axis=1``
+        ((N, 1) int64) or the total, streamed by blocks of about :data:`SUM_NNZ`
+        non-zeros (memory: one block's temporaries, never a shard)."""
         if axis == 0:
             if self._column_sums is None:
                 total = np.zeros(self.shape[1], dtype=np.int64)
-                for s in self.shards:
-                    total += np.bincount(np.asarray(s["indices"]), weights=np.asarray(s["data"]),
-                                         minlength=self.shape[1]).astype(np.int64)
-                    self.release()
+                for indices, data in self._blocks():
+                    # float64 weights are exact: a block's sums stay far below 2^53
+                    total += np.bincount(indices, weights=data, minlength=self.shape[1]).astype(np.int64)
                 self._column_sums = total
             return self._column_sums[None, :].copy()
         if axis == 1:
             out = []
-            for s in self.shards:   # row n's sum: cumsum at its end minus at its start
-                cum = np.concatenate([[0], np.cumsum(np.asarray(s["data"], dtype=np.int64))])
-                indptr = np.asarray(s["indptr"])
-                out.append(cum[indptr[1:]] - cum[indptr[:-1]])
-                self.release()
+            for shard in self.shards:   # row n's sum: cumsum at its end minus at its start
+                indptr = np.asarray(shard["indptr"], dtype=np.int64)
+                for a, b in _pairs(_nnz_blocks(indptr, SUM_NNZ)):
+                    data = np.asarray(shard["data"][indptr[a]:indptr[b]], dtype=np.int64)
+                    cum = np.concatenate([[0], np.cumsum(data)])
+                    ends = indptr[a:b + 1] - indptr[a]
+                    out.append(cum[ends[1:]] - cum[ends[:-1]])
+                    self.release()
             sums = np.concatenate(out) if out else np.zeros(0, np.int64)
             return sums[:, None]
         if axis is None:
-            total = 0
-            for s in self.shards:
-                total += int(np.asarray(s["data"]).sum(dtype=np.int64))
-                self.release()
-            return total
+            return int(sum(int(data.sum(dtype=np.int64)) for _, data in self._blocks()))
         raise ValueError(f"axis={axis!r}: give 0, 1 or None")
+
+    def _blocks(self):
+        """(indices, data) of about :data:`SUM_NNZ` non-zeros at a time, every shard in
+        order, the maps released after each."""
+        for shard in self.shards:
+            nnz = len(shard["data"])
+            for begin in range(0, nnz, SUM_NNZ):
+                yield (np.asarray(shard["indices"][begin:begin + SUM_NNZ]),
+                       np.asarray(shard["data"][begin:begin + SUM_NNZ]))
+                self.release()
 
     def batch_source(self, batch_size: int, seed: int, epoch: int) -> "ShardedBatches":
         """The minibatches of epoch ``epoch`` (:class:`ShardedBatches`)."""
         return ShardedBatches(self, batch_size, seed, epoch)
+
+
+def _pairs(bounds: np.ndarray):
+    return zip(bounds[:-1].tolist(), bounds[1:].tolist())
 
 
 class ShardedBatches:
