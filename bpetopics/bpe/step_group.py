@@ -107,24 +107,24 @@ class StepSums:
     bits: float
 
 
-def sum_shares(model, codes: torch.Tensor, score: torch.Tensor, out: torch.Tensor, batch) -> StepSums:
+def sum_shares(model, codes: torch.Tensor, score: torch.Tensor, usage: torch.Tensor | None, batch) -> StepSums:
     """The sums of a step that ``model.step_group`` shares, with one sum across the
     processes; theta's gradients left as those of loss_S.
 
     Each process has backpropagated the *sum* of its share's theta loss,
     sum_{n in S_p} l_n; this sums, in one vector, those gradients, the prior's
     statistics of its codes (K bit counts and |S_p|), the loss's normaliser c_{S_p}, its
-    scores and active bits, and what the theta penalty reads
-    (``model._penalty_statistics``, e.g. (T,) summed mixtures). The summed gradients over
-    c_S are those of loss_S (left in ``.grad``); the rest is returned for the update
-    (:meth:`bpetopics.bpe.model.BPEBase._shared_update`).
+    scores and active bits, and what the theta penalty reads (``usage``). The summed
+    gradients over c_S are those of loss_S (left in ``.grad``); the rest is returned for
+    the update (:meth:`bpetopics.bpe.training_step.TrainingStep._shared_update`).
 
     Parameters
     ----------
     codes : torch.Tensor, shape (|S_p|, K)
     score : torch.Tensor, shape (|S_p|,)
-    out : torch.Tensor, shape (|S_p|, n_out)
-        The decoder's outputs at the codes (with autograd).
+    usage : torch.Tensor or None
+        What the theta penalty reads of the share (``model._penalty_statistics``, e.g.
+        PoissBPE's summed mixtures sum_{n in S_p} f(z_n), shape (T,)), or None.
     batch
         The likelihood's batch of the share.
     """
@@ -132,7 +132,6 @@ def sum_shares(model, codes: torch.Tensor, score: torch.Tensor, out: torch.Tenso
     parameters = model._parameters()
     dtype = parameters[0].dtype
     stats = prior.statistics(codes)
-    usage = model._penalty_statistics(out)
     device = stats.on.device
     scalars = torch.stack([torch.as_tensor(v, dtype=dtype, device=device).reshape(()) for v in (  # no sync
         float(stats.n_codes), likelihood.theta_normaliser(batch), score.sum(), codes.sum())])

@@ -69,17 +69,35 @@ class TrainingStep:
             theta  <- Adam(theta, grad)
 
         Returns the summed (score, bits) of S."""
+        usage = self._share_gradients(batch, codes, params)       # grad_p; sum_{n in S_p} f(z_n)
+        sums = sum_shares(self, codes, score, usage, batch)       # .grad = sum_p grad_p / c_S
+        self.prior_.apply(sums.statistics)                        # q(pi) from stats(z_S)
+        # the priors on theta (PoissBPE: the diversity prior, from the summed use, and the
+        # topics' Dirichlet prior), once, on the summed gradient
+        self._shared_penalty_backward(params, sums.mean_usage)
+        self._adam_step()
+        return sums.score, sums.bits
+
+    def _shared_penalty_backward(self, params, usage) -> None:
+        """The priors on theta's gradient in a shared step, added once to the summed
+        gradients, from ``usage`` (``_penalty_statistics`` summed over S, divided by |S|;
+        None: nothing read): ``_penalty_backward``. A model may compute it otherwise
+        (the same values)."""
+        self._penalty_backward(None, params, usage=usage)
+
+    def _share_gradients(self, batch, codes, params):
+        """A shared step's gradients of this process's share S_p (P, K codes):
+        grad_p = grad sum_{n in S_p} l_n in the parameters' ``.grad`` (the data term and
+        a prior on the decoder's outputs, each document's term not divided by the
+        share's normaliser; no prior on theta: :meth:`_shared_update` adds those once,
+        to the sums). Returns what the theta penalty reads of the share
+        (``_penalty_statistics``: PoissBPE's summed mixtures (T,)), or None. A model may
+        compute them otherwise (the same values)."""
         self.optimizer_.zero_grad()
         out = self.decoder_(codes.float())                        # f(z_n), n in S_p
         self.likelihood_.theta_backward(self._with_output_prior(out, batch, normaliser=1.0), batch, params,
                                         normaliser=1.0)                  # grad_p
-        sums = sum_shares(self, codes, score, out, batch)         # .grad = sum_p grad_p / c_S
-        self.prior_.apply(sums.statistics)                        # q(pi) from stats(z_S)
-        # the priors on theta (PoissBPE: the diversity prior, from the summed use, and the
-        # topics' Dirichlet prior), once, on the summed gradient
-        self._penalty_backward(None, params, usage=sums.mean_usage)
-        self._adam_step()
-        return sums.score, sums.bits
+        return self._penalty_statistics(out)
 
     def _pursue(self, X_batch, params, weight):
         """Step 1 of a training step: the likelihood's batch of ``X_batch`` and its codes

@@ -113,8 +113,8 @@ CONSEQUENCE = "lost contact"
 
 #: Global minibatch under which data-parallel processes on one machine's CPUs gain little
 #: or lose: most of a small step is work every process repeats (the topics' softmax and
-#: gradient, the priors, Adam). On 20 Newsgroups (2 cores, sums through shared memory):
-#: 0.87x at 64 documents a step, 1.21x at 512, 1.67x at 2,048 (docs/results/scale.md).
+#: gradient, the priors, Adam), and it grows with W x T (docs/results/scale.md measures
+#: where processes pay).
 SMALL_BATCH = 1024
 
 

@@ -100,6 +100,27 @@ class StepPaths:
             self._penalty_backward(out, params)
         self._adam_step()
 
+    def _share_gradients(self, batch, codes, params):
+        """:meth:`TrainingStep._share_gradients` (processes sharing a step) in the
+        compiled passes where they serve the step, as :meth:`_theta_step` (the same
+        values up to float rounding); returns the share's summed mixtures when the
+        diversity prior reads them, else None."""
+        if (self.soft_codes > 1 or not isinstance(batch, PackedCounts) or codes.shape[0] == 0
+                or not self._compiled_theta(params)):
+            return super()._share_gradients(batch, codes, params)
+        self.optimizer_.zero_grad()
+        summed = fused_theta.share_gradients(self.decoder_, self.likelihood_, batch, codes, params,
+                                             self.mixture_entropy_in_use())
+        return summed if self.topic_repulsion else None
+
+    def _shared_penalty_backward(self, params, usage) -> None:
+        """:meth:`TrainingStep._shared_penalty_backward` (the topics' priors, once, on
+        the summed gradients) in one compiled call where the theta step's passes serve."""
+        if self.soft_codes > 1 or not self._compiled_theta(params):
+            return super()._shared_penalty_backward(params, usage)
+        repulsion, strength, _, _ = self._theta_constants()
+        fused_theta.add_prior_gradients(self.likelihood_, params, usage, repulsion, strength)
+
     def _theta_constants(self) -> tuple:
         """What the compiled theta step reads of the model besides theta: (the diversity
         prior's weight, the Dirichlet prior's s, the logits' floor, epsilon)."""

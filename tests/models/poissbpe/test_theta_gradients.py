@@ -207,3 +207,63 @@ def test_the_compiled_theta_gradients_are_the_torch_paths(repulsion, smoothing):
     fused_theta.set_gradients(decoder, lik, batch, codes.bool(), beta, repulsion, smoothing)
     for got, want in zip(grads(decoder, lik), expected):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("extra", [{}, {"mixture_entropy": 0.3}, {"topic_repulsion": 0.0}])
+def test_a_shares_compiled_gradients_are_the_torch_paths(extra):
+    """Processes sharing a step: one share's gradients of its summed loss and its summed
+    mixtures (step_paths.py, compiled) as the shared estimator's torch path gives them."""
+    from bpetopics.bpe.training_step import TrainingStep
+    from bpetopics.models.poissbpe.compiled import kernels
+
+    if not kernels.available(torch.device("cpu")):
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(4)
+    X = sp.csr_matrix(rng.poisson(0.3, size=(80, 50)) + (rng.random((80, 50)) < 0.02))
+    X = X[np.asarray(X.sum(1)).ravel() > 0]
+    model = PoissBPE(n_topics=5, n_bits=12, epochs=1, batch_size=16, random_state=0, progress=False,
+                     **extra).fit(X)
+    params = model.likelihood_.minibatch_params()
+    batch, _, _ = model._pursue(X[:21], params, model.prior_weight())
+    assert isinstance(batch, PackedCounts)
+    codes = torch.rand(21, model.code_length(), generator=torch.Generator().manual_seed(1)) < 0.3
+    model_params = model._parameters()
+    usage = TrainingStep._share_gradients(model, batch, codes, params)
+    expected = [p.grad.clone() for p in model_params]
+    got_usage = model._share_gradients(batch, codes, params)
+    assert (usage is None) == (got_usage is None) == (not model.topic_repulsion)
+    if usage is not None:
+        np.testing.assert_allclose(got_usage.numpy(), usage.numpy(), rtol=1e-5)
+    for p, want in zip(model_params, expected):
+        assert want.abs().max() > 0
+        np.testing.assert_allclose(p.grad.numpy(), want.numpy(), rtol=1e-4, atol=1e-5 * float(want.abs().max()))
+
+
+@pytest.mark.parametrize("extra", [{}, {"topic_repulsion": 0.0}, {"topic_smoothing": 0.0}])
+def test_a_shared_steps_compiled_prior_gradients_are_the_torch_paths(extra):
+    """Processes sharing a step add the topics' priors once, to the summed gradients:
+    step_paths.py's compiled call as the shared estimator's torch path."""
+    from bpetopics.bpe.training_step import TrainingStep
+    from bpetopics.models.poissbpe.compiled import kernels
+
+    if not kernels.available(torch.device("cpu")):
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(5)
+    X = sp.csr_matrix(rng.poisson(0.3, size=(80, 50)) + (rng.random((80, 50)) < 0.02))
+    X = X[np.asarray(X.sum(1)).ravel() > 0]
+    model = PoissBPE(n_topics=6, n_bits=12, epochs=1, batch_size=16, random_state=0, progress=False,
+                     **extra).fit(X)
+    params = model.likelihood_.minibatch_params()
+    usage = torch.softmax(torch.randn(6, generator=torch.Generator().manual_seed(2)), 0)
+    usage = usage if model.topic_repulsion else None
+    logits = model.likelihood_.topic_logits
+    start = torch.zeros(logits.shape)          # a summed data term (zero: rounding stays the priors')
+    logits.grad = start.clone()
+    TrainingStep._shared_penalty_backward(model, params, usage)
+    want = logits.grad.clone()
+    logits.grad = start.clone()
+    model._shared_penalty_backward(params, usage)
+    added = (want - start).abs().max()
+    assert added > 0                                     # the priors do add a gradient
+    np.testing.assert_allclose((logits.grad - start).numpy(), (want - start).numpy(), rtol=1e-3,
+                               atol=1e-4 * float(added))

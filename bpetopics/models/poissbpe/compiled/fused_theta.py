@@ -1,6 +1,8 @@
 """PoissBPE's theta gradients with a linear decoder in compiled passes (numba, CPU,
 float32): what :meth:`PoissBPE._theta_step` otherwise takes in about thirty small torch
-operations and two T x T x W matrix products (docs/results/speed.md). :func:`set_gradients` writes the gradients out;
+operations and two T x T x W matrix products (docs/results/speed.md). :func:`set_gradients` writes the gradients out
+(:func:`share_gradients`: those of one process's share of a shared step, and
+:func:`add_prior_gradients` the priors' once summed);
 :func:`take_step`, what training runs, also takes the Adam step and ends pass 3 inside
 the topic logits' Adam step and the next topics' softmax
 (:mod:`bpetopics.models.poissbpe.compiled.topic_step`), so the topic gradient is never written out.
@@ -74,6 +76,46 @@ def set_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.T
     _topic_logits_grad(beta_t, usage, np.float32(repulsion), np.float32(smoothing), words,
                        beta_u, d_beta_u, logits_grad)
     likelihood.topic_logits.grad = torch.from_numpy(logits_grad)
+
+
+def share_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.Tensor,
+                    entropy: float = 0.0) -> torch.Tensor:
+    """The gradients of one share's *summed* loss, sum_{n in S_p} l_n, when processes
+    share a step (:func:`bpetopics.bpe.step_group.sum_shares` sums them): pass 1 and the
+    data term of pass 3, without the topics' priors (added once, to the sums). The
+    passes give the gradients of the loss per token, so each is multiplied by the
+    share's tokens N_p. Arguments as :func:`set_gradients`.
+
+    Returns
+    -------
+    torch.Tensor, shape (T,)
+        sum_{n in S_p} f_n, the share's summed mixtures (what the diversity prior reads).
+    """
+    beta_t, words, beta_u, d_beta_u, usage = _decoder_gradients(decoder, batch, codes, beta, entropy)
+    logits_grad = np.empty(beta_t.shape, dtype=np.float32)
+    _topic_logits_grad(beta_t, usage, np.float32(0.0), np.float32(0.0), words, beta_u, d_beta_u, logits_grad)
+    tokens = float(batch.vals.sum())                      # N_p: grad sum_n l_n = N_p grad (per token)
+    first = decoder.first
+    first.weight.grad.mul_(tokens)
+    first.bias.grad.mul_(tokens)
+    likelihood.topic_logits.grad = torch.from_numpy(logits_grad).mul_(tokens)
+    return torch.from_numpy(usage).mul_(codes.shape[0])    # u = mean_n f_n, times |S_p|
+
+
+def add_prior_gradients(likelihood, beta: torch.Tensor, usage, repulsion: float, smoothing: float) -> None:
+    """Add the topics' priors' gradient (passes 2 and 3 without the data term: the
+    diversity prior at the mean mixture ``usage`` (T,) and the Dirichlet prior's s) to
+    the topic logits' ``.grad``: what processes sharing a step add once, to their summed
+    gradients. ``usage`` None: zeros (no diversity prior reads it)."""
+    beta_t = np.ascontiguousarray(beta.detach().numpy().T)                      # (T, W)
+    n_topics = beta_t.shape[0]
+    use = np.zeros(n_topics, np.float32) if usage is None else usage.detach().numpy().astype(np.float32)
+    grad = np.empty(beta_t.shape, dtype=np.float32)
+    none = np.zeros((0, n_topics), dtype=np.float32)                             # no batch words
+    _topic_logits_grad(beta_t, use, np.float32(repulsion), np.float32(smoothing), np.zeros(0, np.int64),
+                       none, none, grad)
+    logits = likelihood.topic_logits
+    logits.grad = torch.from_numpy(grad) if logits.grad is None else logits.grad.add_(torch.from_numpy(grad))
 
 
 def take_step(decoder, likelihood, optimizer, batch, codes: torch.Tensor, beta: torch.Tensor,
