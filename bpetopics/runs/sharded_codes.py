@@ -21,8 +21,9 @@ documents (no ids, no mixtures) are not duplicated into the run: the corpus keep
 
 :func:`write_codes` runs inside :func:`~bpetopics.runs.folder.save_run`'s staging
 folder, so a run is never half-written. Memory: one block of :data:`ENCODE_ROWS` rows
-(gathered from the maps), its dense codes (block x K bytes), one shard's sparse codes
-and the distinct codes; nothing that grows with N but the sparse codes of one shard.
+(gathered from the maps), its dense codes (block x K bytes), one shard's sparse codes,
+the keys of up to :data:`MERGE_ROWS` codes and the distinct codes; nothing that grows
+with N but the sparse codes of one shard.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ DISTINCT_FILE = "distinct.npz"
 #: Rows encoded at once (``transform`` pursues them 1,024 at a time; the block bounds the
 #: gathered counts and their temporaries).
 ENCODE_ROWS = 4096
+#: Encoded rows whose codes are merged into the distinct codes at once (their keys, about
+#: K / 8 bytes a row, wait until then).
+MERGE_ROWS = 65536
 
 
 @dataclass
@@ -85,25 +89,42 @@ def _key_rows(keys: np.ndarray, n_bits: int) -> np.ndarray:
 
 
 class _DistinctTally:
-    """Distinct codes with their documents and tokens, merged block by block."""
+    """Distinct codes with their documents and tokens, merged every :data:`MERGE_ROWS`
+    rows (a merge sorts the distinct codes so far with the rows added since: merging
+    every block of :data:`ENCODE_ROWS` would sort the distinct codes N / 4,096 times)."""
 
     def __init__(self, n_bits: int):
         self.n_bits = n_bits
         self.keys = _row_keys(np.zeros((0, n_bits), np.uint8))
         self.documents = np.zeros(0, np.int64)
         self.tokens = np.zeros(0, np.int64)
+        self._pending_keys, self._pending_tokens, self._pending_rows = [], [], 0
 
     def add(self, codes: np.ndarray, lengths: np.ndarray) -> None:
-        keys = np.concatenate([self.keys, _row_keys(codes)])
-        docs = np.concatenate([self.documents, np.ones(len(codes), np.int64)])
-        tokens = np.concatenate([self.tokens, np.asarray(lengths, np.int64)])
+        self._pending_keys.append(_row_keys(codes))
+        self._pending_tokens.append(np.asarray(lengths, np.int64))
+        self._pending_rows += len(codes)
+        if self._pending_rows >= MERGE_ROWS:
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._pending_rows:
+            return
+        added = np.concatenate(self._pending_keys)
+        keys = np.concatenate([self.keys, added])
+        docs = np.concatenate([self.documents, np.ones(len(added), np.int64)])
+        tokens = np.concatenate([self.tokens, *self._pending_tokens])
         self.keys, inverse = np.unique(keys, return_inverse=True)
         inverse = inverse.ravel()
+        # float64 weights are exact: the sums stay far below 2^53
         self.documents = np.bincount(inverse, weights=docs, minlength=len(self.keys)).astype(np.int64)
         self.tokens = np.bincount(inverse, weights=tokens, minlength=len(self.keys)).astype(np.int64)
+        self._pending_keys, self._pending_tokens, self._pending_rows = [], [], 0
 
-    def codes(self) -> np.ndarray:
-        return _key_rows(self.keys, self.n_bits)
+    def finish(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(codes (U, K) uint8, documents (U,), tokens (U,)), every row added merged."""
+        self._merge()
+        return _key_rows(self.keys, self.n_bits), self.documents, self.tokens
 
 
 def code_summary(distinct: DistinctCodes, code_topic) -> dict:
@@ -155,7 +176,7 @@ def write_codes(folder, model, counts, progress: bool = False, group=None) -> tu
             parts = []
     bar.close()
     term_frequency = np.asarray(counts.sum(axis=0), dtype=np.int64).ravel()     # streamed once, then kept
-    distinct = DistinctCodes(tally.codes(), tally.documents, tally.tokens, term_frequency)
+    distinct = DistinctCodes(*tally.finish(), term_frequency)
     np.savez_compressed(codes_dir / DISTINCT_FILE, codes=distinct.codes, documents=distinct.documents,
                         tokens=distinct.tokens, term_frequency=distinct.term_frequency)
     record = {"format": CODES_FORMAT, "folder": CODES_DIR, "n_bits": model.code_length(), "shards": shards,

@@ -25,7 +25,8 @@ from tests.cli.test_sharded_commands import in_memory_copy, jsonl, sharded  # no
 @pytest.fixture(scope="module")
 def runs(sharded, tmp_path_factory):  # noqa: F811
     """The same training on the sharded corpus and on its counts in memory (2 epochs);
-    the sharded run's codes are encoded 16 rows at a time (several blocks a shard)."""
+    the sharded run's codes are encoded 16 rows at a time (several blocks a shard), their
+    distinct codes merged every 40 rows."""
     from bpetopics.runs import sharded_codes
 
     root = tmp_path_factory.mktemp("runs")
@@ -33,6 +34,7 @@ def runs(sharded, tmp_path_factory):  # noqa: F811
     runner = CliRunner()
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(sharded_codes, "ENCODE_ROWS", 16)
+        patch.setattr(sharded_codes, "MERGE_ROWS", 40)           # the distinct codes merged often
         for corpus, out in ((sharded, root / "disk"), (memory, root / "mem")):
             result = runner.invoke(main, ["train", str(corpus), "--out", str(out), "--quiet", "--batch-size", "16",
                                           *TINY])
