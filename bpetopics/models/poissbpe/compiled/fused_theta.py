@@ -1,8 +1,8 @@
 """PoissBPE's theta gradients with a linear decoder in compiled passes (numba, CPU,
 float32): what :meth:`PoissBPE._theta_step` otherwise takes in about thirty small torch
 operations and two T x T x W matrix products (docs/results/speed.md). :func:`set_gradients` writes the gradients out
-(:func:`share_gradients`: those of one process's share of a shared step, and
-:func:`add_prior_gradients` the priors' once summed);
+(:func:`share_gradients`: those of one process's share of a shared step;
+:func:`add_prior_gradients`: the topics' priors, added once to the step's sums);
 :func:`take_step`, what training runs, also takes the Adam step and ends pass 3 inside
 the topic logits' Adam step and the next topics' softmax
 (:mod:`bpetopics.models.poissbpe.compiled.topic_step`), so the topic gradient is never written out.
