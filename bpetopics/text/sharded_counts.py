@@ -38,6 +38,11 @@ def _nnz_blocks(indptr: np.ndarray, nnz_max: int) -> np.ndarray:
     return np.asarray(bounds, dtype=np.int64)
 
 
+def _pairs(bounds: np.ndarray):
+    """(begin, end) of each block of :func:`_nnz_blocks`' boundaries, as ints."""
+    return zip(bounds[:-1].tolist(), bounds[1:].tolist())
+
+
 class ShardedCounts:
     """The N x W counts of a sharded corpus, memory-mapped (rows never all in memory);
     gathered rows are read from the files by ``pread`` (:mod:`bpetopics.text.compiled.shard_rows`:
@@ -192,11 +197,6 @@ class ShardedCounts:
     def batch_source(self, batch_size: int, seed: int, epoch: int) -> "ShardedBatches":
         """The minibatches of epoch ``epoch`` (:class:`ShardedBatches`)."""
         return ShardedBatches(self, batch_size, seed, epoch)
-
-
-def _pairs(bounds: np.ndarray):
-    return zip(bounds[:-1].tolist(), bounds[1:].tolist())
-
 
 class ShardedBatches:
     """The minibatches of one epoch over a :class:`ShardedCounts`: the permutation
