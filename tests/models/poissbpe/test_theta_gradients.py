@@ -209,21 +209,28 @@ def test_the_compiled_theta_gradients_are_the_torch_paths(repulsion, smoothing):
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-6)
 
 
+def _fitted_for_shared_steps(seed, n_topics, extra):
+    """A PoissBPE fitted one epoch on seeded noise counts (80 x 50), and its topics; skips
+    without numba (the compiled paths under test need it)."""
+    from bpetopics.models.poissbpe.compiled import kernels
+
+    if not kernels.available(torch.device("cpu")):
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(seed)
+    X = sp.csr_matrix(rng.poisson(0.3, size=(80, 50)) + (rng.random((80, 50)) < 0.02))
+    X = X[np.asarray(X.sum(1)).ravel() > 0]
+    model = PoissBPE(n_topics=n_topics, n_bits=12, epochs=1, batch_size=16, random_state=0, progress=False,
+                     **extra).fit(X)
+    return model, X, model.likelihood_.minibatch_params()
+
+
 @pytest.mark.parametrize("extra", [{}, {"mixture_entropy": 0.3}, {"topic_repulsion": 0.0}])
 def test_a_shares_compiled_gradients_are_the_torch_paths(extra):
     """Processes sharing a step: one share's gradients of its summed loss and its summed
     mixtures (step_paths.py, compiled) as the shared estimator's torch path gives them."""
     from bpetopics.bpe.training_step import TrainingStep
-    from bpetopics.models.poissbpe.compiled import kernels
 
-    if not kernels.available(torch.device("cpu")):
-        pytest.skip("numba is not installed")
-    rng = np.random.default_rng(4)
-    X = sp.csr_matrix(rng.poisson(0.3, size=(80, 50)) + (rng.random((80, 50)) < 0.02))
-    X = X[np.asarray(X.sum(1)).ravel() > 0]
-    model = PoissBPE(n_topics=5, n_bits=12, epochs=1, batch_size=16, random_state=0, progress=False,
-                     **extra).fit(X)
-    params = model.likelihood_.minibatch_params()
+    model, X, params = _fitted_for_shared_steps(4, 5, extra)
     batch, _, _ = model._pursue(X[:21], params, model.prior_weight())
     assert isinstance(batch, PackedCounts)
     codes = torch.rand(21, model.code_length(), generator=torch.Generator().manual_seed(1)) < 0.3
@@ -244,16 +251,8 @@ def test_a_shared_steps_compiled_prior_gradients_are_the_torch_paths(extra):
     """Processes sharing a step add the topics' priors once, to the summed gradients:
     step_paths.py's compiled call as the shared estimator's torch path."""
     from bpetopics.bpe.training_step import TrainingStep
-    from bpetopics.models.poissbpe.compiled import kernels
 
-    if not kernels.available(torch.device("cpu")):
-        pytest.skip("numba is not installed")
-    rng = np.random.default_rng(5)
-    X = sp.csr_matrix(rng.poisson(0.3, size=(80, 50)) + (rng.random((80, 50)) < 0.02))
-    X = X[np.asarray(X.sum(1)).ravel() > 0]
-    model = PoissBPE(n_topics=6, n_bits=12, epochs=1, batch_size=16, random_state=0, progress=False,
-                     **extra).fit(X)
-    params = model.likelihood_.minibatch_params()
+    model, _, params = _fitted_for_shared_steps(5, 6, extra)
     usage = torch.softmax(torch.randn(6, generator=torch.Generator().manual_seed(2)), 0)
     usage = usage if model.topic_repulsion else None
     logits = model.likelihood_.topic_logits
