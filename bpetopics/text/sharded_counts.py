@@ -38,11 +38,6 @@ def _nnz_blocks(indptr: np.ndarray, nnz_max: int) -> np.ndarray:
     return np.asarray(bounds, dtype=np.int64)
 
 
-def _pairs(bounds: np.ndarray):
-    """(begin, end) of each block of :func:`_nnz_blocks`' boundaries, as ints."""
-    return zip(bounds[:-1].tolist(), bounds[1:].tolist())
-
-
 class ShardedCounts:
     """The N x W counts of a sharded corpus, memory-mapped (rows never all in memory);
     gathered rows are read from the files by ``pread`` (:mod:`bpetopics.text.compiled.shard_rows`:
@@ -158,40 +153,38 @@ class ShardedCounts:
 
     def sum(self, axis=None):
         """Column sums ``axis=0`` ((1, W) int64, computed once), row sums ``axis=1``
-        ((N, 1) int64) or the total, streamed by blocks of about :data:`SUM_NNZ`
-        non-zeros (memory: one block's temporaries, never a shard)."""
+        ((N, 1) int64) or the total, streamed by blocks of rows of about
+        :data:`SUM_NNZ` non-zeros (memory: one block's temporaries, never a shard)."""
         if axis == 0:
             if self._column_sums is None:
                 total = np.zeros(self.shape[1], dtype=np.int64)
-                for indices, data in self._blocks():
+                for _, indices, data in self._blocks():
                     # float64 weights are exact: a block's sums stay far below 2^53
                     total += np.bincount(indices, weights=data, minlength=self.shape[1]).astype(np.int64)
                 self._column_sums = total
             return self._column_sums[None, :].copy()
         if axis == 1:
             out = []
-            for shard in self.shards:   # row n's sum: cumsum at its end minus at its start
-                indptr = np.asarray(shard["indptr"], dtype=np.int64)
-                for a, b in _pairs(_nnz_blocks(indptr, SUM_NNZ)):
-                    data = np.asarray(shard["data"][indptr[a]:indptr[b]], dtype=np.int64)
-                    cum = np.concatenate([[0], np.cumsum(data)])
-                    ends = indptr[a:b + 1] - indptr[a]
-                    out.append(cum[ends[1:]] - cum[ends[:-1]])
-                    self.release()
+            for indptr, _, data in self._blocks():    # row n's sum: cumsum at its end minus at its start
+                cum = np.concatenate([[0], np.cumsum(data, dtype=np.int64)])
+                out.append(cum[indptr[1:]] - cum[indptr[:-1]])
             sums = np.concatenate(out) if out else np.zeros(0, np.int64)
             return sums[:, None]
         if axis is None:
-            return int(sum(int(data.sum(dtype=np.int64)) for _, data in self._blocks()))
+            return int(sum(int(data.sum(dtype=np.int64)) for _, _, data in self._blocks()))
         raise ValueError(f"axis={axis!r}: give 0, 1 or None")
 
     def _blocks(self):
-        """(indices, data) of about :data:`SUM_NNZ` non-zeros at a time, every shard in
-        order, the maps released after each."""
+        """Every shard's rows in order, by blocks of about :data:`SUM_NNZ` non-zeros
+        (:func:`_nnz_blocks`): (the block's row pointers from 0 (b + 1,), its indices,
+        its values), the maps released after each."""
         for shard in self.shards:
-            nnz = len(shard["data"])
-            for begin in range(0, nnz, SUM_NNZ):
-                yield (np.asarray(shard["indices"][begin:begin + SUM_NNZ]),
-                       np.asarray(shard["data"][begin:begin + SUM_NNZ]))
+            indptr = np.asarray(shard["indptr"], dtype=np.int64)
+            bounds = _nnz_blocks(indptr, SUM_NNZ).tolist()
+            for begin, end in zip(bounds[:-1], bounds[1:]):
+                first, last = indptr[begin], indptr[end]
+                yield (indptr[begin:end + 1] - first, np.asarray(shard["indices"][first:last]),
+                       np.asarray(shard["data"][first:last]))
                 self.release()
 
     def batch_source(self, batch_size: int, seed: int, epoch: int) -> "ShardedBatches":
