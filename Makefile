@@ -1,6 +1,6 @@
 # Entry points: `make demo` (train on 20 Newsgroups), `make test` (the whole suite, as CI),
 # `make test-quick` (the tests not marked slow), `make docs` (the site, into site/),
-# `make recompile` (the CPU kernels from scratch, after editing one).
+# `make recompile` (the CPU kernels from scratch).
 # All create .venv, install the CPU build of torch pinned first, then the project.
 PYTHON ?= python3
 VENV   ?= .venv

@@ -60,11 +60,12 @@ def topic_major_lists(unit, list_start, list_rows) -> np.ndarray:
 
 
 if numba is not None:
+    from bpetopics.compiled.kernel_cache import cached_njit
     from bpetopics.search.compiled.top_k import ALL_CELLS, BLOCK, offer, select_all
 
     _EXACT_SUMS = {"reassoc", "contract"}     # exact arithmetic: any order, same result
 
-    @numba.njit(cache=True, nogil=True, fastmath=_EXACT_SUMS)
+    @cached_njit(nogil=True, fastmath=_EXACT_SUMS)
     def score_list(list_unit_t, begin, end, query, sims):  # pragma: no cover - compiled
         """sims[:end - begin] = the dot products of ``query`` with the mixtures of the
         list entries [begin, end) (:func:`topic_major_lists`), four topics a pass."""
@@ -83,7 +84,7 @@ if numba is not None:
             for j in range(n):
                 sims[j] += weight * column[j]
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def scan_scores(sims, list_rows, begin, end, exclude, best_sim, best_row, size, k):  # pragma: no cover - compiled
         """Offer the documents ``list_rows[begin:end]``, scored ``sims[:end - begin]``, to
         the top-k holding ``size`` entries, leaving out the row ``exclude`` and the rows
@@ -108,7 +109,7 @@ if numba is not None:
                     bar = best_sim[k - 1]
         return size
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def active_bits(n_bits, query_words):  # pragma: no cover - compiled
         """(held_start (Q + 1,), held_bit (H,)): query q's active bits below ``n_bits``,
         ascending, are ``held_bit[held_start[q]:held_start[q + 1]]``."""
@@ -132,7 +133,7 @@ if numba is not None:
                 held_start[q + 1] = n_held
         return held_start, held_bit
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def group_by_bit(held_start, held_bit, n_bits, begin, stop):  # pragma: no cover - compiled
         """The queries [begin, stop) grouped by active bit (:func:`active_bits`):
         (holder_start (K + 1,), holder): those holding bit b, ascending, are
@@ -150,7 +151,7 @@ if numba is not None:
                 fill[held_bit[e]] += 1
         return holder_start, holder
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def score_lists(list_start, list_unit_t, query_unit, holder_start, holder, score_start, scores):  # pragma: no cover - compiled
         """Each inverted list b scored once for the queries holding its bit (``holder``, as
         :func:`group_by_bit` gives): their similarities to its documents, a (queries,
@@ -174,7 +175,7 @@ if numba is not None:
                 block = list_unit_t[list_start[b] * n_topics:list_start[b + 1] * n_topics].reshape((n_topics, n))
                 np.dot(queries[:m], block, out)
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def top_topics(query_unit, queries, m):  # pragma: no cover - compiled
         """(top_start (U + 1,), top_of (U * m',)): the ``m' = min(m, T)`` largest topics of
         each query ``queries[u]``, largest first, ties by the lower topic, are
@@ -195,7 +196,7 @@ if numba is not None:
                 top_of[u * m + i] = pick
         return top_start, top_of
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def scan_held_lists(list_start, list_rows, list_unit_t, query_unit, exclude, held_start, held_list, queries,
                         sizes, out_rows, out_sims, short):  # pragma: no cover - compiled
         """Each query ``queries[u]`` (ascending) offered the documents of its lists
@@ -265,7 +266,7 @@ if numba is not None:
                     n_short += 1
         return n_short
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def nearest_sharing_bits(list_start, list_rows, list_unit_t, topic_start, topic_rows, topic_unit_t, unit, unit_t,
                              query_words, query_unit, exclude, query_topics, out_rows, out_sims):  # pragma: no cover - compiled
         """The top-k of each query (k: ``out_rows.shape[1]``) into ``out_rows`` and

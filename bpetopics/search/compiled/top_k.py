@@ -28,9 +28,11 @@ BLOCK = 16
 ALL_CELLS = 1 << 20
 
 if numba is not None:
+    from bpetopics.compiled.kernel_cache import cached_njit
+
     _EXACT_MAXIMA = {"reassoc", "nnan", "nsz"}  # the largest of numbers, none NaN: any order
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def offer(sim, row, best_sim, best_row, size, k):  # pragma: no cover - compiled
         """Insert (sim, row) into the top-k (most similar first, ties by the lower row)
         holding ``size`` entries; returns the new size."""
@@ -49,14 +51,14 @@ if numba is not None:
         best_row[i] = row
         return size
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def float32_margin(n_topics):  # pragma: no cover - compiled
         """A bound on how far a float32 dot product of two (rounded) unit mixtures of
         ``n_topics`` entries, summed in any order, is from the exact one: n_topics
         roundings of at most 2^-24 of a sum of products below 1 in all (with room)."""
         return 3.0 * n_topics * 2.0 ** -24
 
-    @numba.njit(cache=True, nogil=True, fastmath=_EXACT_MAXIMA)
+    @cached_njit(nogil=True, fastmath=_EXACT_MAXIMA)
     def block_maxima(sims, tops):  # pragma: no cover - compiled
         """tops[i] = the largest of ``sims[i * BLOCK:(i + 1) * BLOCK]``."""
         whole = sims.shape[0] // BLOCK
@@ -72,7 +74,7 @@ if numba is not None:
                 top = sims[j] if sims[j] > top else top
             tops[whole] = top
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def select_all(approx, exclude, query, unit, best_sim, best_row, k, tops):  # pragma: no cover - compiled
         """The top-k of ``query`` (float64) among every document (``unit`` (N, T)),
         ``exclude`` left out, from ``approx``: its float32 similarities to them, within

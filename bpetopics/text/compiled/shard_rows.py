@@ -26,6 +26,8 @@ try:
     import numba
 except ImportError:                                   # pragma: no cover - numba optional
     numba = None
+else:
+    from bpetopics.compiled.kernel_cache import cached_njit
 
 
 def _copy_rows_py(indices, data, starts, lengths, out_begin, out_indices, out_data):
@@ -46,7 +48,7 @@ def _copy_rows_numpy(indices, data, starts, lengths, out_begin, out_indices, out
     out_data[np.repeat(out_begin, lengths) + shift] = data[np.repeat(starts, lengths) + shift]
 
 
-_copy_from_maps = numba.njit(nogil=True, cache=True)(_copy_rows_py) if numba is not None else _copy_rows_numpy
+_copy_from_maps = cached_njit(nogil=True)(_copy_rows_py) if numba is not None else _copy_rows_numpy
 
 
 #: Whether rows are read by the C library's ``pread`` (64-bit Linux and macOS, with numba).
@@ -59,7 +61,7 @@ if PREAD:
     _pread = numba.types.ExternalFunction(
         "pread", numba.types.intp(numba.types.int32, numba.types.uintp, numba.types.uintp, numba.types.int64))
 
-    @numba.njit(nogil=True, cache=True)
+    @cached_njit(nogil=True)
     def _read_rows(fd, base, starts, lengths, out, out_begin):  # pragma: no cover - compiled
         """Elements ``starts[i]:starts[i] + lengths[i]`` of the array stored from byte
         ``base`` of file ``fd`` into ``out[out_begin[i]:...]``, for each i. Returns -1,

@@ -22,7 +22,9 @@ def available(device) -> bool:
 
 
 if numba is not None:
-    @numba.njit(cache=True, nogil=True, fastmath=True)
+    from bpetopics.compiled.kernel_cache import cached_njit
+
+    @cached_njit(nogil=True, fastmath=True)
     def relu_moves(pre, g, bit_cols, out):  # pragma: no cover - compiled
         """out[a, j] = sum_h g[a, h] max(pre[a, h] + bit_cols[j, h], 0): pre, g (A, H1),
         bit_cols (K, H1), out (A, K) float32 (the (A, K, H1) products without the

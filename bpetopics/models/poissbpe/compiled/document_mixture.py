@@ -11,6 +11,8 @@ from bpetopics.models.poissbpe.compiled import kernels
 numba = kernels.numba
 
 if numba is not None:
+    from bpetopics.compiled.kernel_cache import cached_njit
+
     @numba.njit(nogil=True)
     def _em_step(start, stop, indices, data, beta, centre, concentration, tokens, theta, out,
                  r):  # pragma: no cover - compiled
@@ -38,7 +40,7 @@ if numba is not None:
             out[t] = (concentration * centre[t] + theta[t] * r[t]) / (concentration + tokens)
         return objective
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def document_mixtures(indptr, indices, data, beta, prior, concentration, tol,
                           max_cycles):  # pragma: no cover - compiled
         """theta (N, T) from CSR rows (indptr, indices int64, data float64), beta (W, T)

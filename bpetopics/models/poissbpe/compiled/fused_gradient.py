@@ -54,7 +54,9 @@ def data_gradient(rows, local, vals, beta_u, mix, tokens: float):
 
 
 if numba is not None:
-    @numba.njit(cache=True, nogil=True)
+    from bpetopics.compiled.kernel_cache import cached_njit
+
+    @cached_njit(nogil=True)
     def data_gradient_kernel(rows, local, vals, beta_u, mix, inv_tokens, d_mix,
                              d_beta_u):  # pragma: no cover - compiled
         """The module's sums into d_mix (P, T) and d_beta_u (U, T), zero on entry; phi

@@ -99,6 +99,7 @@ def local_mean(decoder, likelihood, batch: PackedCounts, codes: torch.Tensor,
 if numba is not None:
     from numba import njit
 
+    from bpetopics.compiled.kernel_cache import cached_njit
     from bpetopics.models.poissbpe.compiled.pursuit_loops import factored_softmax, score_candidates
 
     def _local_mean_py(indptr, cols, vals, beta, bit_w, up, down, bias, log_odds, codes,
@@ -255,4 +256,4 @@ if numba is not None:
         for c in range(p):
             weight[width + c] += score[c]
 
-    _local_mean = njit(cache=True, nogil=True)(_local_mean_py)
+    _local_mean = cached_njit(nogil=True)(_local_mean_py)

@@ -175,10 +175,11 @@ def _decoder_gradients(decoder, batch, codes, beta, entropy=0.0):
 if numba is not None:
     from numba import njit
 
+    from bpetopics.compiled.kernel_cache import cached_njit
     from bpetopics.models.poissbpe.compiled.fused_gradient import data_gradient_kernel
     from bpetopics.models.poissbpe.compiled.topic_step import adam_and_topics_kernel
 
-    @njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def _theta_passes(codes, weight, bias, rows, local, vals, beta_t, words, entropy, scale, logits,
                       exp_avg, exp_avg_sq, options, shift, out):  # pragma: no cover - compiled
         """:func:`take_step`'s compiled part: pass 1 (:func:`_decoder_and_data`), pass 2
@@ -194,7 +195,7 @@ if numba is not None:
                                options, shift, out)
         return grad_w, grad_b
 
-    @njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def _decoder_and_data(codes, weight, bias, rows, local, vals, beta_t, words,
                           entropy):  # pragma: no cover - compiled
         """Pass 1: dW (T, K), db (T,), beta_u = beta[words] (U, T), d_beta_u (U, T) and the
@@ -278,7 +279,7 @@ if numba is not None:
             total += x[w] * y[w]
         return total
 
-    @njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def _topic_terms(beta_t, usage, scale, strength, words, beta_u, d_beta_u, v,
                      data):  # pragma: no cover - compiled
         """Pass 2: v (W,) and data (T, U) in place and (alpha, gamma, offset) (T,) of the
@@ -323,7 +324,7 @@ if numba is not None:
             offset[t] = strength * n_words - inner[t] - data_inner[t]
         return alpha, gamma, offset
 
-    @njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def _topic_logits_grad(beta_t, usage, scale, strength, words, beta_u, d_beta_u,
                            out):  # pragma: no cover - compiled
         """Passes 2 and 3 into out (T, W): the module's dl."""

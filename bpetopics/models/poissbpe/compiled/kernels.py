@@ -24,7 +24,7 @@ import torch
 
 try:
     import numba
-    from numba import njit, prange
+    from numba import prange
 except ImportError:                                   # pragma: no cover - numba optional
     numba = None
 
@@ -34,6 +34,8 @@ AVAILABLE = numba is not None
 _BLOCK = 32        # pairs (documents) per parallel work item
 
 if numba is not None:
+    from bpetopics.compiled.kernel_cache import cached_njit
+
     if numba.config.THREADING_LAYER == "default":
         # OpenMP's workers spin after each parallel loop and burn the other cores' time;
         # the work-queue pool sleeps.
@@ -78,10 +80,10 @@ if numba is not None:
         twin.__qualname__ = func.__qualname__ + suffix
         return twin
 
-    _products = (njit(cache=True, nogil=True)(_mix_products_py),
-                 njit(parallel=True, cache=True, nogil=True)(_twin(_mix_products_py, "_par")))
-    _sums = (njit(cache=True, nogil=True)(_row_sums_py),
-             njit(parallel=True, cache=True, nogil=True)(_twin(_row_sums_py, "_par")))
+    _products = (cached_njit(nogil=True)(_mix_products_py),
+                 cached_njit(parallel=True, nogil=True)(_twin(_mix_products_py, "_par")))
+    _sums = (cached_njit(nogil=True)(_row_sums_py),
+             cached_njit(parallel=True, nogil=True)(_twin(_row_sums_py, "_par")))
 
 
 def set_kernel_threads(count: int) -> None:

@@ -10,7 +10,9 @@ from bpetopics.models.poissbpe.compiled import kernels
 numba = kernels.numba
 
 if numba is not None:
-    @numba.njit(cache=True, nogil=True)
+    from bpetopics.compiled.kernel_cache import cached_njit
+
+    @cached_njit(nogil=True)
     def distinct_in_range(keys, n_keys):  # pragma: no cover - compiled
         """(distinct keys, sorted; each key's position among them) for int64 keys in
         [0, n_keys): a presence mark per key, then one pass over the range."""
@@ -29,7 +31,7 @@ if numba is not None:
             words[position[i]] = keys[i]
         return words, position
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def gather_columns(matrix, columns):  # pragma: no cover - compiled
         """matrix[:, columns] transposed: (R, C) and (U,) -> (U, R), C-contiguous."""
         out = np.empty((columns.shape[0], matrix.shape[0]), dtype=matrix.dtype)

@@ -45,6 +45,8 @@ _PSI_10 = 2.25175258906672110764          # psi(10)
 
 
 if numba is not None:
+    from bpetopics.compiled.kernel_cache import cached_njit
+
     @numba.njit(nogil=True)
     def _digamma(x):  # pragma: no cover - compiled
         """psi(x) for x > 0: x pushed to 10 or more by psi(x) = psi(x + 1) - 1 / x, then
@@ -65,7 +67,7 @@ if numba is not None:
             series *= z
         return result + np.log(x) - (0.5 / x) - series
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def _log_odds(a, b):  # pragma: no cover - compiled
         """psi(a_k) - psi(b_k), (K,) float64."""
         out = np.empty(a.shape[0])
@@ -73,7 +75,7 @@ if numba is not None:
             out[k] = _digamma(a[k]) - _digamma(b[k])
         return out
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def _natural_step(codes, a, b, prior_a, prior_b, n_data, eta):  # pragma: no cover - compiled
         """:meth:`BetaProcessPrior.apply` of the statistics of codes (|S|, K) uint8: new
         (a, b), float64, each element by the same operations in the same order."""

@@ -13,10 +13,11 @@ from bpetopics.models.poissbpe.compiled import kernels
 numba = kernels.numba
 
 if numba is not None:
+    from bpetopics.compiled.kernel_cache import cached_njit
     from bpetopics.models.poissbpe.compiled.packed import distinct_in_range
     from bpetopics.models.poissbpe.compiled.pursuit_loops import log_inplace, wide_word_rates
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def prepare_into(indptr_in, indices, counts, beta_t, weight, bias, indptr, cols, vals, rows,
                      words, local, beta_u, table, bit_w, exp_w_t, strength,
                      first_entropy):  # pragma: no cover - compiled
@@ -76,7 +77,7 @@ if numba is not None:
         log_inplace(flat, np.empty(used * width, dtype=np.float32), used * width)
         return used, k
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def guided_bounds(indptr, n_shares, order, bounds):  # pragma: no cover - compiled
         """The documents in ``n_shares`` shares of decreasing work (1/2, 1/4, ..., the
         last two equal), written as ``order[bounds[s]:bounds[s + 1]]``: 2^(S-1) slots of

@@ -263,13 +263,12 @@ class RowsPursuit:
 
 
 if numba is not None:
-    from numba import njit
-
+    from bpetopics.compiled.kernel_cache import cached_njit
     from bpetopics.models.poissbpe.compiled.atomics import cpu_relax, fetch_add, load_acquire, store_release
     from bpetopics.models.poissbpe.compiled.rows_preparation import guided_bounds, prepare_into
     from bpetopics.models.poissbpe.compiled.screened_pursuit import screened_kernel
 
-    @njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def _claim_and_pursue(indptr_in, indices, counts, beta_t, weight, bias, log_odds, strength,
                           first_entropy, max_steps, n_shares, indptr, cols, vals, rows,
                           words, local, beta_u, table, bit_w, exp_w_t, codes, data, prior, mixture,
@@ -323,7 +322,7 @@ if numba is not None:
             fetch_add(state, _DONE_SHARES, 1)
             pursued += 1
 
-    @njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def _await_flag(state, slot, spins):  # pragma: no cover - compiled
         """``state[slot]`` once it is not 0, waiting up to ``spins`` (0 if it stays 0)."""
         for _ in range(spins):
@@ -333,7 +332,7 @@ if numba is not None:
             cpu_relax()
         return load_acquire(state, slot)
 
-    @njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def _publish(log_odds, given, weight, state):  # pragma: no cover - compiled
         """log_odds[:] = weight * given (in given's precision, then rounded to float32, as
         torch's product and ``.to``), then the go-ahead (a release store: a thread that
@@ -342,7 +341,7 @@ if numba is not None:
             log_odds[k] = weight * given[k]
         store_release(state, _GO, 1)
 
-    @njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def _all_done(state, n_shares, spins):  # pragma: no cover - compiled
         """Whether every share is done (or preparing failed, or the pursuit was
         abandoned), waiting up to ``spins``."""

@@ -53,6 +53,7 @@ PAD = 8
 if numba is not None:
     from numba import njit
 
+    from bpetopics.compiled.kernel_cache import cached_njit
     from bpetopics.models.poissbpe.compiled.pursuit_loops import (candidate_entropies, first_step, log_factors,
                                                                   log_inplace, prior_weight, score_candidates,
                                                                   stable_softmax_column)
@@ -253,4 +254,4 @@ if numba is not None:
                 log_phi0, log_phi_best = log_phi_best, log_phi0
                 taken += 1
 
-    screened_kernel = njit(cache=True, nogil=True)(_screened_pursuit_py)
+    screened_kernel = cached_njit(nogil=True)(_screened_pursuit_py)

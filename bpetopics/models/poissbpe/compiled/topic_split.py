@@ -10,9 +10,10 @@ from bpetopics.models.poissbpe.compiled import kernels
 numba = kernels.numba
 
 if numba is not None:
+    from bpetopics.compiled.kernel_cache import cached_njit
     from bpetopics.models.poissbpe.compiled.two_means import two_means
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def _explained_scales(indptr, indices, data, beta, mix):  # pragma: no cover - compiled
         """x_nw / sum_s beta_ws f_s(z_n) at each non-zero (nnz,): R^t_nw is
         (beta_wt f_t(z_n)) times it (:func:`bpetopics.models.poissbpe.topic_split.explained_counts`)."""
@@ -27,7 +28,7 @@ if numba is not None:
                 scales[i] = data[i] / max(total, 1e-300)
         return scales
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def split_halves(indptr, indices, data, beta, mix, n_words, min_tokens, tolerance):  # pragma: no cover
         """:func:`split_gains`' loop over topics: for each topic t, the rows of R^t (the
         counts topic t explains, R^t_nw = x_nw beta_wt f_t(z_n) / sum_s beta_ws f_s(z_n))
@@ -73,7 +74,7 @@ if numba is not None:
                     halves[t, half, kept_indices[j]] += kept_data[j]
         return halves, split
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def deletion_losses(indptr, indices, data, beta, mix):  # pragma: no cover - compiled
         """:func:`deletion_losses` of the CSR rows (indptr, indices, data float64), beta
         (W, T) and mix (N, T) float64: one pass over the non-zeros, a word's T shares kept.

@@ -99,6 +99,7 @@ def row_shift(logits: torch.Tensor) -> np.ndarray:
 
 
 if numba is not None:
+    from bpetopics.compiled.kernel_cache import cached_njit
     from bpetopics.models.poissbpe.compiled.vector_math import expf
 
     @numba.njit(nogil=True, fastmath={"reassoc"})
@@ -116,7 +117,7 @@ if numba is not None:
             out[w] = expf(logits[w] - shift)
         return _row_sum(out)
 
-    @numba.njit(cache=True, nogil=True, error_model="numpy")
+    @cached_njit(nogil=True, error_model="numpy")
     def adam_and_topics_kernel(logits, exp_avg, exp_avg_sq, beta_t, v, alpha, gamma, offset, words,
                                data, options, shift, out):  # pragma: no cover - compiled
         """The module's step, topic by topic: logits, moments and shift in place, the next

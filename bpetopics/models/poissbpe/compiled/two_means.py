@@ -10,7 +10,9 @@ from bpetopics.models.poissbpe.compiled import kernels
 numba = kernels.numba
 
 if numba is not None:
-    @numba.njit(cache=True, nogil=True)
+    from bpetopics.compiled.kernel_cache import cached_njit
+
+    @cached_njit(nogil=True)
     def row_dots(indptr, indices, data, vector):  # pragma: no cover - compiled
         """(N,) dot products of the CSR rows with a dense vector."""
         out = np.zeros(indptr.shape[0] - 1)
@@ -21,7 +23,7 @@ if numba is not None:
             out[i] = total
         return out
 
-    @numba.njit(cache=True, nogil=True)
+    @cached_njit(nogil=True)
     def two_means(indptr, indices_in, data, n_words, n_iter, tolerance):  # pragma: no cover - compiled
         """:func:`two_means` of the CSR rows (indptr, indices, data float64), compiled.
 
