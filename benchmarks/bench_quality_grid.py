@@ -53,6 +53,7 @@ CORPORA = {
     "lee": ("lee", None),
     "20newsgroups-subjects": ("20newsgroups-subjects", None),
     "abc-sentences": ("abc-sentences", None),
+    "state_union-sentences": ("state_union-sentences", None),
 }
 MODELS = "PoissBPE,Tomotopy-200,Tomotopy,NMF,LDA"
 #: Registry names as the tables show them.

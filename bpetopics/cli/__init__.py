@@ -138,7 +138,8 @@ _VOCABULARY_OPTIONS = [
     click.option("--test-size", type=FloatRange(0, 1, min_open=True, max_open=True), default=None,
                  metavar="FRACTION",
                  help="Hold out this share of the documents as the test split, drawn at random with the seed "
-                      "(a source without one: a folder, .jsonl, .csv, abc, state_union, lee, abc-sentences) "
+                      "(a source without one: a folder, .jsonl, .csv, abc, state_union, lee, abc-sentences, "
+                      "state_union-sentences) "
                       "[default: none]."),
     click.option("--passages", type=click.Choice(["paragraphs", "sentences"]), default=None,
                  help="Model each document's paragraphs (blank-line separated, or one a line) or sentences instead "

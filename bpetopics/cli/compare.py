@@ -81,8 +81,8 @@ def compare(corpus, out, n_topics, seeds, epochs, bits, mixture_entropy, device,
     10 passes, 50 iterations, alpha learnt, eta 1/T); each model uses its own
     defaults otherwise, or what --params gives it.
 
-    CORPUS is 20newsgroups, abc, state_union, lee, abc-sentences or
-    20newsgroups-subjects (named corpora), a folder of text files, a .jsonl or .csv
+    CORPUS is 20newsgroups, abc, state_union, lee, abc-sentences,
+    state_union-sentences or 20newsgroups-subjects (named corpora), a folder of text files, a .jsonl or .csv
     file (compressed or not), or a corpus saved by `bpetopics corpus` (then the corpus
     options are ignored).
 

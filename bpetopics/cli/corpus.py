@@ -148,8 +148,9 @@ def corpus(source, out, vocab_size, min_df, max_df, stopwords, data_home, catego
     """Materialise a corpus on disk and print a summary.
 
     SOURCE is 20newsgroups (the by-date train/test split, through scikit-learn), abc,
-    state_union, lee or abc-sentences (named corpora, one train split; abc-sentences are
-    abc's stories split into sentences, a short-text corpus), 20newsgroups-subjects (each
+    state_union, lee, abc-sentences or state_union-sentences (named corpora, one train
+    split; the last two are abc's stories and state_union's paragraphs split into
+    sentences, short-text corpora), 20newsgroups-subjects (each
     post's subject line, a short-text corpus with the by-date split), a folder of text
     files (one document per file; .html pages give their visible text; a first-level
     subfolder names the label), a .jsonl file (one

@@ -72,8 +72,8 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, voc
           skip_bad_lines, **params):
     """Train a PoissBPE topic model on CORPUS and save the run to --out.
 
-    CORPUS is 20newsgroups (its train split), abc, state_union, lee, abc-sentences or
-    20newsgroups-subjects (named corpora), a folder of text files (one document per
+    CORPUS is 20newsgroups (its train split), abc, state_union, lee, abc-sentences,
+    state_union-sentences or 20newsgroups-subjects (named corpora), a folder of text files (one document per
     file; .html pages give their visible text), a .jsonl or .csv file
     (compressed or not: .gz, .bz2, .xz, .zst; see --text-field), or a corpus saved by
     `bpetopics corpus` (then the corpus options are ignored), also a sharded one

@@ -15,7 +15,7 @@ def run_splits(run) -> dict:
     """The corpus a run was trained on, rebuilt: ``{"train": Corpus, "test": Corpus}``.
 
     A saved corpus (``bpetopics corpus``) is read back as it is; 20 Newsgroups, a named
-    corpus (abc, state_union, lee, abc-sentences, 20newsgroups-subjects) or a folder of texts is loaded
+    corpus (abc, state_union, lee, abc-sentences, state_union-sentences, 20newsgroups-subjects) or a folder of texts is loaded
     again with the recorded settings (categories, ``max_docs`` draw, held-out share,
     passages) and cleaned with the run's saved text pipeline (its stop words; the
     vocabulary is fitted again on the train split, exactly as in training). A run written by ``bpetopics update`` has its new

@@ -14,6 +14,9 @@ sentences``               least three words (about nine distinct words each afte
 ``state_union`` 4,683     paragraphs of at least 30 words of 65 US State of the Union
                           addresses (NLTK's ``state_union``, 1945-2006); label: the
                           president (11)
+``state_union-  15,503    short texts: the same paragraphs split into sentences of at
+sentences``               least three words (about eight distinct words each after
+                          cleaning); label: the president (11)
 ``lee``         300       the Lee background corpus of news articles (Lee, Pincombe
                           and Welsh 2005), shipped in gensim's test data; no labels
 ``20newsgroups- 18,846    short texts: the ``Subject:`` line of each 20 Newsgroups post
@@ -37,7 +40,7 @@ import numpy as np
 from bpetopics.text.errors import CorpusError
 from bpetopics.text.loaders import RawDocuments, load_20newsgroups
 
-__all__ = ["ABC_SENTENCES", "NAMED_CORPORA", "SUBJECTS", "corpus_names", "is_named_corpus", "load_named_corpus", "subject_line"]
+__all__ = ["ABC_SENTENCES", "NAMED_CORPORA", "STATE_UNION_SENTENCES", "SUBJECTS", "corpus_names", "is_named_corpus", "load_named_corpus", "subject_line"]
 
 _BLANK = re.compile(r"\n[ \t]*\n")
 MIN_PARAGRAPH_WORDS = 30
@@ -74,26 +77,31 @@ def _abc() -> RawDocuments:
     return RawDocuments(texts, ids, labels=np.asarray(labels), label_names=names, source="abc")
 
 
-#: The name of the short-text corpus of abc's sentences.
+#: The names of the short-text corpora of abc's and state_union's sentences.
 ABC_SENTENCES = "abc-sentences"
+STATE_UNION_SENTENCES = "state_union-sentences"
 #: A sentence ends at ".", "!" or "?" followed by white space.
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-#: ``abc-sentences`` keeps sentences of at least this many words (not headings or "Dr
-#: Smith." fragments).
+#: ``abc-sentences`` and ``state_union-sentences`` keep sentences of at least this many
+#: words (not headings or "Dr Smith." fragments).
 MIN_SENTENCE_WORDS = 3
 
 
-def _abc_sentences() -> RawDocuments:
-    stories = _abc()
+def _sentences(documents: RawDocuments, source: str) -> RawDocuments:
+    """Every sentence of at least :data:`MIN_SENTENCE_WORDS` words of ``documents``, in
+    their order, labelled as its document, with the id ``<document id>/<i>``."""
     texts, ids, labels = [], [], []
-    for story, story_id, label in zip(stories.texts, stories.ids, stories.labels):
-        sentences = [s for s in _SENTENCE_END.split(" ".join(story.split()))
+    for text, doc_id, label in zip(documents.texts, documents.ids, documents.labels):
+        sentences = [s for s in _SENTENCE_END.split(" ".join(text.split()))
                      if len(s.split()) >= MIN_SENTENCE_WORDS]
         texts += sentences
-        ids += [f"{story_id}/{i}" for i in range(len(sentences))]
+        ids += [f"{doc_id}/{i}" for i in range(len(sentences))]
         labels += [label] * len(sentences)
-    return RawDocuments(texts, ids, labels=np.asarray(labels), label_names=stories.label_names,
-                        source=ABC_SENTENCES)
+    return RawDocuments(texts, ids, labels=np.asarray(labels), label_names=documents.label_names, source=source)
+
+
+def _abc_sentences() -> RawDocuments:
+    return _sentences(_abc(), ABC_SENTENCES)
 
 
 def _state_union() -> RawDocuments:
@@ -110,6 +118,10 @@ def _state_union() -> RawDocuments:
     names = sorted(set(presidents))
     labels = np.searchsorted(names, presidents)
     return RawDocuments(texts, ids, labels=labels, label_names=names, source="state_union")
+
+
+def _state_union_sentences() -> RawDocuments:
+    return _sentences(_state_union(), STATE_UNION_SENTENCES)
 
 
 def _lee() -> RawDocuments:
@@ -162,8 +174,8 @@ def _newsgroups_subjects(data_home=None, categories=None, download_if_missing: b
 
 #: Corpus name -> loader of its documents (one "train" split, or for the subjects a
 #: "train" and a "test" split).
-NAMED_CORPORA = {"abc": _abc, ABC_SENTENCES: _abc_sentences, "state_union": _state_union, "lee": _lee,
-                 SUBJECTS: _newsgroups_subjects}
+NAMED_CORPORA = {"abc": _abc, ABC_SENTENCES: _abc_sentences, "state_union": _state_union,
+                 STATE_UNION_SENTENCES: _state_union_sentences, "lee": _lee, SUBJECTS: _newsgroups_subjects}
 
 
 def corpus_names() -> str:

@@ -5,8 +5,8 @@ document (a speech, a report, a chapter) holds many themes, and with a few dozen
 documents a model has little to tell topics apart by: the State of the Union addresses
 as whole documents give topics that mix decades and themes, their paragraphs give
 topics of one theme each (docs/results/text-comparison.md compares both). Splitting is the usual
-remedy, and the named corpora ``state_union``, ``abc`` and ``abc-sentences`` are built
-that way; :func:`split_passages` does it for any source.
+remedy, and the named corpora ``state_union``, ``abc``, ``abc-sentences`` and
+``state_union-sentences`` are built that way; :func:`split_passages` does it for any source.
 
 * **paragraphs**: a document is cut at its blank lines, and a block between them at its
   line breaks too when it holds a line longer than :data:`WRAP_WIDTH` characters (text
@@ -31,7 +31,7 @@ from bpetopics.text.loaders import RawDocuments
 
 #: The units a document can be split into, with the fewest words a passage keeps on its
 #: own (the named corpora's rules: ``state_union``'s paragraphs of at least 30 words,
-#: ``abc-sentences``' sentences of at least 3).
+#: ``abc-sentences``' and ``state_union-sentences``' sentences of at least 3).
 PASSAGE_UNITS = {"paragraphs": 30, "sentences": 3}
 
 #: Text wrapped at a fixed width has no line longer than this many characters (e-mail and

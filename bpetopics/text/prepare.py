@@ -110,7 +110,7 @@ def prepare_corpus(
     ----------
     source : str or path
         ``"20newsgroups"`` (by-date train/test split), a named corpus (``"abc"``,
-        ``"state_union"``, ``"lee"``, ``"abc-sentences"``: :mod:`bpetopics.text.named_corpora`,
+        ``"state_union"``, ``"lee"``, ``"abc-sentences"``, ``"state_union-sentences"``: :mod:`bpetopics.text.named_corpora`,
         one ``"train"`` split; ``"20newsgroups-subjects"``, split by date), a JSONL or CSV file, compressed or not (one ``"train"``
         split, :func:`~bpetopics.text.record_loader.load_records`), a folder of text files (one
         ``"train"`` split; first-level subfolders name labels), or a saved corpus folder

@@ -98,7 +98,7 @@ def load_source(
 ) -> dict[str, RawDocuments]:
     """Load raw documents from a source given by name: ``20newsgroups``, a named corpus
     (:data:`~bpetopics.text.named_corpora.NAMED_CORPORA`: abc, state_union, lee,
-    abc-sentences, 20newsgroups-subjects), a JSONL
+    abc-sentences, state_union-sentences, 20newsgroups-subjects), a JSONL
     or CSV file (:func:`~bpetopics.text.record_loader.load_records`) or a folder.
 
     Parameters

@@ -41,6 +41,20 @@ def test_abc_sentences_split_the_stories_and_keep_their_labels(nltk_data):
     assert len(set(docs.ids)) == len(docs)
 
 
+def test_state_union_sentences_split_the_paragraphs_and_keep_their_presidents(nltk_data):
+    """Every sentence of three words or more of each paragraph, in order, labelled by
+    its president; the paragraph's words are all kept but for fragments."""
+    paragraphs = load_named_corpus("state_union")["train"]
+    docs = load_named_corpus("state_union-sentences")["train"]
+    assert len(docs) == 15503 and docs.label_names == paragraphs.label_names
+    assert docs.texts[1] == "At a time like this, words are inadequate." and docs.ids[1] == "1945-Truman.txt/6/1"
+    assert min(len(t.split()) for t in docs.texts) >= 3 and len(set(docs.ids)) == len(docs)
+    first = [(t, label) for t, i, label in zip(docs.texts, docs.ids, docs.labels) if i.startswith(paragraphs.ids[0] + "/")]
+    assert " ".join(t for t, _ in first) == " ".join(paragraphs.texts[0].split())
+    assert {label for _, label in first} == {paragraphs.labels[0]}
+    assert np.bincount(docs.labels).sum() == len(docs) and np.bincount(docs.labels).min() > 400
+
+
 def test_state_union_paragraphs_are_labelled_by_president(nltk_data):
     docs = load_named_corpus("STATE_UNION")["train"]
     assert len(docs) == 4683 and len(docs.label_names) == 11

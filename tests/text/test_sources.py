@@ -97,7 +97,7 @@ def test_a_test_split_is_drawn_only_for_sources_without_one(tmp_path, monkeypatc
 
     monkeypatch.chdir(tmp_path)
     saved = save_splits({"train": _tiny_corpus()}, tmp_path / "saved")
-    assert [drawn_test_split(s) for s in ("lee", "abc-sentences", str(tmp_path), "x.jsonl")] == [True] * 4
+    assert [drawn_test_split(s) for s in ("lee", "abc-sentences", "state_union-sentences", str(tmp_path), "x.jsonl")] == [True] * 5
     assert [drawn_test_split(s) for s in ("20newsgroups", "20newsgroups-subjects", str(saved))] == [False] * 3
     with pytest.raises(CorpusError, match="has its own test split"):
         prepare_corpus("20newsgroups-subjects", test_size=0.2, data_home=tmp_path / "nothing-here")
