@@ -62,19 +62,25 @@ def remove_stale_entries(folder: str, fingerprint: str) -> int:
     return removed
 
 
-def fingerprinted(func: types.FunctionType) -> types.FunctionType:
-    """A copy of ``func`` named ``<qualname>_<fingerprint>``
-    (:func:`sources_fingerprint` of the folder of the file that defines it); ``func``
-    itself is left as it is."""
-    folder = os.path.dirname(os.path.abspath(inspect.getfile(func)))
-    fingerprint = sources_fingerprint(folder)
-    remove_stale_entries(folder, fingerprint)
-    copy = types.FunctionType(func.__code__, func.__globals__, f"{func.__name__}_{fingerprint}",
+def renamed(func: types.FunctionType, suffix: str) -> types.FunctionType:
+    """A copy of ``func`` named ``<name><suffix>`` (qualified name too), for numba to cache
+    under that name (its cache files are named after the function); ``func`` itself is
+    left as it is."""
+    copy = types.FunctionType(func.__code__, func.__globals__, func.__name__ + suffix,
                               func.__defaults__, func.__closure__)
     copy.__kwdefaults__ = func.__kwdefaults__
     copy.__doc__, copy.__module__ = func.__doc__, func.__module__
-    copy.__qualname__ = f"{func.__qualname__}_{fingerprint}"
+    copy.__qualname__ = func.__qualname__ + suffix
     return copy
+
+
+def fingerprinted(func: types.FunctionType) -> types.FunctionType:
+    """``func`` :func:`renamed` ``<name>_<fingerprint>`` (:func:`sources_fingerprint` of
+    the folder of the file that defines it), the folder's stale entries removed."""
+    folder = os.path.dirname(os.path.abspath(inspect.getfile(func)))
+    fingerprint = sources_fingerprint(folder)
+    remove_stale_entries(folder, fingerprint)
+    return renamed(func, f"_{fingerprint}")
 
 
 def cached_njit(**options):

@@ -16,7 +16,6 @@ the torch path (CUDA, or without numba), which gives the same scores to float to
 
 from __future__ import annotations
 
-import types
 from contextlib import contextmanager
 
 import numpy as np
@@ -34,7 +33,7 @@ AVAILABLE = numba is not None
 _BLOCK = 32        # pairs (documents) per parallel work item
 
 if numba is not None:
-    from bpetopics.compiled.kernel_cache import cached_njit
+    from bpetopics.compiled.kernel_cache import cached_njit, renamed
 
     if numba.config.THREADING_LAYER == "default":
         # OpenMP's workers spin after each parallel loop and burn the other cores' time;
@@ -72,18 +71,13 @@ if numba is not None:
                 for j in range(n_bits):
                     scores[n, j] = acc[j]
 
-    # One thread: plain loops (no thread pool); more: the loop is spread over threads.
-    def _twin(func, suffix):
-        """The same function under another name: numba's on-disk cache is keyed by name,
-        and the serial and parallel builds must not overwrite each other."""
-        twin = types.FunctionType(func.__code__, func.__globals__, func.__name__ + suffix)
-        twin.__qualname__ = func.__qualname__ + suffix
-        return twin
-
+    # One thread: plain loops (no thread pool); more: the loop is spread over threads. The
+    # parallel builds are renamed: numba's on-disk cache is keyed by name, and the serial
+    # and parallel builds must not overwrite each other.
     _products = (cached_njit(nogil=True)(_mix_products_py),
-                 cached_njit(parallel=True, nogil=True)(_twin(_mix_products_py, "_par")))
+                 cached_njit(parallel=True, nogil=True)(renamed(_mix_products_py, "_par")))
     _sums = (cached_njit(nogil=True)(_row_sums_py),
-             cached_njit(parallel=True, nogil=True)(_twin(_row_sums_py, "_par")))
+             cached_njit(parallel=True, nogil=True)(renamed(_row_sums_py, "_par")))
 
 
 def set_kernel_threads(count: int) -> None:
