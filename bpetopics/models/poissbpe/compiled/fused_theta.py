@@ -50,9 +50,10 @@ def usable(decoder, beta: torch.Tensor) -> bool:
 
 
 def set_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.Tensor,
-                  repulsion: float, smoothing: float, entropy: float = 0.0) -> None:
+                  repulsion: float, smoothing: float, entropy: float = 0.0) -> np.ndarray:
     """Set the ``.grad`` of the decoder's weight and bias and of the topic logits to the
-    theta step's (module docstring).
+    theta step's (module docstring); return the minibatch's mean mixture (T,), what the
+    diversity prior read.
 
     Parameters
     ----------
@@ -76,6 +77,7 @@ def set_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.T
     _topic_logits_grad(beta_t, usage, np.float32(repulsion), np.float32(smoothing), words,
                        beta_u, d_beta_u, logits_grad)
     likelihood.topic_logits.grad = torch.from_numpy(logits_grad)
+    return usage
 
 
 def share_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch.Tensor,
@@ -91,14 +93,10 @@ def share_gradients(decoder, likelihood, batch, codes: torch.Tensor, beta: torch
     torch.Tensor, shape (T,)
         sum_{n in S_p} f_n, the share's summed mixtures (what the diversity prior reads).
     """
-    beta_t, words, beta_u, d_beta_u, usage = _decoder_gradients(decoder, batch, codes, beta, entropy)
-    logits_grad = np.empty(beta_t.shape, dtype=np.float32)
-    _topic_logits_grad(beta_t, usage, np.float32(0.0), np.float32(0.0), words, beta_u, d_beta_u, logits_grad)
+    usage = set_gradients(decoder, likelihood, batch, codes, beta, 0.0, 0.0, entropy)
     tokens = float(batch.vals.sum())                      # N_p: grad sum_n l_n = N_p grad (per token)
-    first = decoder.first
-    first.weight.grad.mul_(tokens)
-    first.bias.grad.mul_(tokens)
-    likelihood.topic_logits.grad = torch.from_numpy(logits_grad).mul_(tokens)
+    for grad in (decoder.first.weight.grad, decoder.first.bias.grad, likelihood.topic_logits.grad):
+        grad.mul_(tokens)
     return torch.from_numpy(usage).mul_(codes.shape[0])    # u = mean_n f_n, times |S_p|
 
 
