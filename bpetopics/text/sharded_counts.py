@@ -191,6 +191,7 @@ class ShardedCounts:
         """The minibatches of epoch ``epoch`` (:class:`ShardedBatches`)."""
         return ShardedBatches(self, batch_size, seed, epoch)
 
+
 class ShardedBatches:
     """The minibatches of one epoch over a :class:`ShardedCounts`: the permutation
     :func:`~bpetopics.bpe.batches.epoch_order` cut into blocks of whole minibatches
