@@ -1,5 +1,6 @@
-"""``bpetopics encode RUN INPUT --out FILE``: codes and topic mixtures of new documents
-(the work is :mod:`bpetopics.runs.encode`)."""
+"""``bpetopics encode RUN INPUT [--out FILE]``: codes and topic mixtures of new documents,
+to a file or, without ``--out``, as a table on the terminal (the work is
+:mod:`bpetopics.runs.encode`)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ EXTENSIONS = (".csv", ".npz", ".json")   # as bpetopics.runs.encode.EXTENSIONS (
 @main.command()
 @click.argument("run", type=click.Path(path_type=Path))
 @click.argument("input_path", metavar="INPUT", type=click.Path(path_type=Path))
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
-              help="Output file: .csv, .npz or .json (the extension picks the format).")
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
+              help="Output file: .csv, .npz or .json (the extension picks the format). Without it, a table "
+                   "of each document's active bits and top topics is printed.")
 @click.option("--top-topics", type=IntRange(min=1), default=3, show_default=True, help="Top topics listed per document.")
 @click.option("--mixture", type=Choice(["document", "posterior", "code"]), default="document", show_default=True,
               help="Topic mixture written: each document's own mixture, the posterior one refined by "
@@ -35,6 +37,9 @@ def encode(run, input_path, out, top_topics, mixture, passages, device, overwrit
     file). The documents are cleaned and counted with the run's own settings and
     vocabulary; words outside the vocabulary are ignored.
 
+    Without --out each document's words, active bits and top topics (label and weight)
+    are printed as a table.
+
     \b
     Output by the extension of --out:
       .csv   doc_id, n_words, active_bits (bit indices), top_topics (topic:weight),
@@ -45,27 +50,35 @@ def encode(run, input_path, out, top_topics, mixture, passages, device, overwrit
 
     \b
     Examples:
+      bpetopics encode runs/20ng new_posts/                 # a table on the terminal
       bpetopics encode runs/20ng new_posts/ --out codes.csv
       bpetopics encode runs/20ng message.txt --out message.json
       bpetopics encode runs/20ng archive/ --out archive.npz --device cpu
       bpetopics encode runs/speeches new_speech.txt --passages paragraphs --out paragraphs.csv
     """
-    fmt = out.suffix.lower()
-    if fmt not in EXTENSIONS:
+    fmt = None if out is None else out.suffix.lower()
+    if out is not None and fmt not in EXTENSIONS:
         raise UserError(f"--out {out} must end in .csv, .npz or .json (the extension picks the format)")
-    if out.is_dir() or (out.exists() and not overwrite):
+    if out is not None and (out.is_dir() or (out.exists() and not overwrite)):
         raise UserError(f"{out} already exists: pass --overwrite to replace it, or choose another --out")
     from bpetopics.files import write_bytes_atomic
-    from bpetopics.runs.encode import encode_documents, encoded_bytes, read_documents
+    from bpetopics.runs.encode import encode_documents, encoded_bytes, encoded_table, read_documents
 
     trained = open_run(run, device=device)
     with corpus_errors():
         ids, texts = read_documents(input_path)
     with run_errors():
         docs = encode_documents(trained, ids, texts, mixture, passages)
-    write_bytes_atomic(out, encoded_bytes(fmt, docs, top_topics, run))
     empty = docs.n_empty
     unit = "document(s)" if passages is None else f"passage(s) of {len(ids):,} document(s)"
-    click.echo(f"Encoded {len(docs.ids):,} {unit} from {input_path} with {run} to {out}: "
-               f"mean active bits {docs.codes.sum(1).mean():.2f}"
+    summary = (f"Encoded {len(docs.ids):,} {unit} from {input_path} with {run}"
+               + ("" if out is None else f" to {out}") + f": mean active bits {docs.codes.sum(1).mean():.2f}"
                + (f"; {empty:,} had no word of the run's vocabulary" if empty else ""))
+    if out is None:
+        from bpetopics.runs.labels import topic_labels
+
+        click.echo(encoded_table(docs, top_topics, topic_labels(trained)))
+        click.echo(summary, err=True)
+        return
+    write_bytes_atomic(out, encoded_bytes(fmt, docs, top_topics, run))
+    click.echo(summary)

@@ -20,6 +20,28 @@ from bpetopics.cli import (IntRange, TrainCommand, UserError, option_flag, check
                            long_documents_note, main, open_run, option, planned_epochs, record_options, run_errors,
                            short_texts_note, small_corpus_note, vocabulary_options, warn_threads)
 
+#: File extensions a corpus file's name drops in its default run folder's name.
+CORPUS_EXTENSIONS = (".gz", ".bz2", ".xz", ".zst", ".jsonl", ".json", ".csv", ".tsv", ".txt")
+
+
+def default_run_folder(corpus: str | None, resume: bool = False) -> Path:
+    """The run folder when --out is not given: ``runs/NAME``, NAME being the last part of
+    the corpus argument (a named corpus, a folder or a file) without its extensions.
+
+    Raises UserError when there is no corpus to name it after (``--resume`` alone)."""
+    if corpus is None and resume:
+        raise UserError("--resume needs --out, the folder of the run to resume")
+    if corpus is None:
+        raise UserError("give a CORPUS to train on (20newsgroups, a folder of texts or a saved corpus), or "
+                        "--out RUN --resume")
+    name = Path(corpus.rstrip("/\\")).name
+    while name.lower().endswith(CORPUS_EXTENSIONS) and "." in name[1:]:
+        name = name[:name.rindex(".")]
+    if not name or name in (".", ".."):
+        raise UserError(f"cannot name a run after the corpus {corpus}: give --out")
+    return Path("runs") / name
+
+
 def _lock(out: Path, ctx):
     """Lock ``RUN.partial`` for this process until the command ends (bpetopics.runs.lock):
     a second ``train`` on the same --out stops at once, naming this one."""
@@ -46,8 +68,9 @@ def _check_sizes(params: dict, corpus) -> None:
 
 @main.command(cls=TrainCommand)
 @click.argument("corpus", required=False)
-@click.option("--out", "-o", type=click.Path(path_type=Path), required=True,
-              help="The run folder to write (created when training has finished).")
+@click.option("--out", "-o", type=click.Path(path_type=Path), default=None,
+              help="The run folder to write (created when training has finished). Default: runs/NAME, NAME "
+                   "being CORPUS's last part without its file extensions (runs/posts for posts.jsonl.gz).")
 @click.option("--resume", is_flag=True, help="Continue the interrupted training of --out from its last checkpoint.")
 @click.option("--overwrite", is_flag=True, help="Replace a finished run (or an interrupted one) at --out.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -70,7 +93,7 @@ def _check_sizes(params: dict, corpus) -> None:
 def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, vocab_size, min_df, max_df, stopwords, data_home,
           categories, max_docs, test_size, passages, corpus_seed, text_field, id_field, label_field, time_field,
           skip_bad_lines, **params):
-    """Train a PoissBPE topic model on CORPUS and save the run to --out.
+    """Train a PoissBPE topic model on CORPUS and save the run to --out (default runs/NAME).
 
     CORPUS is 20newsgroups (its train split), abc, state_union, lee, abc-sentences,
     state_union-sentences or 20newsgroups-subjects (named corpora), a folder of text files (one document per
@@ -90,6 +113,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, voc
 
     \b
     Examples:
+      bpetopics train path/to/texts                   # saves runs/texts
       bpetopics train 20newsgroups --out runs/20ng
       bpetopics train 20newsgroups --categories sci.space,rec.autos --topics 10 --out runs/two
       bpetopics train corpora/20ng --topics 50 --bits 128 --epochs 30 --seed 1 --out runs/20ng-50
@@ -105,6 +129,7 @@ def train(ctx, corpus, out, resume, overwrite, quiet, top, nproc, seed_file, voc
     from bpetopics.seed_topics import read_seed_topics
     from bpetopics.text.settings import CorpusSettings
 
+    out = out if out is not None else default_run_folder(corpus, resume)
     try:
         seed_topics = read_seed_topics(seed_file) if seed_file is not None and not resume else None
     except ValueError as exc:

@@ -100,6 +100,20 @@ def _top(mixture, n, n_words=1):
     return [(int(t), float(mixture[t])) for t in order]
 
 
+def encoded_table(docs: EncodedDocuments, top_topics: int, labels) -> str:
+    """A table to read in a terminal: per document its id, words of the vocabulary,
+    active bits and heaviest topics as ``topic label (weight)``; ``labels`` (T,) the
+    run's topic labels."""
+    ids = [str(doc_id) for doc_id in docs.ids]
+    width = max([len("document"), *map(len, ids)])
+    lines = [f"{'document':<{width}}  words  bits  top topics"]
+    for doc_id, n, code, mix in zip(ids, docs.n_words, docs.codes, docs.mixtures):
+        top = _top(mix, top_topics, n)
+        shown = "; ".join(f"{t} {labels[t]} ({w:.2f})" for t, w in top) if top else "(no word of the vocabulary)"
+        lines.append(f"{doc_id:<{width}}  {int(n):>5}  {int(code.sum()):>4}  {shown}")
+    return "\n".join(lines)
+
+
 def encoded_bytes(fmt: str, docs: EncodedDocuments, top_topics: int, run_path) -> bytes:
     """The file content of ``fmt`` ('.csv', '.npz' or '.json') for encoded documents."""
     ids, n_words, codes, mixtures = docs.ids, docs.n_words, docs.codes, docs.mixtures

@@ -122,6 +122,28 @@ def test_encode_a_folder(runner, trained_run, raw_folder, tmp_path, ext):
     assert runner.invoke(main, ["encode", str(out), str(raw_folder), "--out", str(target), "--overwrite"]).exit_code == 0
 
 
+def test_encode_without_out_prints_each_documents_top_topics(runner, trained_run, raw_folder, tmp_path):
+    out, _ = trained_run
+    result = runner.invoke(main, ["encode", str(out), str(raw_folder), "--top-topics", "2"])
+    assert result.exit_code == 0, result.output
+    run = load_run(out)
+    ids = ["hockey.txt", "nothing.txt", "space.txt"]
+    counts = run.pipeline.transform([(raw_folder / i).read_text() for i in ids])
+    codes, mixtures = run.model.transform(counts), run.model.doc_topic(counts)
+    labels = topic_labels(run)
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["document", "words", "bits", "top", "topics"] and len(lines) == 4
+    for line, doc_id, n, code, mix in zip(lines[1:], ids, counts.sum(1).A1, codes, mixtures):
+        assert line.split()[:3] == [doc_id, str(n), str(code.sum())]
+        if n == 0:
+            assert line.endswith("(no word of the vocabulary)")
+            continue
+        first, second = np.argsort(-mix, kind="stable")[:2]
+        assert line.split(None, 3)[3] == (f"{first} {labels[first]} ({mix[first]:.2f}); "
+                                          f"{second} {labels[second]} ({mix[second]:.2f})")
+    assert "Encoded 3 document(s)" in result.stderr and [p.name for p in tmp_path.iterdir()] == [raw_folder.name]
+
+
 def test_encode_mixture_code_writes_f_of_the_code(runner, trained_run, raw_folder, tmp_path):
     out, _ = trained_run
     target = tmp_path / "codes.npz"

@@ -152,6 +152,33 @@ def test_train_on_a_folder_of_texts(runner, raw_folder, tmp_path, monkeypatch):
     assert "the" in (out / "vocabulary.txt").read_text().split()
 
 
+def test_without_out_the_run_is_named_after_its_corpus(runner, raw_folder, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = ["train", str(raw_folder), "--min-df", "1", "--max-df", "1.0", "--stopwords", "none", "--quiet", *TINY,
+            "--topics", "2", "--epochs", "1"]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.output
+    out = Path("runs") / raw_folder.name
+    assert f"Saved run to {out}:" in result.stdout
+    assert json.loads((tmp_path / out / "config.json").read_text())["n_data"] == 3
+    before = (tmp_path / out / "model.safetensors").read_bytes()
+    one_line_error(runner.invoke(main, args), "already holds a finished run", "--overwrite")   # never overwritten
+    assert (tmp_path / out / "model.safetensors").read_bytes() == before
+    one_line_error(runner.invoke(main, ["train", "--resume"]), "--resume needs --out")
+    one_line_error(runner.invoke(main, ["train", "."]), "cannot name a run after the corpus .", "give --out")
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [raw_folder.name]
+
+
+@pytest.mark.parametrize("corpus, folder", [
+    ("20newsgroups", "runs/20newsgroups"), ("corpora/20ng/", "runs/20ng"), ("data/posts.jsonl.gz", "runs/posts"),
+    ("notes.v2.csv", "runs/notes.v2"), (".hidden.csv", "runs/.hidden"),
+])
+def test_the_default_run_folder_drops_the_corpus_file_extensions(corpus, folder):
+    from bpetopics.cli.train import default_run_folder
+
+    assert default_run_folder(corpus) == Path(folder)
+
+
 def _interrupt_after_epoch(monkeypatch, epoch):
     import bpetopics.runs.job as run_job
 
