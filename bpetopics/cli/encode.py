@@ -56,11 +56,11 @@ def encode(run, input_path, out, top_topics, mixture, passages, device, overwrit
       bpetopics encode runs/20ng archive/ --out archive.npz --device cpu
       bpetopics encode runs/speeches new_speech.txt --passages paragraphs --out paragraphs.csv
     """
-    fmt = None if out is None else out.suffix.lower()
-    if out is not None and fmt not in EXTENSIONS:
-        raise UserError(f"--out {out} must end in .csv, .npz or .json (the extension picks the format)")
-    if out is not None and (out.is_dir() or (out.exists() and not overwrite)):
-        raise UserError(f"{out} already exists: pass --overwrite to replace it, or choose another --out")
+    if out is not None:
+        if out.suffix.lower() not in EXTENSIONS:
+            raise UserError(f"--out {out} must end in .csv, .npz or .json (the extension picks the format)")
+        if out.is_dir() or (out.exists() and not overwrite):
+            raise UserError(f"{out} already exists: pass --overwrite to replace it, or choose another --out")
     from bpetopics.files import write_bytes_atomic
     from bpetopics.runs.encode import encode_documents, encoded_bytes, encoded_table, read_documents
 
@@ -80,5 +80,5 @@ def encode(run, input_path, out, top_topics, mixture, passages, device, overwrit
         click.echo(encoded_table(docs, top_topics, topic_labels(trained)))
         click.echo(summary, err=True)
         return
-    write_bytes_atomic(out, encoded_bytes(fmt, docs, top_topics, run))
+    write_bytes_atomic(out, encoded_bytes(out.suffix.lower(), docs, top_topics, run))
     click.echo(summary)

@@ -20,6 +20,8 @@ from bpetopics.cli import (IntRange, TrainCommand, UserError, option_flag, check
                            long_documents_note, main, open_run, option, planned_epochs, record_options, run_errors,
                            short_texts_note, small_corpus_note, vocabulary_options, warn_threads)
 
+#: What ``train`` without a CORPUS (and without --resume) says.
+NO_CORPUS = "give a CORPUS to train on (20newsgroups, a folder of texts or a saved corpus), or --resume"
 #: File extensions a corpus file's name drops in its default run folder's name.
 CORPUS_EXTENSIONS = (".gz", ".bz2", ".xz", ".zst", ".jsonl", ".json", ".csv", ".tsv", ".txt")
 
@@ -32,8 +34,7 @@ def default_run_folder(corpus: str | None, resume: bool = False) -> Path:
     if corpus is None and resume:
         raise UserError("--resume needs --out, the folder of the run to resume")
     if corpus is None:
-        raise UserError("give a CORPUS to train on (20newsgroups, a folder of texts or a saved corpus), or "
-                        "--out RUN --resume")
+        raise UserError(NO_CORPUS)
     name = Path(corpus.rstrip("/\\")).name
     while name.lower().endswith(CORPUS_EXTENSIONS) and "." in name[1:]:
         name = name[:name.rindex(".")]
@@ -314,8 +315,7 @@ def _train(ctx, o: dict, group=None) -> None:
                            f"{planned_epochs(job.model)}", err=True)
         else:
             if corpus is None:
-                raise UserError("give a CORPUS to train on (20newsgroups, a folder of texts or a saved corpus), "
-                                "or --resume")
+                raise UserError(NO_CORPUS)
             with run_errors():
                 jobs.check_job_destination(out, overwrite, lock=lock)
             params["progress"] = False
